@@ -1,0 +1,46 @@
+// A fixed pool of worker threads with one primitive: parallel_for over [0, n).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace tessera {
+
+class ThreadPool {
+ public:
+  // num_threads <= 0 means one per hardware thread. The calling thread takes
+  // part in every parallel_for, so a pool of N runs N-1 workers.
+  explicit ThreadPool(int num_threads = 0);
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+  ~ThreadPool();
+
+  int num_threads() const { return num_threads_; }
+  // Calls fn(i, thread_index) for every i in [0, n); returns when all are done.
+  // thread_index is in [0, num_threads()) and indexes per-thread scratch.
+  // Not reentrant: fn must not call parallel_for on the same pool.
+  void parallel_for(int64_t n, const std::function<void(int64_t, int)>& fn);
+
+ private:
+  void worker_loop(int thread_index);
+  void run_items(int thread_index);
+
+  int num_threads_ = 1;
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  const std::function<void(int64_t, int)>* job_ = nullptr;
+  int64_t job_size_ = 0;
+  int64_t next_item_ = 0;
+  int64_t finished_items_ = 0;
+  uint64_t generation_ = 0;
+  int busy_workers_ = 0;
+  bool stop_ = false;
+};
+
+}  // namespace tessera

@@ -1,0 +1,89 @@
+// Parsing of the dispatch policy text shared by the API, the CLI flag
+// --attention= and the environment variable TESSERA_ATTENTION.
+#include <cstdlib>
+#include <string>
+
+#include "tessera/dispatcher.h"
+
+namespace tessera {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+Status split_names(std::string_view list, std::string_view clause, std::vector<std::string>* out) {
+  while (!list.empty()) {
+    const size_t comma = list.find(',');
+    const std::string_view name = trim(list.substr(0, comma));
+    if (name.empty()) {
+      return invalid_argument("attention policy clause '" + std::string(clause) +
+                              "' has an empty backend name");
+    }
+    out->emplace_back(name);
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return Status::Ok();
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
+  return s;
+}
+
+}  // namespace
+
+Status parse_policy(std::string_view text, Policy* out) {
+  Policy policy;
+  while (!text.empty()) {
+    const size_t semi = text.find(';');
+    const std::string_view clause = trim(text.substr(0, semi));
+    text = semi == std::string_view::npos ? std::string_view{} : text.substr(semi + 1);
+    if (clause.empty() || clause == "auto") continue;
+    const size_t colon = clause.find(':');
+    if (colon == std::string_view::npos) {
+      TESSERA_RETURN_IF_ERROR(split_names(clause, clause, &policy.only));
+      continue;
+    }
+    const std::string_view kind = trim(clause.substr(0, colon));
+    const std::string_view names = clause.substr(colon + 1);
+    std::vector<std::string>* target = kind == "only"     ? &policy.only
+                                       : kind == "prefer" ? &policy.prefer
+                                       : kind == "deny"   ? &policy.deny
+                                                          : nullptr;
+    if (target == nullptr) {
+      return invalid_argument("attention policy: unknown clause '" + std::string(kind) +
+                              "' in '" + std::string(clause) +
+                              "'; expected auto, only:, prefer:, deny: or a backend list");
+    }
+    TESSERA_RETURN_IF_ERROR(split_names(names, clause, target));
+  }
+  *out = std::move(policy);
+  return Status::Ok();
+}
+
+Status policy_from_environment(const Policy& fallback, Policy* out) {
+  const char* env = std::getenv("TESSERA_ATTENTION");
+  if (env == nullptr || *env == '\0') {
+    *out = fallback;
+    return Status::Ok();
+  }
+  Status s = parse_policy(env, out);
+  if (!s.ok()) return invalid_argument("TESSERA_ATTENTION: " + s.message());
+  return Status::Ok();
+}
+
+std::string Policy::to_string() const {
+  std::string s;
+  if (!only.empty()) s += "only:" + join(only);
+  if (!prefer.empty()) s += (s.empty() ? "" : ";") + std::string("prefer:") + join(prefer);
+  if (!deny.empty()) s += (s.empty() ? "" : ";") + std::string("deny:") + join(deny);
+  return s.empty() ? "auto" : s;
+}
+
+}  // namespace tessera

@@ -1,0 +1,77 @@
+#include "tessera/thread_pool.h"
+
+namespace tessera {
+
+ThreadPool::ThreadPool(int num_threads) {
+  if (num_threads <= 0) num_threads = static_cast<int>(std::thread::hardware_concurrency());
+  num_threads_ = num_threads < 1 ? 1 : num_threads;
+  for (int t = 1; t < num_threads_; ++t) workers_.emplace_back([this, t] { worker_loop(t); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (auto& w : workers_) w.join();
+}
+
+// Claims items one at a time until none are left. Items are coarse (a head, a
+// query block), so one lock per item costs nothing measurable.
+void ThreadPool::run_items(int thread_index) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (next_item_ < job_size_) {
+    const int64_t item = next_item_++;
+    const auto* job = job_;
+    lock.unlock();
+    (*job)(item, thread_index);
+    lock.lock();
+    if (++finished_items_ == job_size_) done_.notify_all();
+  }
+}
+
+void ThreadPool::worker_loop(int thread_index) {
+  uint64_t seen = 0;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      ++busy_workers_;
+    }
+    run_items(thread_index);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --busy_workers_;
+    }
+    done_.notify_all();
+  }
+}
+
+void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int)>& fn) {
+  if (n <= 0) return;
+  if (num_threads_ == 1 || n == 1) {
+    for (int64_t i = 0; i < n; ++i) fn(i, 0);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    job_ = &fn;
+    job_size_ = n;
+    next_item_ = 0;
+    finished_items_ = 0;
+    ++generation_;
+  }
+  wake_.notify_all();
+  run_items(0);
+  std::unique_lock<std::mutex> lock(mu_);
+  // Wait for the items and for every worker to leave run_items, so no worker
+  // touches job_ after we return.
+  done_.wait(lock, [&] { return finished_items_ == job_size_ && busy_workers_ == 0; });
+  job_ = nullptr;
+  job_size_ = 0;
+}
+
+}  // namespace tessera

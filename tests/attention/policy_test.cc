@@ -1,0 +1,46 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "tessera/dispatcher.h"
+
+namespace tessera {
+namespace {
+
+TEST(Policy, ParsesEveryClause) {
+  Policy p;
+  ASSERT_TRUE(parse_policy("prefer:cpu.flash, cpu.gemm; deny:reference", &p).ok());
+  EXPECT_EQ(p.prefer, (std::vector<std::string>{"cpu.flash", "cpu.gemm"}));
+  EXPECT_EQ(p.deny, (std::vector<std::string>{"reference"}));
+  EXPECT_TRUE(p.only.empty());
+  ASSERT_TRUE(parse_policy("reference", &p).ok());
+  EXPECT_EQ(p.only, (std::vector<std::string>{"reference"}));
+  ASSERT_TRUE(parse_policy("auto", &p).ok());
+  EXPECT_EQ(p.to_string(), "auto");
+}
+
+TEST(Policy, RejectsUnknownClause) {
+  Policy p;
+  Status s = parse_policy("favour:x", &p);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("favour"), std::string::npos);
+  EXPECT_FALSE(parse_policy("only:a,,b", &p).ok());
+}
+
+TEST(Policy, ReadsTheEnvironment) {
+  Policy p;
+  ::setenv("TESSERA_ATTENTION", "deny:cpu.gemm", 1);
+  ASSERT_TRUE(policy_from_environment(Policy{}, &p).ok());
+  EXPECT_EQ(p.deny, (std::vector<std::string>{"cpu.gemm"}));
+  ::setenv("TESSERA_ATTENTION", "bogus:x", 1);
+  Status s = policy_from_environment(Policy{}, &p);
+  EXPECT_NE(s.message().find("TESSERA_ATTENTION"), std::string::npos);
+  ::unsetenv("TESSERA_ATTENTION");
+  Policy fallback;
+  fallback.only = {"reference"};
+  ASSERT_TRUE(policy_from_environment(fallback, &p).ok());
+  EXPECT_EQ(p.only, fallback.only);
+}
+
+}  // namespace
+}  // namespace tessera
