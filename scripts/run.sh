@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The README's main-job command: install, build, then run the default job.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+bash scripts/build.sh
+exec build/release/tessera main-job "$@"
