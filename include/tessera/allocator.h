@@ -71,8 +71,8 @@ class TrackingAllocator {
 class Buffer {
  public:
   Buffer() = default;
-  static Status allocate(TrackingAllocator& alloc, size_t bytes,
-                         std::string_view owner, Buffer* out);
+  static Status allocate(TrackingAllocator& alloc, size_t bytes, std::string_view owner,
+                         Buffer* out);
   Buffer(Buffer&& other) noexcept;
   Buffer& operator=(Buffer&& other) noexcept;
   Buffer(const Buffer&) = delete;
@@ -81,7 +81,9 @@ class Buffer {
 
   void* data() const { return data_; }
   template <typename T>
-  T* as() const { return static_cast<T*>(data_); }
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
   size_t bytes() const { return bytes_; }
   void reset();
 

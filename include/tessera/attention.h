@@ -29,9 +29,7 @@ struct Mask {
 
   static Mask none() { return {}; }
   static Mask causal() { return {MaskKind::kCausal, -1, 0}; }
-  static Mask window(int64_t left, int64_t right) {
-    return {MaskKind::kWindow, left, right};
-  }
+  static Mask window(int64_t left, int64_t right) { return {MaskKind::kWindow, left, right}; }
   // Is key j visible to query i of a sequence with sq queries and sk keys?
   bool visible(int64_t i, int64_t j, int64_t sq, int64_t sk) const {
     if (kind == MaskKind::kNone) return true;
@@ -54,11 +52,11 @@ struct Varlen {
 };
 
 struct AttentionArgs {
-  TensorView q;    // [B, Sq, Hq, D]
-  TensorView k;    // [B, Sk, Hkv, D]
-  TensorView v;    // [B, Sk, Hkv, Dv]
-  TensorView out;  // [B, Sq, Hq, Dv], dtype of q
-  TensorView lse;  // optional f32 [B, Hq, Sq]
+  TensorView q;                // [B, Sq, Hq, D]
+  TensorView k;                // [B, Sk, Hkv, D]
+  TensorView v;                // [B, Sk, Hkv, Dv]
+  TensorView out;              // [B, Sq, Hq, Dv], dtype of q
+  TensorView lse;              // optional f32 [B, Hq, Sq]
   std::optional<float> scale;  // default 1/sqrt(D)
   Mask mask;
   TensorView bias;  // optional f32, broadcastable to [B, Hq, Sq, Sk]

@@ -24,7 +24,7 @@ struct Capabilities {
   bool varlen = false;
   bool softcap = false;
   bool lse = false;
-  bool gqa = false;      // Hq != Hkv
+  bool gqa = false;         // Hq != Hkv
   bool dv_differs = false;  // Dv != D
   Maturity maturity = Maturity::kStable;
 };
@@ -46,8 +46,7 @@ class Backend {
   // Reasons this backend cannot run these (valid) args; empty means it can.
   // The default checks capabilities(); override to add backend limits and
   // call check_capabilities() first.
-  virtual std::vector<std::string> check(const AttentionArgs& args,
-                                         const Context& ctx) const;
+  virtual std::vector<std::string> check(const AttentionArgs& args, const Context& ctx) const;
   virtual size_t workspace_bytes(const AttentionArgs& /*args*/) const { return 0; }
   // Computes args.out (and lse). Called only with valid args that check()
   // accepted. On error the dispatcher falls back to the next backend.
@@ -56,8 +55,7 @@ class Backend {
 
 // The reasons a backend with these capabilities rejects args (dtype, head dim,
 // masks, features, device).
-std::vector<std::string> check_capabilities(const Capabilities& caps,
-                                            Device device,
+std::vector<std::string> check_capabilities(const Capabilities& caps, Device device,
                                             const AttentionArgs& args);
 
 std::string_view maturity_name(Maturity m);

@@ -36,9 +36,9 @@ struct BackendVerdict {
   std::vector<std::string> reasons;  // for rejected: why; for chosen: why it
 };
 struct Explanation {
-  Status args_status;  // invalid args: nothing is eligible
+  Status args_status;                    // invalid args: nothing is eligible
   std::vector<BackendVerdict> verdicts;  // in the order they would be tried
-  std::string chosen;  // "" when none
+  std::string chosen;                    // "" when none
 };
 
 struct DispatchStats {

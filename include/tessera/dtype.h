@@ -39,25 +39,37 @@ float f16_to_f32(uint16_t h);
 // Reads / writes element `index` (in elements, not bytes) of a buffer of `dtype`.
 inline float load_as_f32(const void* base, int64_t index, DType dtype) {
   switch (dtype) {
-    case DType::kF32: return static_cast<const float*>(base)[index];
-    case DType::kF16: return f16_to_f32(static_cast<const uint16_t*>(base)[index]);
-    case DType::kBF16: return bf16_to_f32(static_cast<const uint16_t*>(base)[index]);
+    case DType::kF32:
+      return static_cast<const float*>(base)[index];
+    case DType::kF16:
+      return f16_to_f32(static_cast<const uint16_t*>(base)[index]);
+    case DType::kBF16:
+      return bf16_to_f32(static_cast<const uint16_t*>(base)[index]);
   }
   return 0.0f;
 }
 inline void store_from_f32(void* base, int64_t index, DType dtype, float value) {
   switch (dtype) {
-    case DType::kF32: static_cast<float*>(base)[index] = value; return;
-    case DType::kF16: static_cast<uint16_t*>(base)[index] = f32_to_f16(value); return;
-    case DType::kBF16: static_cast<uint16_t*>(base)[index] = f32_to_bf16(value); return;
+    case DType::kF32:
+      static_cast<float*>(base)[index] = value;
+      return;
+    case DType::kF16:
+      static_cast<uint16_t*>(base)[index] = f32_to_f16(value);
+      return;
+    case DType::kBF16:
+      static_cast<uint16_t*>(base)[index] = f32_to_bf16(value);
+      return;
   }
 }
 // Rounds a float to the nearest value representable in `dtype`.
 inline float round_to_dtype(float value, DType dtype) {
   switch (dtype) {
-    case DType::kF32: return value;
-    case DType::kF16: return f16_to_f32(f32_to_f16(value));
-    case DType::kBF16: return bf16_to_f32(f32_to_bf16(value));
+    case DType::kF32:
+      return value;
+    case DType::kF16:
+      return f16_to_f32(f32_to_f16(value));
+    case DType::kBF16:
+      return bf16_to_f32(f32_to_bf16(value));
   }
   return value;
 }

@@ -20,7 +20,7 @@ struct Span {
   double flops = 0;
   double bytes = 0;
   size_t workspace_bytes = 0;
-  int fallbacks = 0;     // failed backends tried before this one
+  int fallbacks = 0;  // failed backends tried before this one
   bool ok = true;
 };
 

@@ -23,8 +23,7 @@ const char* status_code_name(StatusCode code);
 class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
-  Status(StatusCode code, std::string message)
-      : code_(code), message_(std::move(message)) {}
+  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
   static Status Ok() { return {}; }
   bool ok() const { return code_ == StatusCode::kOk; }
@@ -41,26 +40,18 @@ class [[nodiscard]] Status {
 inline Status invalid_argument(std::string m) {
   return {StatusCode::kInvalidArgument, std::move(m)};
 }
-inline Status unsupported(std::string m) {
-  return {StatusCode::kUnsupported, std::move(m)};
-}
+inline Status unsupported(std::string m) { return {StatusCode::kUnsupported, std::move(m)}; }
 inline Status resource_exhausted(std::string m) {
   return {StatusCode::kResourceExhausted, std::move(m)};
 }
-inline Status not_found(std::string m) {
-  return {StatusCode::kNotFound, std::move(m)};
-}
-inline Status internal_error(std::string m) {
-  return {StatusCode::kInternal, std::move(m)};
-}
-inline Status unavailable(std::string m) {
-  return {StatusCode::kUnavailable, std::move(m)};
-}
+inline Status not_found(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
+inline Status internal_error(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+inline Status unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
 
 }  // namespace tessera
 
-#define TESSERA_RETURN_IF_ERROR(expr)          \
-  do {                                         \
-    ::tessera::Status tessera_status_ = (expr); \
+#define TESSERA_RETURN_IF_ERROR(expr)                  \
+  do {                                                 \
+    ::tessera::Status tessera_status_ = (expr);        \
     if (!tessera_status_.ok()) return tessera_status_; \
   } while (0)

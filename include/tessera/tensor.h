@@ -33,8 +33,7 @@ struct TensorView {
   std::array<int64_t, kMaxRank> strides{};  // in elements; 0 = broadcast
 
   // A row-major view of `shape` over `data`.
-  static TensorView contiguous(void* data, DType dtype,
-                               std::initializer_list<int64_t> shape,
+  static TensorView contiguous(void* data, DType dtype, std::initializer_list<int64_t> shape,
                                Device device = Device::cpu());
 
   bool present() const { return rank > 0; }  // an optional field that was set

@@ -26,21 +26,21 @@ Status check_tensor(const TensorView& t, const char* field, int rank, bool allow
   if (t.data == nullptr) return invalid_argument(std::string(field) + ".data is null");
   for (int d = 0; d < rank; ++d) {
     if (t.shape[d] < 0) {
-      return invalid_argument(std::string(field) + ".shape[" + std::to_string(d) + "] = " +
-                              std::to_string(t.shape[d]) + " is negative");
+      return invalid_argument(std::string(field) + ".shape[" + std::to_string(d) +
+                              "] = " + std::to_string(t.shape[d]) + " is negative");
     }
     const bool bad_stride = allow_zero_stride ? t.strides[d] < 0 : t.strides[d] <= 0;
     if (bad_stride && t.shape[d] > 1) {
-      return invalid_argument(std::string(field) + ".strides[" + std::to_string(d) + "] = " +
-                              std::to_string(t.strides[d]) + " must be " +
+      return invalid_argument(std::string(field) + ".strides[" + std::to_string(d) +
+                              "] = " + std::to_string(t.strides[d]) + " must be " +
                               (allow_zero_stride ? ">= 0" : "> 0"));
     }
   }
   return Status::Ok();
 }
 
-Status expect_dim(const TensorView& t, const char* field, int d, const char* name,
-                  int64_t expected, const char* source) {
+Status expect_dim(const TensorView& t, const char* field, int d, const char* name, int64_t expected,
+                  const char* source) {
   if (t.shape[d] == expected) return Status::Ok();
   return invalid_argument(std::string(field) + ".shape[" + std::to_string(d) + "] (" + name +
                           ") = " + std::to_string(t.shape[d]) + " but " + source + " gives " +
@@ -78,9 +78,9 @@ Status validate_varlen(const AttentionArgs& a) {
       }
     }
     if (arr.cu[vl.batch] != arr.total) {
-      return invalid_argument(std::string(arr.name) + "[" + std::to_string(vl.batch) + "] = " +
-                              std::to_string(arr.cu[vl.batch]) + " but the packed tensor has " +
-                              std::to_string(arr.total) + " rows");
+      return invalid_argument(std::string(arr.name) + "[" + std::to_string(vl.batch) +
+                              "] = " + std::to_string(arr.cu[vl.batch]) +
+                              " but the packed tensor has " + std::to_string(arr.total) + " rows");
     }
   }
   return Status::Ok();
@@ -100,9 +100,8 @@ Status validate(const AttentionArgs& a) {
   for (const auto* t : {&a.k, &a.v, &a.out}) {
     if (t->dtype != a.q.dtype) {
       const char* name = t == &a.k ? "k" : t == &a.v ? "v" : "out";
-      return invalid_argument(std::string(name) + ".dtype = " +
-                              std::string(dtype_name(t->dtype)) + " but q.dtype = " +
-                              std::string(dtype_name(a.q.dtype)));
+      return invalid_argument(std::string(name) + ".dtype = " + std::string(dtype_name(t->dtype)) +
+                              " but q.dtype = " + std::string(dtype_name(a.q.dtype)));
     }
     if (!(t->device == a.q.device)) {
       return invalid_argument("tensors on different devices: q on " + a.q.device.to_string() +
@@ -151,9 +150,9 @@ Status validate(const AttentionArgs& a) {
     const char* names[4] = {"B", "Hq", "Sq", "Sk"};
     for (int i = 0; i < 4; ++i) {
       if (a.bias.shape[i] != 1 && a.bias.shape[i] != full[i]) {
-        return invalid_argument("bias.shape[" + std::to_string(i) + "] = " +
-                                std::to_string(a.bias.shape[i]) + " must be 1 or " + names[i] +
-                                " = " + std::to_string(full[i]) +
+        return invalid_argument("bias.shape[" + std::to_string(i) +
+                                "] = " + std::to_string(a.bias.shape[i]) + " must be 1 or " +
+                                names[i] + " = " + std::to_string(full[i]) +
                                 " (broadcastable to [B, Hq, Sq, Sk])");
       }
     }
@@ -204,8 +203,10 @@ SeqRange seq_range(const AttentionArgs& a, int64_t b) {
 
 std::string Mask::describe() const {
   switch (kind) {
-    case MaskKind::kNone: return "none";
-    case MaskKind::kCausal: return "causal";
+    case MaskKind::kNone:
+      return "none";
+    case MaskKind::kCausal:
+      return "causal";
     case MaskKind::kWindow:
       return "window(" + std::to_string(window_left) + "," + std::to_string(window_right) + ")";
   }

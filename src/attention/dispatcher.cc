@@ -73,13 +73,13 @@ Explanation Dispatcher::explain(const AttentionArgs& args, const Context& ctx) c
       if (ex.chosen.empty()) {
         v.kind = BackendVerdict::Kind::kChosen;
         ex.chosen = c.name;
-        v.reasons.push_back(
-            policy_.only.empty()
-                ? (contains(policy_.prefer, c.name)
-                       ? "first eligible in the policy's prefer list"
-                       : "first eligible by priority (" + std::to_string(c.backend->priority()) +
-                             ") under policy '" + policy_.to_string() + "'")
-                : "first eligible in the policy's only list");
+        v.reasons.push_back(policy_.only.empty()
+                                ? (contains(policy_.prefer, c.name)
+                                       ? "first eligible in the policy's prefer list"
+                                       : "first eligible by priority (" +
+                                             std::to_string(c.backend->priority()) +
+                                             ") under policy '" + policy_.to_string() + "'")
+                                : "first eligible in the policy's only list");
       } else {
         v.kind = BackendVerdict::Kind::kEligible;
         v.reasons.push_back("eligible; fallback if the chosen backend fails");

@@ -57,8 +57,8 @@ Status parse_policy(std::string_view text, Policy* out) {
                                        : kind == "deny"   ? &policy.deny
                                                           : nullptr;
     if (target == nullptr) {
-      return invalid_argument("attention policy: unknown clause '" + std::string(kind) +
-                              "' in '" + std::string(clause) +
+      return invalid_argument("attention policy: unknown clause '" + std::string(kind) + "' in '" +
+                              std::string(clause) +
                               "'; expected auto, only:, prefer:, deny: or a backend list");
     }
     TESSERA_RETURN_IF_ERROR(split_names(names, clause, target));

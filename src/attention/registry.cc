@@ -5,8 +5,7 @@ namespace tessera {
 Status Registry::add(std::unique_ptr<Backend> backend) {
   if (backend == nullptr) return invalid_argument("Registry::add: backend is null");
   if (find(backend->name()) != nullptr) {
-    return invalid_argument("backend '" + std::string(backend->name()) +
-                            "' is already registered");
+    return invalid_argument("backend '" + std::string(backend->name()) + "' is already registered");
   }
   backends_.push_back(std::move(backend));
   return Status::Ok();

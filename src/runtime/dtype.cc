@@ -7,9 +7,12 @@ namespace tessera {
 
 std::string_view dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return "f32";
-    case DType::kF16: return "f16";
-    case DType::kBF16: return "bf16";
+    case DType::kF32:
+      return "f32";
+    case DType::kF16:
+      return "f16";
+    case DType::kBF16:
+      return "bf16";
   }
   return "?";
 }
@@ -31,9 +34,12 @@ size_t dtype_size(DType dtype) { return dtype == DType::kF32 ? 4 : 2; }
 
 double dtype_unit_roundoff(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return 0x1p-24;
-    case DType::kF16: return 0x1p-11;
-    case DType::kBF16: return 0x1p-8;
+    case DType::kF32:
+      return 0x1p-24;
+    case DType::kF16:
+      return 0x1p-11;
+    case DType::kBF16:
+      return 0x1p-8;
   }
   return 0.0;
 }
@@ -78,8 +84,8 @@ float f16_to_f32(uint16_t h) {
   if (exponent == 0) {
     magnitude = static_cast<float>(mantissa) * 0x1p-24f;
   } else if (exponent == 0x1f) {
-    magnitude = mantissa ? std::numeric_limits<float>::quiet_NaN()
-                         : std::numeric_limits<float>::infinity();
+    magnitude =
+        mantissa ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
   } else {
     const uint32_t bits = ((exponent - kF16ExponentBias + kF32ExponentBias) << 23) |
                           (mantissa << (23 - kF16MantissaBits));

@@ -1,3 +1,5 @@
+#include "tessera/dispatcher.h"
+
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
@@ -6,7 +8,6 @@
 #include <vector>
 
 #include "reference/reference_backend.h"
-#include "tessera/dispatcher.h"
 #include "test_backends.h"
 
 namespace tessera {
@@ -78,8 +79,9 @@ TEST(Dispatcher, FallsBackWhenABackendFailsAndCountsIt) {
 
 TEST(Dispatcher, FailsWithEveryReasonWhenNothingCanRun) {
   Registry registry;
-  ASSERT_TRUE(registry.add(std::make_unique<FaultyBackend>(
-                               "test.faulty", FaultyBackend::Mode::kReturnsError, 1))
+  ASSERT_TRUE(registry
+                  .add(std::make_unique<FaultyBackend>("test.faulty",
+                                                       FaultyBackend::Mode::kReturnsError, 1))
                   .ok());
   Dispatcher dispatcher(registry);
   Context ctx;
@@ -107,8 +109,9 @@ TEST(Dispatcher, InvalidArgsLeaveOutputUntouched) {
 TEST(Dispatcher, ExplainGivesAReasonForEveryRejection) {
   Registry registry;
   ASSERT_TRUE(registry.add(make_reference_backend()).ok());
-  ASSERT_TRUE(registry.add(std::make_unique<FaultyBackend>(
-                               "test.faulty", FaultyBackend::Mode::kReturnsError, 5))
+  ASSERT_TRUE(registry
+                  .add(std::make_unique<FaultyBackend>("test.faulty",
+                                                       FaultyBackend::Mode::kReturnsError, 5))
                   .ok());
   Policy policy;
   ASSERT_TRUE(parse_policy("prefer:missing;deny:test.faulty", &policy).ok());
@@ -128,8 +131,9 @@ TEST(Dispatcher, ExplainGivesAReasonForEveryRejection) {
 
 TEST(Dispatcher, CapabilityRejectionsNameTheFeature) {
   Registry registry;
-  ASSERT_TRUE(registry.add(std::make_unique<FaultyBackend>(
-                               "test.faulty", FaultyBackend::Mode::kReturnsError, 5))
+  ASSERT_TRUE(registry
+                  .add(std::make_unique<FaultyBackend>("test.faulty",
+                                                       FaultyBackend::Mode::kReturnsError, 5))
                   .ok());
   Dispatcher dispatcher(registry);
   Context ctx;
@@ -144,8 +148,9 @@ TEST(Dispatcher, CapabilityRejectionsNameTheFeature) {
 TEST(Dispatcher, OnlyPolicyRestrictsTheChoice) {
   Registry registry;
   ASSERT_TRUE(registry.add(make_reference_backend()).ok());
-  ASSERT_TRUE(registry.add(std::make_unique<FaultyBackend>(
-                               "test.faulty", FaultyBackend::Mode::kReturnsError, 5))
+  ASSERT_TRUE(registry
+                  .add(std::make_unique<FaultyBackend>("test.faulty",
+                                                       FaultyBackend::Mode::kReturnsError, 5))
                   .ok());
   Policy policy;
   ASSERT_TRUE(parse_policy("reference", &policy).ok());

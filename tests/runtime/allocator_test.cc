@@ -1,6 +1,7 @@
+#include "tessera/allocator.h"
+
 #include <gtest/gtest.h>
 
-#include "tessera/allocator.h"
 #include "tessera/context.h"
 
 namespace tessera {

@@ -1,9 +1,9 @@
+#include "tessera/dtype.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
-
-#include "tessera/dtype.h"
 
 namespace tessera {
 namespace {

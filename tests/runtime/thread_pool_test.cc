@@ -1,9 +1,9 @@
+#include "tessera/thread_pool.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <vector>
-
-#include "tessera/thread_pool.h"
 
 namespace tessera {
 namespace {

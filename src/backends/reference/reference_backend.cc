@@ -84,8 +84,8 @@ void compute_row(const RowJob& job, int64_t b, int64_t h, int64_t i, const SeqRa
       sum += p;
       const int64_t kj = r.k_begin + j;
       for (int64_t d = 0; d < job.dims.dv; ++d) {
-        acc[d] += p * static_cast<double>(
-                          load_as_f32(a.v.data, a.v.offset({tb, kj, kh, d}), a.v.dtype));
+        acc[d] +=
+            p * static_cast<double>(load_as_f32(a.v.data, a.v.offset({tb, kj, kh, d}), a.v.dtype));
       }
     }
     for (double& x : acc) x /= sum;

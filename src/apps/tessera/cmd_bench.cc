@@ -1,0 +1,191 @@
+// tessera bench attention --shapes "SHAPE;SHAPE" --backends a,b [--json FILE]
+// Times each (shape, backend) through the dispatcher with policy only:<name>,
+// so the measured path is the one users get. Medians, not means: the
+// machines are shared and noisy.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "commands.h"
+#include "shape.h"
+
+namespace tessera::cli {
+
+namespace {
+
+// Small shapes for the default job: an encoder batch, a long document, decode.
+constexpr const char* kDefaultShapes =
+    "B=4,S=256,H=12,D=64,dtype=f32;"
+    "B=1,S=1024,H=8,D=64,dtype=f32,mask=causal;"
+    "B=1,Sq=1,Sk=4096,Hq=16,Hkv=4,D=128,dtype=f32";
+
+struct BenchOptions {
+  std::string shapes = kDefaultShapes;
+  std::string backends;  // empty: every available backend
+  int warmup = 1;
+  int iters = 5;
+  double min_seconds = 0.2;
+  std::string json_file;
+};
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+struct Row {
+  std::string backend, shape, status;
+  double median_ms = 0, min_ms = 0, gflops = 0, gbps = 0;
+  size_t workspace_bytes = 0;
+  int iters = 0;
+};
+
+Row bench_one(AppState& state, const ShapeSpec& spec, Backend* backend, const BenchOptions& o) {
+  Row row;
+  row.backend = std::string(backend->name());
+  row.shape = spec.text;
+  Context& ctx = state.context();
+  Problem problem;
+  if (Status s = Problem::create(spec, ctx.allocator(), 1, &problem); !s.ok()) {
+    row.status = s.to_string();
+    return row;
+  }
+  const AttentionArgs& args = problem.args();
+  Policy only;
+  only.only = {row.backend};
+  Dispatcher dispatcher(state.registry(), only);
+  const Explanation ex = dispatcher.explain(args, ctx);
+  if (ex.chosen.empty()) {
+    row.status = "skipped: ";
+    for (const auto& v : ex.verdicts) {
+      for (const auto& r : v.reasons) row.status += r + "; ";
+    }
+    return row;
+  }
+  const auto run_once = [&](double* ms) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Status s = dispatcher.run(args, ctx);
+    *ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return s;
+  };
+  double ms = 0;
+  for (int i = 0; i < o.warmup; ++i) {
+    if (Status s = run_once(&ms); !s.ok()) {
+      row.status = s.to_string();
+      return row;
+    }
+  }
+  // At least `iters` runs, and more (up to kMaxIters) until min_seconds, so
+  // fast shapes still get a stable median.
+  constexpr size_t kMaxIters = 1000;
+  std::vector<double> times_ms;
+  double total_ms = 0;
+  while (times_ms.size() < static_cast<size_t>(std::max(o.iters, 1)) ||
+         (total_ms < o.min_seconds * 1e3 && times_ms.size() < kMaxIters)) {
+    if (Status s = run_once(&ms); !s.ok()) {
+      row.status = s.to_string();
+      return row;
+    }
+    times_ms.push_back(ms);
+    total_ms += ms;
+  }
+  ctx.profiler().clear();
+  std::sort(times_ms.begin(), times_ms.end());
+  row.iters = static_cast<int>(times_ms.size());
+  row.median_ms = times_ms[times_ms.size() / 2];
+  row.min_ms = times_ms.front();
+  row.gflops = attention_flops(args) / (row.median_ms * 1e6);
+  row.gbps = attention_bytes(args) / (row.median_ms * 1e6);
+  row.workspace_bytes = backend->workspace_bytes(args);
+  row.status = "ok";
+  return row;
+}
+
+int run_bench(AppState& state, const BenchOptions& o) {
+  std::vector<ShapeSpec> shapes;
+  if (Status s = parse_shape_list(o.shapes, &shapes); !s.ok()) return fail(s);
+  std::vector<Backend*> backends;
+  if (o.backends.empty()) {
+    for (Backend* b : state.registry().backends()) {
+      if (b->availability().available) backends.push_back(b);
+    }
+  } else {
+    for (const auto& name : split_commas(o.backends)) {
+      Backend* b = state.registry().find(name);
+      if (b == nullptr) return fail(not_found("--backends: no backend named '" + name + "'"));
+      backends.push_back(b);
+    }
+  }
+  std::printf("%-14s %10s %10s %9s %9s %12s  %s\n", "BACKEND", "MEDIAN_MS", "MIN_MS", "GFLOP/S",
+              "GB/S", "WORKSPACE", "SHAPE");
+  nlohmann::json rows = nlohmann::json::array();
+  bool any_error = false;
+  for (const ShapeSpec& spec : shapes) {
+    for (Backend* b : backends) {
+      const Row r = bench_one(state, spec, b, o);
+      if (r.status == "ok") {
+        std::printf("%-14s %10.3f %10.3f %9.1f %9.1f %12zu  %s\n", r.backend.c_str(), r.median_ms,
+                    r.min_ms, r.gflops, r.gbps, r.workspace_bytes, r.shape.c_str());
+      } else {
+        std::printf("%-14s %s  %s\n", r.backend.c_str(), r.status.c_str(), r.shape.c_str());
+        if (r.status.rfind("skipped", 0) != 0) any_error = true;
+      }
+      std::fflush(stdout);
+      rows.push_back({{"backend", r.backend},
+                      {"shape", r.shape},
+                      {"status", r.status},
+                      {"median_ms", r.median_ms},
+                      {"min_ms", r.min_ms},
+                      {"gflops", r.gflops},
+                      {"gbps", r.gbps},
+                      {"workspace_bytes", r.workspace_bytes},
+                      {"iters", r.iters},
+                      {"threads", state.context().pool().num_threads()}});
+    }
+  }
+  if (!o.json_file.empty()) {
+    std::ofstream f(o.json_file);
+    if (!f) return fail(not_found("--json: cannot write '" + o.json_file + "'"));
+    f << rows.dump(2) << "\n";
+  }
+  return any_error ? 1 : 0;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, AppState& state) {
+  auto* bench = app.add_subcommand("bench", "Benchmarks (medians; see docs/BENCHMARKS.md)");
+  bench->require_subcommand(1);
+  auto* attn = bench->add_subcommand(
+      "attention",
+      "Time attention backends on shapes: median ms, GFLOP/s (4*B*Hq*Sq*Sk*D over visible\n"
+      "pairs, so causal counts about half), GB/s of the ideal traffic, workspace bytes.");
+  static BenchOptions o;
+  attn->add_option("--shapes", o.shapes,
+                   "Shapes joined by ';', each like \"B=8,S=512,H=12,D=64,dtype=f32,mask=none\"")
+      ->capture_default_str();
+  attn->add_option("--backends", o.backends, "Comma-separated backends (default: all available)");
+  attn->add_option("--warmup", o.warmup, "Untimed runs first")->capture_default_str();
+  attn->add_option("--iters", o.iters, "Timed runs (at least)")->capture_default_str();
+  attn->add_option("--min-seconds", o.min_seconds, "Keep timing until this long")
+      ->capture_default_str();
+  attn->add_option("--json", o.json_file, "Also write the rows as JSON to FILE");
+  attn->callback([&state] {
+    if (Status s = state.init(); !s.ok()) {
+      exit_code = fail(s);
+      return;
+    }
+    exit_code = run_bench(state, o);
+  });
+}
+
+}  // namespace tessera::cli

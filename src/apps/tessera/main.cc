@@ -1,0 +1,40 @@
+// tessera: the command-line front end. Global options configure the shared
+// AppState; each subcommand lives in its own cmd_<name>.cc.
+#include <CLI/CLI.hpp>
+
+#include "app_state.h"
+#include "commands.h"
+
+namespace tessera::cli {
+int exit_code = 0;
+}  // namespace tessera::cli
+
+int main(int argc, char** argv) {
+  using namespace tessera::cli;
+  CLI::App app{
+      "tessera: a modular attention runtime and document-embedding engine.\n"
+      "Attention backends are interchangeable parts behind one contract; the dispatcher picks\n"
+      "one per machine and per problem and falls back when a part fails."};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Show help for every command");
+  AppState state;
+  app.add_option("--attention", state.options.attention,
+                 "Attention policy: auto | NAME,... | only:NAMES | prefer:NAMES | deny:NAMES "
+                 "(clauses joined by ';'). Default: $TESSERA_ATTENTION, else auto")
+      ->envname("");
+  app.add_option("--threads", state.options.threads, "Worker threads (0 = one per core)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--memory-budget", state.options.memory_budget,
+                 "Cap on tracked memory, e.g. 512M or 2G; allocations past it are refused");
+
+  add_backends_command(app, state);
+  add_bench_command(app, state);
+  add_attention_command(app, state);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return exit_code;
+}

@@ -1,0 +1,244 @@
+#include "shape.h"
+
+#include <random>
+
+namespace tessera::cli {
+
+namespace {
+
+Status parse_int(const std::string& key, const std::string& value, int64_t* out) {
+  size_t pos = 0;
+  try {
+    *out = std::stoll(value, &pos);
+  } catch (const std::exception&) {
+    pos = 0;
+  }
+  if (pos != value.size() || value.empty() || *out < 0) {
+    return invalid_argument("shape key " + key + " = '" + value +
+                            "' is not a non-negative integer");
+  }
+  return Status::Ok();
+}
+
+Status parse_flag(const std::string& key, const std::string& value, bool* out) {
+  if (value == "1" || value == "true") {
+    *out = true;
+  } else if (value == "0" || value == "false") {
+    *out = false;
+  } else {
+    return invalid_argument("shape key " + key + " = '" + value + "' must be 0 or 1");
+  }
+  return Status::Ok();
+}
+
+// Layout of one rank-4 tensor: logical [B, S, H, D]; BHSD stores heads outside
+// sequence positions.
+TensorView make_view(void* data, DType dtype, int64_t b, int64_t s, int64_t h, int64_t d,
+                     bool bhsd) {
+  TensorView t = TensorView::contiguous(data, dtype, {b, s, h, d});
+  if (bhsd) t.strides = {h * s * d, d, s * d, 1};
+  return t;
+}
+
+}  // namespace
+
+Status parse_shape(const std::string& text, ShapeSpec* out) {
+  ShapeSpec spec;
+  spec.text = text;
+  bool mask_window = false;
+  int64_t left = -1, right = -1;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string item = text.substr(start, comma - start);
+    start = comma + 1;
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      return invalid_argument("shape item '" + item + "' in '" + text + "' is not KEY=VALUE");
+    }
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    int64_t n = 0;
+    if (key == "B") {
+      TESSERA_RETURN_IF_ERROR(parse_int(key, value, &spec.b));
+    } else if (key == "S") {
+      TESSERA_RETURN_IF_ERROR(parse_int(key, value, &n));
+      spec.sq = spec.sk = n;
+    } else if (key == "Sq") {
+      TESSERA_RETURN_IF_ERROR(parse_int(key, value, &spec.sq));
+    } else if (key == "Sk") {
+      TESSERA_RETURN_IF_ERROR(parse_int(key, value, &spec.sk));
+    } else if (key == "H") {
+      TESSERA_RETURN_IF_ERROR(parse_int(key, value, &n));
+      spec.hq = spec.hkv = n;
+    } else if (key == "Hq") {
+      TESSERA_RETURN_IF_ERROR(parse_int(key, value, &spec.hq));
+    } else if (key == "Hkv") {
+      TESSERA_RETURN_IF_ERROR(parse_int(key, value, &spec.hkv));
+    } else if (key == "D") {
+      TESSERA_RETURN_IF_ERROR(parse_int(key, value, &spec.d));
+    } else if (key == "Dv") {
+      TESSERA_RETURN_IF_ERROR(parse_int(key, value, &spec.dv));
+    } else if (key == "dtype") {
+      if (!parse_dtype(value, &spec.dtype)) {
+        return invalid_argument("shape key dtype = '" + value + "': expected f32, bf16 or f16");
+      }
+    } else if (key == "mask") {
+      if (value == "none") {
+        spec.mask = Mask::none();
+      } else if (value == "causal") {
+        spec.mask = Mask::causal();
+      } else if (value == "window") {
+        mask_window = true;
+      } else {
+        return invalid_argument("shape key mask = '" + value +
+                                "': expected none, causal or window");
+      }
+    } else if (key == "window") {
+      const size_t colon = value.find(':');
+      if (colon == std::string::npos) {
+        return invalid_argument("shape key window = '" + value + "': expected LEFT:RIGHT");
+      }
+      TESSERA_RETURN_IF_ERROR(parse_int("window left", value.substr(0, colon), &left));
+      TESSERA_RETURN_IF_ERROR(parse_int("window right", value.substr(colon + 1), &right));
+      mask_window = true;
+    } else if (key == "layout") {
+      if (value != "bshd" && value != "bhsd") {
+        return invalid_argument("shape key layout = '" + value + "': expected bshd or bhsd");
+      }
+      spec.bhsd = value == "bhsd";
+    } else if (key == "lse") {
+      TESSERA_RETURN_IF_ERROR(parse_flag(key, value, &spec.lse));
+    } else if (key == "bias") {
+      TESSERA_RETURN_IF_ERROR(parse_flag(key, value, &spec.bias));
+    } else if (key == "varlen") {
+      TESSERA_RETURN_IF_ERROR(parse_flag(key, value, &spec.varlen));
+    } else if (key == "softcap") {
+      try {
+        spec.softcap = std::stof(value);
+      } catch (const std::exception&) {
+        return invalid_argument("shape key softcap = '" + value + "' is not a number");
+      }
+    } else {
+      return invalid_argument("unknown shape key '" + key + "' in '" + text +
+                              "' (keys: B S Sq Sk H Hq Hkv D Dv dtype mask window layout lse "
+                              "bias varlen softcap)");
+    }
+  }
+  if (mask_window) spec.mask = Mask::window(left, right);
+  if (spec.dv < 0) spec.dv = spec.d;
+  if (spec.b < 1 || spec.hq < 1 || spec.hkv < 1 || spec.d < 1) {
+    return invalid_argument("shape '" + text + "': B, Hq, Hkv and D must be >= 1");
+  }
+  *out = spec;
+  return Status::Ok();
+}
+
+Status parse_shape_list(const std::string& text, std::vector<ShapeSpec>* out) {
+  out->clear();
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t semi = text.find(';', start);
+    if (semi == std::string::npos) semi = text.size();
+    const std::string item = text.substr(start, semi - start);
+    start = semi + 1;
+    if (item.empty()) continue;
+    ShapeSpec spec;
+    TESSERA_RETURN_IF_ERROR(parse_shape(item, &spec));
+    out->push_back(spec);
+  }
+  if (out->empty()) return invalid_argument("no shapes given");
+  return Status::Ok();
+}
+
+namespace {
+
+struct Layout {
+  int64_t qb, kb, rows_q, rows_k;  // batch dim and rows per batch entry of the tensors
+};
+Layout layout_of(const ShapeSpec& s) {
+  if (s.varlen) return {1, 1, s.b * s.sq, s.b * s.sk};
+  return {s.b, s.b, s.sq, s.sk};
+}
+
+AttentionArgs build_args(const ShapeSpec& s, void* q, void* k, void* v, void* out, void* lse,
+                         void* bias) {
+  const Layout l = layout_of(s);
+  AttentionArgs a;
+  a.q = make_view(q, s.dtype, l.qb, l.rows_q, s.hq, s.d, s.bhsd);
+  a.k = make_view(k, s.dtype, l.kb, l.rows_k, s.hkv, s.d, s.bhsd);
+  a.v = make_view(v, s.dtype, l.kb, l.rows_k, s.hkv, s.dv, s.bhsd);
+  a.out = make_view(out, s.dtype, l.qb, l.rows_q, s.hq, s.dv, s.bhsd);
+  if (s.lse) a.lse = TensorView::contiguous(lse, DType::kF32, {l.qb, s.hq, l.rows_q});
+  if (s.bias) a.bias = TensorView::contiguous(bias, DType::kF32, {1, s.hq, s.sq, s.sk});
+  a.mask = s.mask;
+  a.softcap = s.softcap;
+  return a;
+}
+
+}  // namespace
+
+AttentionArgs Problem::placeholder_args(const ShapeSpec& spec) {
+  // validate() and check() read shapes only; any non-null address will do.
+  static char placeholder;
+  static std::vector<int32_t> cu_q, cu_k;
+  AttentionArgs a = build_args(spec, &placeholder, &placeholder, &placeholder, &placeholder,
+                               &placeholder, &placeholder);
+  if (spec.varlen) {
+    cu_q.assign(static_cast<size_t>(spec.b + 1), 0);
+    cu_k.assign(static_cast<size_t>(spec.b + 1), 0);
+    for (int64_t i = 0; i <= spec.b; ++i) {
+      cu_q[i] = static_cast<int32_t>(i * spec.sq);
+      cu_k[i] = static_cast<int32_t>(i * spec.sk);
+    }
+    a.varlen = Varlen{cu_q.data(), cu_k.data(), spec.b};
+  }
+  return a;
+}
+
+Status Problem::create(const ShapeSpec& s, TrackingAllocator& alloc, uint64_t seed, Problem* out) {
+  const Layout l = layout_of(s);
+  const size_t e = dtype_size(s.dtype);
+  const auto n = [](int64_t a, int64_t b, int64_t c, int64_t d) {
+    return static_cast<size_t>(a * b * c * d);
+  };
+  const size_t nq = n(l.qb, l.rows_q, s.hq, s.d), nk = n(l.kb, l.rows_k, s.hkv, s.d),
+               nv = n(l.kb, l.rows_k, s.hkv, s.dv), no = n(l.qb, l.rows_q, s.hq, s.dv);
+  TESSERA_RETURN_IF_ERROR(Buffer::allocate(alloc, nq * e, "cli.problem", &out->q_));
+  TESSERA_RETURN_IF_ERROR(Buffer::allocate(alloc, nk * e, "cli.problem", &out->k_));
+  TESSERA_RETURN_IF_ERROR(Buffer::allocate(alloc, nv * e, "cli.problem", &out->v_));
+  TESSERA_RETURN_IF_ERROR(Buffer::allocate(alloc, no * e, "cli.problem", &out->out_));
+  if (s.lse) {
+    TESSERA_RETURN_IF_ERROR(Buffer::allocate(alloc, static_cast<size_t>(l.qb * s.hq * l.rows_q) * 4,
+                                             "cli.problem", &out->lse_));
+  }
+  if (s.bias) {
+    TESSERA_RETURN_IF_ERROR(Buffer::allocate(alloc, static_cast<size_t>(s.hq * s.sq * s.sk) * 4,
+                                             "cli.problem", &out->bias_));
+  }
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal;
+  const auto fill = [&](Buffer& buf, size_t count, DType dtype) {
+    for (size_t i = 0; i < count; ++i)
+      store_from_f32(buf.data(), static_cast<int64_t>(i), dtype, normal(rng));
+  };
+  fill(out->q_, nq, s.dtype);
+  fill(out->k_, nk, s.dtype);
+  fill(out->v_, nv, s.dtype);
+  if (s.bias) fill(out->bias_, static_cast<size_t>(s.hq * s.sq * s.sk), DType::kF32);
+  out->args_ = build_args(s, out->q_.data(), out->k_.data(), out->v_.data(), out->out_.data(),
+                          out->lse_.data(), out->bias_.data());
+  if (s.varlen) {
+    out->cu_q_.resize(static_cast<size_t>(s.b + 1));
+    out->cu_k_.resize(static_cast<size_t>(s.b + 1));
+    for (int64_t i = 0; i <= s.b; ++i) {
+      out->cu_q_[i] = static_cast<int32_t>(i * s.sq);
+      out->cu_k_[i] = static_cast<int32_t>(i * s.sk);
+    }
+    out->args_.varlen = Varlen{out->cu_q_.data(), out->cu_k_.data(), s.b};
+  }
+  return Status::Ok();
+}
+
+}  // namespace tessera::cli
