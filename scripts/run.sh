@@ -4,4 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
-exec build/release/tessera main-job "$@"
+build/release/tessera backends
+build/release/tessera bench attention "$@"
