@@ -24,6 +24,8 @@ Status sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float 
 
 void set_gemm_threads(int threads) { omp_set_num_threads(threads < 1 ? 1 : threads); }
 
+int gemm_threads() { return omp_get_max_threads(); }
+
 std::string gemm_library_version() {
   const dnnl_version_t* v = dnnl_version();
   return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +

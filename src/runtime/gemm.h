@@ -20,6 +20,20 @@ Status sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float 
 // Threads the library may use for one call from this thread (OpenMP ICV:
 // per calling thread). 1 inside our own parallel loops.
 void set_gemm_threads(int threads);
+int gemm_threads();  // the current thread's setting
+
+// Sets the calling thread's GEMM threads for a scope and restores the old
+// value, so a backend's choice does not leak into its caller's later GEMMs.
+class ScopedGemmThreads {
+ public:
+  explicit ScopedGemmThreads(int threads) : saved_(gemm_threads()) { set_gemm_threads(threads); }
+  ScopedGemmThreads(const ScopedGemmThreads&) = delete;
+  ScopedGemmThreads& operator=(const ScopedGemmThreads&) = delete;
+  ~ScopedGemmThreads() { set_gemm_threads(saved_); }
+
+ private:
+  int saved_;
+};
 
 std::string gemm_library_version();  // "oneDNN 2.6.3"
 
