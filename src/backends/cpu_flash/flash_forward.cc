@@ -1,0 +1,49 @@
+// cpu.flash: compiles the per-target kernel once for every Highway target
+// (foreach_target.h re-includes this file) and exports the dispatch table.
+// Dispatch happens once per call, at flash_forward(); everything below it
+// runs statically inside one target's namespace (the gemma.cpp pattern).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "cpu_flash/flash_forward.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+// Order matters: each -inl.h uses the ones before it.
+#include "cpu_flash/convert-inl.h"
+#include "cpu_flash/tile_gemm-inl.h"
+#include "cpu_flash/online_softmax-inl.h"
+#include "cpu_flash/attention_unit-inl.h"
+#include "cpu_flash/flash_forward.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tessera::cpu_flash::HWY_NAMESPACE {
+
+void FlashForward(const FlashParams& p, ThreadPool& pool, float* workspace) {
+  const hn::CappedTag<float, kMaxLanes> df;
+  float* partials = workspace + pool.num_threads() * p.thread_floats;
+  pool.parallel_for(p.units() * p.splits, [&](int64_t item, int thread) HWY_ATTR {
+    RunItem(df, p, item, workspace + thread * p.thread_floats, partials);
+  });
+  if (p.splits == 1) return;
+  pool.parallel_for(p.units(), [&](int64_t unit, int thread) HWY_ATTR {
+    MergeSplits(df, p, unit, workspace + thread * p.thread_floats, partials);
+  });
+}
+
+const char* KernelTargetName() { return hwy::TargetName(HWY_TARGET); }
+
+}  // namespace tessera::cpu_flash::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tessera::cpu_flash {
+
+HWY_EXPORT(FlashForward);
+HWY_EXPORT(KernelTargetName);
+
+void flash_forward(const FlashParams& p, ThreadPool& pool, float* workspace) {
+  HWY_DYNAMIC_DISPATCH(FlashForward)(p, pool, workspace);
+}
+
+const char* flash_target_name() { return HWY_DYNAMIC_DISPATCH(KernelTargetName)(); }
+
+}  // namespace tessera::cpu_flash
+#endif  // HWY_ONCE

@@ -1,0 +1,89 @@
+// Host side of cpu.flash: turns validated AttentionArgs into FlashParams,
+// choosing the work split (GQA head chunks, query blocks, decode key splits).
+#include <algorithm>
+
+#include "cpu_flash/flash_params.h"
+
+namespace tessera::cpu_flash {
+
+namespace {
+
+// Work items per thread below which the keys are split (decode): enough
+// items that dynamic scheduling evens out the tail.
+constexpr int64_t kItemsPerThread = 4;
+// A key split covers at least this many tiles, so the log-sum-exp merge
+// (one pass over rows x Dv) stays small next to the split's work.
+constexpr int64_t kMinTilesPerSplit = 4;
+
+std::array<int64_t, 4> strides4(const TensorView& t) {
+  return {t.strides[0], t.strides[1], t.strides[2], t.strides[3]};
+}
+
+}  // namespace
+
+void make_params(const AttentionArgs& args, int threads, FlashParams* p) {
+  const AttentionDims dims = dims_of(args);
+  *p = FlashParams{};
+  p->q = args.q.data;
+  p->k = args.k.data;
+  p->v = args.v.data;
+  p->out = args.out.data;
+  p->dtype = args.q.dtype;
+  p->qs = strides4(args.q);
+  p->ks = strides4(args.k);
+  p->vs = strides4(args.v);
+  p->os = strides4(args.out);
+  if (args.lse.present()) {
+    p->lse = static_cast<float*>(args.lse.data);
+    p->ls = {args.lse.strides[0], args.lse.strides[1], args.lse.strides[2]};
+  }
+  if (args.bias.present()) {
+    p->bias = static_cast<const float*>(args.bias.data);
+    for (int i = 0; i < 4; ++i) p->bs[i] = args.bias.shape[i] == 1 ? 0 : args.bias.strides[i];
+  }
+  p->batch = dims.batch;
+  p->hq = dims.hq;
+  p->hkv = dims.hkv;
+  p->group = dims.hq / dims.hkv;
+  p->d = dims.d;
+  p->dv = dims.dv;
+  p->sq = dims.sq;
+  p->sk = dims.sk;
+  if (args.varlen) {
+    p->cu_q = args.varlen->cu_seqlens_q;
+    p->cu_k = args.varlen->cu_seqlens_k;
+  }
+  p->mask = args.mask;
+  p->scale = args.effective_scale();
+  p->softcap = args.softcap;
+
+  // Heads of a GQA group go together (each K/V tile is loaded once for all
+  // of them); positions fill the rest of the kBlockRows rows.
+  p->head_chunks = (p->group + kBlockRows - 1) / kBlockRows;
+  p->heads_per_unit = (p->group + p->head_chunks - 1) / p->head_chunks;
+  p->block_q = std::max<int64_t>(1, kBlockRows / p->heads_per_unit);
+  p->block_q = std::min(p->block_q, std::max<int64_t>(1, p->sq));
+  p->q_blocks = std::max<int64_t>(1, (p->sq + p->block_q - 1) / p->block_q);
+  p->rows = p->heads_per_unit * p->block_q;
+
+  // Decode (few units, long keys): split each unit's keys over the threads.
+  const int64_t units = p->units();
+  const int64_t target = kItemsPerThread * threads;
+  if (threads > 1 && units < target) {
+    const int64_t tiles = (p->sk + kBlockKeys - 1) / kBlockKeys;
+    p->splits = std::clamp<int64_t>((target + units - 1) / units, 1,
+                                    std::max<int64_t>(1, tiles / kMinTilesPerSplit));
+  }
+
+  p->thread_floats = scratch_layout(p->rows, p->d, p->dv, kMaxLanes).total;
+  p->partial_floats = p->splits == 1 ? 0
+                                     : round_up(p->rows * round_up(p->dv, kMaxLanes), kMaxLanes) +
+                                           2 * round_up(p->rows, kMaxLanes);
+}
+
+size_t workspace_bytes(const FlashParams& p, int threads) {
+  const int64_t partials = p.splits == 1 ? 0 : p.units() * p.splits * p.partial_floats;
+  return static_cast<size_t>(threads * p.thread_floats + partials) * sizeof(float);
+}
+
+}  // namespace tessera::cpu_flash

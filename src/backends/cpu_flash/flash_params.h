@@ -1,0 +1,139 @@
+// cpu.flash: the tile configuration (derived here, in one place) and the plain
+// data the host side hands to the SIMD kernel.
+//
+// Shapes, with G = Hq / Hkv query heads per KV head:
+//   q   [B, Sq, Hq, D]   k [B, Sk, Hkv, D]   v [B, Sk, Hkv, Dv]
+//   out [B, Sq, Hq, Dv]  lse [B, Hq, Sq]     bias broadcastable to [B, Hq, Sq, Sk]
+// One work unit is (batch b, KV head, chunk of the G heads, block of query
+// positions): its `rows` query rows (positions x heads) share every K/V tile.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "tessera/attention.h"
+
+namespace tessera::cpu_flash {
+
+// Cache sizes the tiles are sized for (per core; Zen 3 / Zen 4 / most x86).
+inline constexpr int64_t kL1Bytes = 32 * 1024;
+inline constexpr int64_t kL2Bytes = 512 * 1024;
+
+// The SIMD kernel uses at most this many f32 lanes (hn::CappedTag), so the
+// workspace can be sized before the target is known: 16 lanes = 64 bytes, one
+// cache line and the allocator's alignment.
+inline constexpr int64_t kMaxLanes = 16;
+
+// Register tile of the micro-kernel: kMicroRows broadcast rows x kMicroVecs
+// vectors = 12 accumulators, leaving 4 of the 16 AVX2/AVX-512-VL registers
+// for the B loads and the broadcast.
+inline constexpr int kMicroRows = 6;
+inline constexpr int kMicroVecs = 2;
+
+// Query rows per work unit (positions x heads of one GQA group). 64 rows make
+// each K/V element feed 64 FMAs per product, enough to keep the FMA ports
+// busy while the K/V tile streams from L2; the Q^T panel of one column
+// block (D x 2 vectors) stays in L1.
+inline constexpr int64_t kBlockRows = 64;
+// Keys per K/V tile. The K tile (64 x D f32) and the V panel of one column
+// block (64 x 2 vectors = 8 KiB at 16 lanes) stay in L1 while the
+// micro-kernel sweeps them.
+inline constexpr int64_t kBlockKeys = 64;
+// Largest head dim (D and Dv): the per-thread working set below must fit L2.
+inline constexpr int64_t kMaxHeadDim = 256;
+// f32 indices of keys in the mask test are exact below 2^24.
+inline constexpr int64_t kMaxKeys = int64_t{1} << 24;
+
+constexpr int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+// Offsets (in f32 elements, each a multiple of kMaxLanes so every region is
+// 64-byte aligned) of one thread's scratch for a SIMD width of `lanes` f32:
+//   qt [D x ld_rows]      Q^T of the unit's rows (query rows are the columns)
+//   kt [keys x D]         K tile converted to f32 (bf16/f16 inputs)
+//   vt [keys x ld_dv]     V tile converted to f32, columns zero-padded
+//   st [keys x ld_rows]   scores S^T, then probabilities P^T, in place
+//   o  [rows x ld_dv]     unnormalised output accumulator
+//   m, l, alpha, lo, hi   per query row: running max, running sum, rescale
+//                         factor, first and last visible key
+//   bias_base             per query row: int64 offset of its bias row
+struct ScratchLayout {
+  int64_t ld_rows = 0, ld_dv = 0;
+  int64_t qt = 0, kt = 0, vt = 0, st = 0, o = 0, m = 0, l = 0, alpha = 0, lo = 0, hi = 0,
+          bias_base = 0, total = 0;
+};
+constexpr ScratchLayout scratch_layout(int64_t rows, int64_t d, int64_t dv, int64_t lanes) {
+  ScratchLayout s;
+  s.ld_rows = round_up(rows, lanes);
+  s.ld_dv = round_up(dv, lanes);
+  int64_t at = 0;
+  const auto take = [&at](int64_t floats) {
+    const int64_t here = at;
+    at += round_up(floats, kMaxLanes);
+    return here;
+  };
+  s.qt = take(d * s.ld_rows);
+  s.kt = take(kBlockKeys * d);
+  s.vt = take(kBlockKeys * s.ld_dv);
+  s.st = take(kBlockKeys * s.ld_rows);
+  s.o = take(rows * s.ld_dv);
+  s.m = take(s.ld_rows);
+  s.l = take(s.ld_rows);
+  s.alpha = take(s.ld_rows);
+  s.lo = take(s.ld_rows);
+  s.hi = take(s.ld_rows);
+  s.bias_base = take(2 * s.ld_rows);  // int64 = two f32 slots
+  s.total = at;
+  return s;
+}
+
+static_assert(kBlockRows % kMaxLanes == 0, "query rows must fill whole vectors");
+static_assert(kBlockKeys >= kMicroRows, "a K tile needs at least one register tile");
+static_assert(kBlockKeys % 2 == 0, "bf16 pairs need an even key count");
+static_assert(scratch_layout(kBlockRows, kMaxHeadDim, kMaxHeadDim, kMaxLanes).total * 4 <=
+                  kL2Bytes,
+              "the largest per-thread working set must fit L2");
+static_assert(kBlockKeys * kMaxLanes * kMicroVecs * 4 <= kL1Bytes / 2,
+              "a V panel must leave half of L1 for the rest");
+
+// Everything the kernel reads, as plain data. Strides are in elements; the
+// bias strides of broadcast (size-1) dims are 0.
+struct FlashParams {
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  void* out = nullptr;
+  float* lse = nullptr;         // optional
+  const float* bias = nullptr;  // optional
+  DType dtype = DType::kF32;
+  std::array<int64_t, 4> qs{}, ks{}, vs{}, os{}, bs{};
+  std::array<int64_t, 3> ls{};
+
+  int64_t batch = 0, hq = 0, hkv = 0, group = 0, d = 0, dv = 0;
+  int64_t sq = 0, sk = 0;                  // per sequence (varlen: maxima)
+  const int32_t* cu_q = nullptr;           // varlen only; then tensors have B = 1
+  const int32_t* cu_k = nullptr;
+  Mask mask;
+  float scale = 1.0f;
+  float softcap = 0.0f;
+
+  // Tiling.
+  int64_t heads_per_unit = 0;  // heads of one GQA group handled together
+  int64_t head_chunks = 0;     // ceil(group / heads_per_unit)
+  int64_t block_q = 0;         // query positions per unit
+  int64_t q_blocks = 0;        // ceil(sq / block_q)
+  int64_t rows = 0;            // heads_per_unit * block_q
+  int64_t splits = 1;          // key ranges per unit (decode split-K)
+  int64_t units() const { return batch * hkv * head_chunks * q_blocks; }
+
+  // Workspace, in f32 elements.
+  int64_t thread_floats = 0;   // scratch of one thread
+  int64_t partial_floats = 0;  // one (unit, split) partial result: O, m, l
+};
+
+// Fills `p` from valid args for a pool of `threads`.
+void make_params(const AttentionArgs& args, int threads, FlashParams* p);
+// Total workspace in bytes: `threads` scratches plus the split partials.
+size_t workspace_bytes(const FlashParams& p, int threads);
+
+}  // namespace tessera::cpu_flash

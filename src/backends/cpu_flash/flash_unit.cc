@@ -1,0 +1,82 @@
+// Scalar bookkeeping of a cpu.flash work unit (see flash_unit.h).
+#include "cpu_flash/flash_unit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace tessera::cpu_flash {
+
+bool decode_unit(const FlashParams& p, int64_t unit, UnitGeom* g) {
+  int64_t rest = unit;
+  const int64_t qblock = rest % p.q_blocks;
+  rest /= p.q_blocks;
+  const int64_t chunk = rest % p.head_chunks;
+  rest /= p.head_chunks;
+  g->kvh = rest % p.hkv;
+  g->b = rest / p.hkv;
+  if (p.cu_q != nullptr) {
+    g->tb = 0;
+    g->q_begin = p.cu_q[g->b];
+    g->q_len = p.cu_q[g->b + 1] - g->q_begin;
+    g->k_begin = p.cu_k[g->b];
+    g->k_len = p.cu_k[g->b + 1] - g->k_begin;
+  } else {
+    g->tb = g->b;
+    g->q_begin = g->k_begin = 0;
+    g->q_len = p.sq;
+    g->k_len = p.sk;
+  }
+  g->p0 = qblock * p.block_q;
+  if (g->p0 >= g->q_len) return false;
+  g->npos = std::min(p.block_q, g->q_len - g->p0);
+  g->h0 = g->kvh * p.group + chunk * p.heads_per_unit;
+  g->nh = std::min(p.heads_per_unit, p.group - chunk * p.heads_per_unit);
+  g->rows = g->npos * g->nh;
+  return g->rows > 0;
+}
+
+KeyRange row_bounds(const FlashParams& p, const UnitGeom& g, int64_t split, int64_t ld, float* lo,
+                    float* hi) {
+  KeyRange kr;
+  int64_t begin = std::numeric_limits<int64_t>::max(), end = 0;
+  int64_t max_lo = 0, min_hi = g.k_len - 1;
+  for (int64_t r = 0; r < g.rows; ++r) {
+    const int64_t key_pos = g.pos(r) + g.k_len - g.q_len;  // bottom-right aligned
+    int64_t a = 0, z = g.k_len - 1;
+    if (p.mask.kind == MaskKind::kCausal) {
+      z = std::min(z, key_pos);
+    } else if (p.mask.kind == MaskKind::kWindow) {
+      if (p.mask.window_left >= 0) a = std::max(a, key_pos - p.mask.window_left);
+      if (p.mask.window_right >= 0) z = std::min(z, key_pos + p.mask.window_right);
+    }
+    lo[r] = static_cast<float>(a);
+    hi[r] = static_cast<float>(z);
+    max_lo = std::max(max_lo, a);
+    min_hi = std::min(min_hi, z);
+    if (a <= z) {
+      begin = std::min(begin, a);
+      end = std::max(end, z + 1);
+    }
+  }
+  for (int64_t r = g.rows; r < ld; ++r) {  // padding columns see nothing
+    lo[r] = 1.0f;
+    hi[r] = 0.0f;
+  }
+  if (end <= begin) return kr;  // every row fully masked
+  kr.full_begin = max_lo;
+  kr.full_end = min_hi + 1;
+  const int64_t tiles = (end - begin + kBlockKeys - 1) / kBlockKeys;
+  const int64_t per_split = (tiles + p.splits - 1) / p.splits;
+  kr.begin = std::min(end, begin + split * per_split * kBlockKeys);
+  kr.end = std::min(end, kr.begin + per_split * kBlockKeys);
+  return kr;
+}
+
+void write_lse(const FlashParams& p, const UnitGeom& g, int64_t r, float m, float l) {
+  if (p.lse == nullptr) return;
+  const float value = l == 0.0f ? -std::numeric_limits<float>::infinity() : m + std::log(l);
+  p.lse[g.tb * p.ls[0] + g.head(r) * p.ls[1] + (g.q_begin + g.pos(r)) * p.ls[2]] = value;
+}
+
+}  // namespace tessera::cpu_flash

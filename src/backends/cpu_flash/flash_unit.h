@@ -1,0 +1,75 @@
+// cpu.flash: the scalar bookkeeping of one work unit, shared by every SIMD
+// target: which rows it owns, where they live in the tensors, and which keys
+// each row may see (masks), so fully masked K/V tiles are never touched.
+#pragma once
+
+#include <cstdint>
+
+#include "cpu_flash/flash_params.h"
+
+namespace tessera::cpu_flash {
+
+// Unit u = (b, kv head, head chunk, query block), query block fastest.
+// Row r of the unit is query position p0 + r / nh of head h0 + r % nh.
+struct UnitGeom {
+  int64_t b = 0;        // sequence index
+  int64_t tb = 0;       // batch index in the tensors (0 when varlen-packed)
+  int64_t kvh = 0;      // KV head
+  int64_t q_begin = 0;  // first row of the sequence in q/out (varlen offset)
+  int64_t k_begin = 0;
+  int64_t q_len = 0, k_len = 0;
+  int64_t p0 = 0, npos = 0;  // query positions [p0, p0 + npos) of the sequence
+  int64_t h0 = 0, nh = 0;    // query heads [h0, h0 + nh)
+  int64_t rows = 0;          // npos * nh
+  int64_t pos(int64_t r) const { return p0 + r / nh; }
+  int64_t head(int64_t r) const { return h0 + r % nh; }
+};
+
+// False when the unit has no query rows (a short varlen sequence).
+bool decode_unit(const FlashParams& p, int64_t unit, UnitGeom* g);
+
+// Keys [begin, end) a unit (or one of its key splits) must visit, and the
+// range inside which every row sees every key (no mask test needed).
+struct KeyRange {
+  int64_t begin = 0, end = 0;
+  int64_t full_begin = 0, full_end = 0;  // keys visible to all rows
+};
+
+// Writes each row's first/last visible key (f32, sequence-local) to lo/hi
+// for `ld` columns (padding columns get an empty range) and returns the
+// keys of split `split` of p.splits. Tiles are kBlockKeys long from begin.
+KeyRange row_bounds(const FlashParams& p, const UnitGeom& g, int64_t split, int64_t ld, float* lo,
+                    float* hi);
+
+// Offset in elements of q/out row (r) and of k/v row (key j, sequence-local).
+inline int64_t q_offset(const FlashParams& p, const UnitGeom& g, int64_t r) {
+  return g.tb * p.qs[0] + (g.q_begin + g.pos(r)) * p.qs[1] + g.head(r) * p.qs[2];
+}
+inline int64_t out_offset(const FlashParams& p, const UnitGeom& g, int64_t r) {
+  return g.tb * p.os[0] + (g.q_begin + g.pos(r)) * p.os[1] + g.head(r) * p.os[2];
+}
+inline int64_t k_offset(const FlashParams& p, const UnitGeom& g, int64_t j) {
+  return g.tb * p.ks[0] + (g.k_begin + j) * p.ks[1] + g.kvh * p.ks[2];
+}
+inline int64_t v_offset(const FlashParams& p, const UnitGeom& g, int64_t j) {
+  return g.tb * p.vs[0] + (g.k_begin + j) * p.vs[1] + g.kvh * p.vs[2];
+}
+// Bias row of (row r) relative to p.bias + b * bs[0]; key j adds j * bs[3].
+inline int64_t bias_row_offset(const FlashParams& p, const UnitGeom& g, int64_t r) {
+  return g.head(r) * p.bs[1] + g.pos(r) * p.bs[2];
+}
+
+// Writes row r's result: out = o / l, lse = m + log(l); a row that saw no
+// key (l == 0) gets zeros and lse = -inf; l = NaN gives a NaN row. This
+// writes lse only; the SIMD side writes out.
+void write_lse(const FlashParams& p, const UnitGeom& g, int64_t r, float m, float l);
+
+// Element pointer arithmetic on a tensor of `dtype`.
+inline const void* element(const void* base, DType dtype, int64_t offset) {
+  return static_cast<const char*>(base) + offset * static_cast<int64_t>(dtype_size(dtype));
+}
+inline void* element(void* base, DType dtype, int64_t offset) {
+  return static_cast<char*>(base) + offset * static_cast<int64_t>(dtype_size(dtype));
+}
+
+}  // namespace tessera::cpu_flash

@@ -1,0 +1,132 @@
+// cpu.flash per-target code: the online-softmax step on one score tile.
+//   st [kb x ld] = S^T: row j is key key0 + j, column c is query row c.
+// In place, per column c (a query row), with the running max m and sum l:
+//   s = scale * s  (or cap * tanh(scale * s / cap)) ; s += bias ; masked -> -inf
+//   m' = max(m, max_j s) ; alpha = exp(m - m') ; p = exp(s - m')
+//   l' = alpha * l + sum_j p ; st <- p
+// Columns are independent, so every step is a vertical vector op: the
+// layout S^T (keys as rows) is chosen for that.
+// A NaN score makes l NaN for good, so the row ends NaN (out and lse).
+#if defined(TESSERA_CPU_FLASH_ONLINE_SOFTMAX_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef TESSERA_CPU_FLASH_ONLINE_SOFTMAX_INL_H_
+#undef TESSERA_CPU_FLASH_ONLINE_SOFTMAX_INL_H_
+#else
+#define TESSERA_CPU_FLASH_ONLINE_SOFTMAX_INL_H_
+#endif
+
+#include <cstdint>
+#include <limits>
+
+#include "cpu_flash/flash_params.h"
+#include "hwy/contrib/math/math-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tessera::cpu_flash::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Per query row (column of S^T) state, each `ld` floats.
+struct SoftmaxRows {
+  float* m;         // running max (-inf before any key)
+  float* l;         // running sum of exp(s - m)
+  float* alpha;     // out: exp(m_old - m_new), to rescale O
+  const float* lo;  // first visible key (sequence-local), as f32
+  const float* hi;  // last visible key
+};
+
+// Additive bias: element (c, key) at base[row_offset[c] + key * key_stride].
+struct BiasRows {
+  const float* base = nullptr;
+  const int64_t* row_offset = nullptr;
+  int64_t key_stride = 0;
+};
+
+struct ScoreTransform {
+  float scale;    // softmax scale
+  float softcap;  // > 0 enables cap * tanh(s / cap)
+};
+
+template <bool kSoftcap, bool kBias, bool kMasked, class DF>
+HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t kb,
+                              int64_t key0, ScoreTransform tf, BiasRows bias, SoftmaxRows rows) {
+  using V = hn::Vec<DF>;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  const V neg_inf = hn::Set(df, -std::numeric_limits<float>::infinity());
+  const V nan = hn::Set(df, std::numeric_limits<float>::quiet_NaN());
+  const V zero = hn::Zero(df);
+  const V mul = hn::Set(df, kSoftcap ? tf.scale / tf.softcap : tf.scale);
+  const V cap = hn::Set(df, tf.softcap);
+  HWY_ALIGN float gathered[kMaxLanes];
+  for (int64_t c = 0; c < ld; c += lanes) {
+    V lo = zero, hi = zero;
+    if constexpr (kMasked) {
+      lo = hn::Load(df, rows.lo + c);
+      hi = hn::Load(df, rows.hi + c);
+    }
+    V mx = neg_inf;
+    auto nan_seen = hn::Lt(zero, zero);  // all false
+    for (int64_t j = 0; j < kb; ++j) {
+      float* sj = st + j * ld + c;
+      const V raw = hn::Load(df, sj);
+      V s = hn::Mul(raw, mul);
+      if constexpr (kSoftcap) {
+        // tanh in Highway does not keep NaN; the reference does.
+        s = hn::IfThenElse(hn::IsNaN(raw), raw, hn::Mul(cap, hn::Tanh(df, s)));
+      }
+      if constexpr (kBias) {
+        const int64_t key_off = (key0 + j) * bias.key_stride;
+        for (int64_t i = 0; i < lanes; ++i) {
+          gathered[i] = bias.base[bias.row_offset[c + i] + key_off];
+        }
+        s = hn::Add(s, hn::Load(df, gathered));
+      }
+      if constexpr (kMasked) {
+        const V key = hn::Set(df, static_cast<float>(key0 + j));
+        s = hn::IfThenElse(hn::And(hn::Ge(key, lo), hn::Le(key, hi)), s, neg_inf);
+      }
+      nan_seen = hn::Or(nan_seen, hn::IsNaN(s));
+      mx = hn::Max(s, mx);  // x86 returns the second operand for NaN
+      hn::Store(s, df, sj);
+    }
+    const V m_old = hn::Load(df, rows.m + c);
+    const V m_new = hn::Max(mx, m_old);
+    // A row with nothing visible yet keeps m = -inf; subtract 0 instead so
+    // exp(-inf - 0) = 0 rather than exp(-inf + inf) = NaN.
+    const V m_safe = hn::IfThenElse(hn::Eq(m_new, neg_inf), zero, m_new);
+    const V alpha = hn::Exp(df, hn::Sub(m_old, m_safe));
+    V sum = zero;
+    for (int64_t j = 0; j < kb; ++j) {
+      float* sj = st + j * ld + c;
+      const V p = hn::Exp(df, hn::Sub(hn::Load(df, sj), m_safe));
+      sum = hn::Add(sum, p);
+      hn::Store(p, df, sj);
+    }
+    const V l = hn::MulAdd(hn::Load(df, rows.l + c), alpha, sum);
+    hn::Store(hn::IfThenElse(nan_seen, nan, l), df, rows.l + c);
+    hn::Store(m_new, df, rows.m + c);
+    hn::Store(alpha, df, rows.alpha + c);
+  }
+}
+
+// Runtime flags -> the instantiation (8 of them).
+template <class DF>
+HWY_INLINE void SoftmaxTileDispatch(DF df, bool softcap, bool has_bias, bool masked,
+                                    float* HWY_RESTRICT st, int64_t ld, int64_t kb, int64_t key0,
+                                    ScoreTransform tf, BiasRows bias, SoftmaxRows rows) {
+  const int which = (softcap ? 4 : 0) | (has_bias ? 2 : 0) | (masked ? 1 : 0);
+  switch (which) {
+    case 0: return SoftmaxTile<false, false, false>(df, st, ld, kb, key0, tf, bias, rows);
+    case 1: return SoftmaxTile<false, false, true>(df, st, ld, kb, key0, tf, bias, rows);
+    case 2: return SoftmaxTile<false, true, false>(df, st, ld, kb, key0, tf, bias, rows);
+    case 3: return SoftmaxTile<false, true, true>(df, st, ld, kb, key0, tf, bias, rows);
+    case 4: return SoftmaxTile<true, false, false>(df, st, ld, kb, key0, tf, bias, rows);
+    case 5: return SoftmaxTile<true, false, true>(df, st, ld, kb, key0, tf, bias, rows);
+    case 6: return SoftmaxTile<true, true, false>(df, st, ld, kb, key0, tf, bias, rows);
+    default: return SoftmaxTile<true, true, true>(df, st, ld, kb, key0, tf, bias, rows);
+  }
+}
+
+}  // namespace tessera::cpu_flash::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard toggle

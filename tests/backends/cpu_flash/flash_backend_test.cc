@@ -1,0 +1,244 @@
+// cpu.flash against reference on odd shapes crossed with every feature, on
+// every Highway target this CPU supports (see compare_on_all_targets).
+#include <gtest/gtest.h>
+
+#include "cpu_flash/cpu_flash_backend.h"
+#include "flash_test_util.h"
+
+namespace tessera::flash_test {
+namespace {
+
+void expect_matches(const Case& c, int threads = 2) {
+  auto backend = make_cpu_flash_backend();
+  const std::string failures = compare_on_all_targets(*backend, c, threads);
+  EXPECT_TRUE(failures.empty()) << c.name() << "\n" << failures;
+}
+
+// Sq, Sk in {1, 7, 64, 113, 129, 1000} (tile edges and their neighbours),
+// crossed with the odd head dims FlashAttention tests use.
+TEST(CpuFlash, MatchesReferenceOnOddShapes) {
+  const int64_t lengths[] = {1, 7, 64, 113, 129, 1000};
+  const int64_t dims[] = {16, 40, 59, 64, 111, 128, 256};
+  int n = 0;
+  for (int64_t sq : lengths) {
+    for (int64_t sk : lengths) {
+      Case c;
+      c.sq = sq;
+      c.sk = sk;
+      c.d = c.dv = dims[n++ % 7];
+      c.hq = c.hkv = 2;
+      c.seed = static_cast<uint64_t>(n);
+      if (sq * sk * c.d > 1000 * 1000 * 64) c.hq = c.hkv = 1;  // keep reference quick
+      expect_matches(c);
+    }
+  }
+}
+
+TEST(CpuFlash, EveryHeadDimOnOneShape) {
+  for (int64_t d : {1, 8, 16, 40, 59, 64, 111, 128, 200, 256}) {
+    Case c;
+    c.batch = 2;
+    c.sq = 70;
+    c.sk = 131;
+    c.hq = 3;
+    c.hkv = 3;
+    c.d = c.dv = d;
+    c.lse = true;
+    expect_matches(c);
+  }
+}
+
+TEST(CpuFlash, CausalAndWindowMasks) {
+  const Mask masks[] = {Mask::causal(), Mask::window(16, 0), Mask::window(5, 7),
+                        Mask::window(-1, 3), Mask::window(0, 0), Mask::window(40, -1)};
+  const std::pair<int64_t, int64_t> lengths[] = {{113, 113}, {7, 129}, {129, 64},
+                                                 {1, 1000}, {200, 70}};
+  for (const Mask& m : masks) {
+    for (auto [sq, sk] : lengths) {
+      Case c;
+      c.sq = sq;
+      c.sk = sk;
+      c.hq = 2;
+      c.hkv = 1;
+      c.d = c.dv = 40;
+      c.mask = m;
+      c.lse = true;  // rows with no visible key: zeros and lse = -inf
+      expect_matches(c);
+    }
+  }
+}
+
+TEST(CpuFlash, GqaAndMqa) {
+  const std::pair<int64_t, int64_t> heads[] = {{8, 2}, {12, 3}, {32, 8}, {6, 1}, {96, 1}};
+  for (auto [hq, hkv] : heads) {
+    for (int64_t sq : {1, 37}) {
+      Case c;
+      c.sq = sq;
+      c.sk = 150;
+      c.hq = hq;
+      c.hkv = hkv;
+      c.d = c.dv = 32;
+      c.mask = sq == 1 ? Mask::none() : Mask::causal();
+      c.lse = true;
+      expect_matches(c);
+    }
+  }
+}
+
+TEST(CpuFlash, VarlenPackedSequences) {
+  Case c;
+  c.hq = 4;
+  c.hkv = 2;
+  c.d = c.dv = 59;
+  c.seqlens_q = {5, 0, 130, 1, 64};
+  c.seqlens_k = {9, 3, 130, 200, 0};
+  c.batch = 5;
+  c.sq = 130;
+  c.sk = 200;
+  c.lse = true;
+  for (const Mask& m : {Mask::none(), Mask::causal(), Mask::window(8, 8)}) {
+    c.mask = m;
+    expect_matches(c);
+  }
+  c.mask = Mask::causal();
+  c.bias = BiasKind::kFull;
+  expect_matches(c);
+}
+
+TEST(CpuFlash, AdditiveBiasInEveryBroadcastForm) {
+  for (BiasKind bias : {BiasKind::kFull, BiasKind::kPerKey, BiasKind::kPerHead}) {
+    Case c;
+    c.batch = 2;
+    c.sq = 67;
+    c.sk = 90;
+    c.hq = 4;
+    c.hkv = 2;
+    c.d = c.dv = 24;
+    c.bias = bias;
+    c.lse = true;
+    expect_matches(c);
+    c.mask = Mask::causal();
+    expect_matches(c);
+  }
+}
+
+TEST(CpuFlash, SoftcapAndScale) {
+  Case c;
+  c.sq = 77;
+  c.sk = 140;
+  c.hq = c.hkv = 2;
+  c.d = c.dv = 64;
+  c.softcap = 5.0f;
+  c.scale = 0.9f;  // large scores so the cap bites
+  c.lse = true;
+  expect_matches(c);
+  c.mask = Mask::causal();
+  c.bias = BiasKind::kPerHead;
+  expect_matches(c);
+}
+
+TEST(CpuFlash, LowPrecisionInputs) {
+  for (DType dtype : {DType::kBF16, DType::kF16}) {
+    for (auto [sq, sk] : {std::pair<int64_t, int64_t>{113, 129}, {1, 1000}, {64, 7}}) {
+      Case c;
+      c.dtype = dtype;
+      c.sq = sq;
+      c.sk = sk;
+      c.hq = 4;
+      c.hkv = 2;
+      c.d = c.dv = 59;
+      c.mask = Mask::causal();
+      c.lse = true;
+      expect_matches(c);
+      c.d = c.dv = 128;
+      c.layout = Layout::kStrided;
+      expect_matches(c);
+    }
+  }
+}
+
+TEST(CpuFlash, LayoutsAndStrides) {
+  for (Layout layout : {Layout::kBHSD, Layout::kStrided}) {
+    for (DType dtype : {DType::kF32, DType::kBF16}) {
+      Case c;
+      c.batch = 2;
+      c.sq = 100;
+      c.sk = 129;
+      c.hq = 4;
+      c.hkv = 2;
+      c.d = c.dv = 40;
+      c.dtype = dtype;
+      c.layout = layout;
+      c.lse = true;
+      expect_matches(c);
+    }
+  }
+}
+
+TEST(CpuFlash, ValueHeadDimDiffers) {
+  for (auto [d, dv] : {std::pair<int64_t, int64_t>{64, 32}, {40, 111}, {16, 256}}) {
+    Case c;
+    c.sq = 50;
+    c.sk = 120;
+    c.hq = c.hkv = 2;
+    c.d = d;
+    c.dv = dv;
+    c.mask = Mask::causal();
+    expect_matches(c);
+  }
+}
+
+TEST(CpuFlash, NanQueryRowGivesNanRowOnly) {
+  for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
+    Case c;
+    c.sq = 70;
+    c.sk = 100;
+    c.hq = c.hkv = 2;
+    c.d = c.dv = 32;
+    c.dtype = dtype;
+    c.nan_q_row = 13;
+    c.lse = true;
+    expect_matches(c);
+    c.softcap = 3.0f;
+    expect_matches(c);
+  }
+}
+
+// Few units and many keys: the keys are split across threads and merged by
+// log-sum-exp; also one thread (no split) and odd thread counts.
+TEST(CpuFlash, DecodeSplitsKeysAcrossThreads) {
+  for (int threads : {1, 2, 3}) {
+    for (const Mask& m : {Mask::none(), Mask::window(300, 0)}) {
+      Case c;
+      c.sq = 1;
+      c.sk = 5000;
+      c.hq = 4;
+      c.hkv = 1;
+      c.d = c.dv = 128;
+      c.mask = m;
+      c.lse = true;
+      expect_matches(c, threads);
+    }
+  }
+  Case c;  // a NaN row and a split
+  c.sq = 2;
+  c.sk = 3000;
+  c.nan_q_row = 1;
+  c.lse = true;
+  expect_matches(c, 2);
+}
+
+TEST(CpuFlash, EmptySequences) {
+  Case c;
+  c.sq = 5;
+  c.sk = 0;
+  c.lse = true;
+  expect_matches(c);
+  c.sq = 0;  // no query rows: nothing to do (lse has no elements, so none)
+  c.sk = 5;
+  c.lse = false;
+  expect_matches(c);
+}
+
+}  // namespace
+}  // namespace tessera::flash_test

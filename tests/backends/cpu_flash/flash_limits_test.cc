@@ -1,0 +1,94 @@
+// cpu.flash limits: what check() rejects and why, and the workspace: tracked,
+// reported by workspace_bytes, O(tile) whatever the sequence length.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "cpu_flash/cpu_flash_backend.h"
+#include "cpu_flash/flash_params.h"
+#include "flash_test_util.h"
+
+namespace tessera::flash_test {
+namespace {
+
+bool mentions(const std::vector<std::string>& reasons, const std::string& word) {
+  for (const auto& r : reasons) {
+    if (r.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(CpuFlashLimits, RejectsHeadDimsAboveTheTileMaximum) {
+  auto backend = make_cpu_flash_backend();
+  Context ctx(ContextOptions{1});
+  Case c;
+  c.d = c.dv = cpu_flash::kMaxHeadDim + 1;
+  Problem big_d(c);
+  const auto reasons = backend->check(big_d.args(false), ctx);
+  EXPECT_TRUE(mentions(reasons, "head dim D = 257")) << reasons.size();
+  c.d = 64;
+  Problem big_dv(c);
+  EXPECT_TRUE(mentions(backend->check(big_dv.args(false), ctx), "Dv = 257"));
+  // run() refuses too, with the reason, and writes nothing.
+  const Status status = backend->run(big_dv.args(false), ctx);
+  EXPECT_EQ(status.code(), StatusCode::kUnsupported);
+  EXPECT_NE(status.message().find("Dv = 257"), std::string::npos) << status.message();
+}
+
+TEST(CpuFlashLimits, RejectsTensorsNotOnTheCpu) {
+  auto backend = make_cpu_flash_backend();
+  Context ctx(ContextOptions{1});
+  Problem p(Case{});
+  AttentionArgs args = p.args(false);
+  for (TensorView* t : {&args.q, &args.k, &args.v, &args.out}) t->device = Device::cuda(0);
+  EXPECT_TRUE(mentions(backend->check(args, ctx), "cuda:0"));
+}
+
+TEST(CpuFlashLimits, RejectsWorkspaceOverTheBudgetWithTheNumbers) {
+  auto backend = make_cpu_flash_backend();
+  Context ctx(ContextOptions{1, size_t{1024}});
+  Case c;
+  c.sq = c.sk = 128;
+  Problem p(c);
+  const auto reasons = backend->check(p.args(false), ctx);
+  ASSERT_EQ(reasons.size(), 1u);
+  EXPECT_NE(reasons[0].find("budget 1024 bytes"), std::string::npos) << reasons[0];
+}
+
+TEST(CpuFlashLimits, WorkspaceIsTrackedBoundedAndIndependentOfLength) {
+  auto backend = make_cpu_flash_backend();
+  size_t peaks[2] = {};
+  const int64_t lengths[2] = {256, 4096};
+  for (int i = 0; i < 2; ++i) {
+    Context ctx(ContextOptions{2});
+    Case c;
+    c.sq = c.sk = lengths[i];
+    c.d = c.dv = 64;
+    c.mask = Mask::causal();
+    Problem p(c);
+    ASSERT_TRUE(backend->run(p.args(false), ctx).ok());
+    peaks[i] = ctx.allocator().by_owner()["cpu.flash"].peak_bytes;
+    EXPECT_GT(peaks[i], 0u) << "the workspace must go through the tracking allocator";
+    EXPECT_TRUE(ctx.allocator().leaks().empty());
+  }
+  // O(tile): a 16x longer sequence (256x the score matrix) needs no more.
+  EXPECT_EQ(peaks[0], peaks[1]);
+  EXPECT_LT(peaks[1], size_t{1} << 20) << "far below the 64 MiB of a 4096^2 score matrix";
+}
+
+TEST(CpuFlashLimits, ReportsItselfHonestly) {
+  auto backend = make_cpu_flash_backend();
+  EXPECT_EQ(backend->name(), "cpu.flash");
+  EXPECT_EQ(backend->priority(), 100);
+  const Capabilities caps = backend->capabilities();
+  EXPECT_EQ(caps.max_head_dim, cpu_flash::kMaxHeadDim);
+  EXPECT_TRUE(caps.causal && caps.window && caps.bias && caps.varlen && caps.softcap &&
+              caps.lse && caps.gqa && caps.dv_differs);
+  Case c;
+  c.sq = c.sk = 300;
+  Problem p(c);
+  EXPECT_GT(backend->workspace_bytes(p.args(false)), 0u);
+}
+
+}  // namespace
+}  // namespace tessera::flash_test

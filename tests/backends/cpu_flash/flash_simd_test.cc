@@ -1,0 +1,224 @@
+// cpu.flash SIMD building blocks on every compiled Highway target
+// (HWY_EXPORT_AND_TEST_P): every length 0..2N+1 with misaligned inputs,
+// against scalar float64 / the shared scalar conversions.
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "flash_simd_test.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+// Order matters: each -inl.h uses the ones before it.
+#include "cpu_flash/convert-inl.h"
+#include "cpu_flash/tile_gemm-inl.h"
+#include "cpu_flash/online_softmax-inl.h"
+#include "hwy/aligned_allocator.h"
+#include "hwy/highway.h"
+#include "hwy/tests/hwy_gtest.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tessera::cpu_flash::HWY_NAMESPACE {
+
+using DF = hn::CappedTag<float, kMaxLanes>;
+
+std::vector<float> RandomFloats(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal;
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+// C = A * B (+ C * row_scale) for m in 0..2*kMicroRows+1, n in 1..4 vectors,
+// k in 0..2N+1; A row- and column-major and offset by one float; B rows
+// offset by one float (unaligned loads). Error bound: k * 2u * sum |a b|.
+template <bool kScaleC>
+void CheckTileGemm() {
+  const DF df;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  for (int64_t m = 0; m <= 2 * kMicroRows + 1; ++m) {
+    for (int64_t n = lanes; n <= 4 * lanes; n += lanes) {
+      for (int64_t k = 0; k <= 2 * lanes + 1; ++k) {
+        for (bool a_col_major : {false, true}) {
+          const std::vector<float> a_store = RandomFloats(m * k + 1, 1 + m * 7 + k);
+          const float* a = a_store.data() + 1;  // misaligned
+          const StridedA sa = a_col_major ? StridedA{a, 1, m} : StridedA{a, k, 1};
+          const int64_t ldb = n + 1;
+          const std::vector<float> b_store = RandomFloats(k * ldb + 1, 2 + n + k);
+          const float* b = b_store.data() + 1;
+          const std::vector<float> scale = RandomFloats(m + 1, 3);
+          auto c = hwy::AllocateAligned<float>(static_cast<size_t>((m + 1) * n));
+          const std::vector<float> c0 = RandomFloats((m + 1) * n, 4);
+          for (int64_t i = 0; i < (m + 1) * n; ++i) c[i] = c0[i];
+          TileGemm<kScaleC>(df, m, n, k, sa, b, ldb, c.get(), n, scale.data());
+          for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < n; ++j) {
+              double want = kScaleC ? double{c0[i * n + j]} * scale[i] : 0.0;
+              double magnitude = std::fabs(want);
+              for (int64_t kk = 0; kk < k; ++kk) {
+                const double ab = double{sa.base[i * sa.row + kk * sa.col]} * b[kk * ldb + j];
+                want += ab;
+                magnitude += std::fabs(ab);
+              }
+              const double bound = (k + 2) * 2 * 0x1p-24 * magnitude + 1e-30;
+              ASSERT_LE(std::fabs(c[i * n + j] - want), bound)
+                  << "m=" << m << " n=" << n << " k=" << k << " i=" << i << " j=" << j;
+            }
+          }
+          for (int64_t j = 0; j < n; ++j) {  // the row after m is untouched
+            ASSERT_EQ(c[m * n + j], c0[m * n + j]) << "wrote past row m=" << m;
+          }
+        }
+      }
+    }
+  }
+}
+
+void TestTileGemm() { CheckTileGemm<false>(); }
+void TestTileGemmScaled() { CheckTileGemm<true>(); }
+
+// Row conversions for n in 0..2N+1, strides 1 and 3, misaligned, with the
+// special values a kernel must keep (inf, NaN, f16 subnormals, -0).
+void TestRowConversions() {
+  const DF df;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  const float specials[] = {std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN(), -0.0f, 3e-6f, 65504.0f};
+  for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
+    for (int64_t stride : {1, 3}) {
+      for (int64_t n = 0; n <= 2 * lanes + 1; ++n) {
+        std::vector<float> values = RandomFloats(n, n + 10);
+        for (int64_t i = 0; i < n && i < 6; ++i) values[(i * 5) % n] = specials[i];
+        std::vector<uint8_t> src((n * stride + 1) * 4);
+        void* base = src.data() + dtype_size(dtype);  // misaligned by one element
+        for (int64_t i = 0; i < n; ++i) store_from_f32(base, i * stride, dtype, values[i]);
+        std::vector<float> got(n + 1, -1.0f);
+        RowToF32(df, base, dtype, stride, n, got.data() + 1);
+        for (int64_t i = 0; i < n; ++i) {
+          const float want = load_as_f32(base, i * stride, dtype);
+          if (std::isnan(want)) {
+            ASSERT_TRUE(std::isnan(got[i + 1])) << dtype_name(dtype) << " n=" << n << " i=" << i;
+          } else {
+            ASSERT_EQ(got[i + 1], want) << dtype_name(dtype) << " n=" << n << " i=" << i;
+          }
+        }
+        // Back: dst = dtype(src * mul), rounded like store_from_f32.
+        std::vector<uint8_t> dst((n * stride + 1) * 4, 0xee);
+        void* dbase = dst.data() + dtype_size(dtype);
+        RowFromF32(df, got.data() + 1, 0.5f, dbase, dtype, stride, n);
+        for (int64_t i = 0; i < n; ++i) {
+          std::vector<uint8_t> one(4);
+          store_from_f32(one.data(), 0, dtype, got[i + 1] * 0.5f);
+          const float want = load_as_f32(one.data(), 0, dtype);
+          const float have = load_as_f32(dbase, i * stride, dtype);
+          if (std::isnan(want)) {
+            ASSERT_TRUE(std::isnan(have));
+          } else {
+            ASSERT_EQ(have, want) << dtype_name(dtype) << " n=" << n << " i=" << i;
+          }
+        }
+      }
+    }
+  }
+}
+
+// One online-softmax step against float64 for every flag combination, tile
+// heights 0..2N+1, a prior state that includes empty rows (m = -inf).
+void TestSoftmaxTile() {
+  const DF df;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  const int64_t ld = 2 * lanes;
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  for (int flags = 0; flags < 8; ++flags) {
+    const bool softcap = flags & 4, has_bias = flags & 2, masked = flags & 1;
+    for (int64_t kb = 0; kb <= 2 * lanes + 1; ++kb) {
+      const int64_t key0 = 5;
+      std::vector<float> s0 = RandomFloats(kb * ld, kb + 100 * flags);
+      for (float& x : s0) x *= 4.0f;
+      auto st = hwy::AllocateAligned<float>(std::max<int64_t>(1, kb * ld));
+      for (int64_t i = 0; i < kb * ld; ++i) st[i] = s0[i];
+      auto state = hwy::AllocateAligned<float>(5 * ld);
+      float *m = state.get(), *l = m + ld, *alpha = l + ld, *lo = alpha + ld, *hi = lo + ld;
+      const std::vector<float> bias_values = RandomFloats(ld * 64, 9);
+      std::vector<int64_t> row_offset(ld);
+      for (int64_t c = 0; c < ld; ++c) {
+        m[c] = c % 3 == 0 ? neg_inf : static_cast<float>(c % 5) - 2.0f;
+        l[c] = m[c] == neg_inf ? 0.0f : 1.5f;
+        lo[c] = static_cast<float>(key0 + c % 4);
+        hi[c] = static_cast<float>(key0 + 2 + c % 7);
+        row_offset[c] = c * 64;
+      }
+      const std::vector<float> m0(m, m + ld), l0(l, l + ld);
+      const ScoreTransform tf{0.7f, softcap ? 2.5f : 0.0f};
+      const BiasRows bias{bias_values.data(), row_offset.data(), 1};
+      SoftmaxTileDispatch(df, softcap, has_bias, masked, st.get(), ld, kb, key0, tf, bias,
+                          SoftmaxRows{m, l, alpha, lo, hi});
+      for (int64_t c = 0; c < ld; ++c) {
+        std::vector<double> s(kb);
+        double mx = m0[c];
+        for (int64_t j = 0; j < kb; ++j) {
+          double x = double{s0[j * ld + c]} * tf.scale;
+          if (softcap) x = tf.softcap * std::tanh(x / tf.softcap);
+          if (has_bias) x += bias_values[row_offset[c] + key0 + j];
+          const bool visible = key0 + j >= lo[c] && key0 + j <= hi[c];
+          s[j] = masked && !visible ? -INFINITY : x;
+          mx = std::max(mx, s[j]);
+        }
+        if (mx == -INFINITY) {
+          ASSERT_EQ(m[c], neg_inf) << "flags=" << flags << " kb=" << kb;
+        } else {
+          ASSERT_NEAR(m[c], mx, 4e-6 * (1.0 + std::fabs(mx))) << "flags=" << flags;
+        }
+        const double m_safe = mx == -INFINITY ? 0.0 : mx;
+        const double a = std::exp(m0[c] - m_safe);
+        double sum = l0[c] * a;
+        for (int64_t j = 0; j < kb; ++j) {
+          const double p = std::exp(s[j] - m_safe);
+          sum += p;
+          ASSERT_NEAR(st[j * ld + c], p, 4e-6 * p + 1e-30) << "flags=" << flags << " j=" << j;
+        }
+        ASSERT_NEAR(alpha[c], a, 4e-6 * a) << "flags=" << flags << " c=" << c;
+        ASSERT_NEAR(l[c], sum, 4e-6 * sum) << "flags=" << flags << " c=" << c;
+      }
+    }
+  }
+}
+
+// A NaN score poisons its row's sum (and only that row's).
+void TestSoftmaxTileNaN() {
+  const DF df;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  const int64_t ld = lanes, kb = 3;
+  auto st = hwy::AllocateAligned<float>(kb * ld);
+  auto state = hwy::AllocateAligned<float>(5 * ld);
+  float *m = state.get(), *l = m + ld, *alpha = l + ld, *lo = alpha + ld, *hi = lo + ld;
+  for (int64_t i = 0; i < kb * ld; ++i) st[i] = 0.25f * static_cast<float>(i % 7);
+  st[1 * ld + 0] = std::numeric_limits<float>::quiet_NaN();  // key 1 of row 0
+  for (int64_t c = 0; c < ld; ++c) {
+    m[c] = -std::numeric_limits<float>::infinity();
+    l[c] = 0.0f;
+  }
+  for (bool softcap : {false, true}) {
+    SoftmaxTileDispatch(df, softcap, false, false, st.get(), ld, kb, 0,
+                        ScoreTransform{1.0f, softcap ? 4.0f : 0.0f}, BiasRows{},
+                        SoftmaxRows{m, l, alpha, lo, hi});
+    ASSERT_TRUE(std::isnan(l[0]));
+    for (int64_t c = 1; c < ld; ++c) ASSERT_TRUE(std::isfinite(l[c])) << c;
+  }
+}
+
+}  // namespace tessera::cpu_flash::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tessera::cpu_flash {
+HWY_BEFORE_TEST(CpuFlashSimd);
+HWY_EXPORT_AND_TEST_P(CpuFlashSimd, TestTileGemm);
+HWY_EXPORT_AND_TEST_P(CpuFlashSimd, TestTileGemmScaled);
+HWY_EXPORT_AND_TEST_P(CpuFlashSimd, TestRowConversions);
+HWY_EXPORT_AND_TEST_P(CpuFlashSimd, TestSoftmaxTile);
+HWY_EXPORT_AND_TEST_P(CpuFlashSimd, TestSoftmaxTileNaN);
+}  // namespace tessera::cpu_flash
+#endif  // HWY_ONCE
