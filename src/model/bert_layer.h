@@ -1,0 +1,41 @@
+// One BERT encoder layer over a packed (varlen) batch: no padding rows exist,
+// so no FLOP is spent on them.
+//   qkv = x Wqkv^T + b            [T, 3H]   one GEMM for Q, K and V
+//   ctx = attention(q, k, v)      [T, H]    through the dispatcher, varlen views into qkv
+//   x   = LN(x + ctx Wo^T + bo)   [T, H]
+//   f   = gelu(x W1^T + b1)       [T, I]
+//   x   = LN(x + f W2^T + b2)     [T, H]
+#pragma once
+
+#include <cstdint>
+
+#include "model/config.h"
+#include "model/weights.h"
+#include "tessera/context.h"
+#include "tessera/dispatcher.h"
+
+namespace tessera::model {
+
+// The packed batch: `count` sequences, sequence s owning rows cu_seqlens[s] ..
+// cu_seqlens[s+1] of `tokens` rows.
+struct PackedBatch {
+  int64_t tokens = 0;
+  int64_t count = 0;
+  const int32_t* cu_seqlens = nullptr;  // [count + 1]
+};
+
+// Working memory of one forward pass, reused by every layer.
+struct LayerScratch {
+  float* hidden = nullptr;   // [T, H]: the layer's input and output
+  float* context = nullptr;  // [T, H]: attention output, then FFN output
+  float* wide = nullptr;     // [T, max(3H, I)]: QKV, then the projection, then the FFN
+  static int64_t wide_width(const BertConfig& c) {
+    return 3 * c.hidden_size > c.intermediate_size ? 3 * c.hidden_size : c.intermediate_size;
+  }
+};
+
+Status run_bert_layer(int index, const LayerWeights& w, const BertConfig& config,
+                      const PackedBatch& batch, const LayerScratch& scratch,
+                      Dispatcher& attention, Context& ctx);
+
+}  // namespace tessera::model

@@ -1,0 +1,64 @@
+#include "model/kernels.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tessera::model {
+
+namespace {
+// Below this many floats touched, one thread does the whole stage: waking the
+// pool costs more than it saves.
+constexpr int64_t kMinParallelWork = 1 << 15;
+}  // namespace
+
+TESSERA_MODEL_CLONES
+void add_bias_row(float* x, const float* bias, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) x[i] += bias[i];
+}
+
+TESSERA_MODEL_CLONES
+void layer_norm_row(float* x, const float* gamma, const float* beta, float eps, int64_t n) {
+  float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t i = 0; i < n; ++i) sum += x[i];
+  const float mean = sum / static_cast<float>(n);
+  float sq = 0.0f;
+#pragma omp simd reduction(+ : sq)
+  for (int64_t i = 0; i < n; ++i) sq += (x[i] - mean) * (x[i] - mean);
+  const float rstd = 1.0f / std::sqrt(sq / static_cast<float>(n) + eps);
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) x[i] = (x[i] - mean) * rstd * gamma[i] + beta[i];
+}
+
+TESSERA_MODEL_CLONES
+void add_bias_residual_layer_norm_row(float* x, const float* y, const float* bias,
+                                      const float* gamma, const float* beta, float eps,
+                                      int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) x[i] += y[i] + bias[i];
+  layer_norm_row(x, gamma, beta, eps, n);
+}
+
+TESSERA_MODEL_CLONES
+void sum3_row(float* x, const float* a, const float* b, const float* c, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) x[i] = a[i] + b[i] + c[i];
+}
+
+void for_row_blocks(ThreadPool& pool, int64_t rows, int64_t cost_per_row,
+                    const std::function<void(int64_t, int64_t)>& fn) {
+  const int threads = pool.num_threads();
+  if (threads <= 1 || rows * cost_per_row < kMinParallelWork) {
+    fn(0, rows);
+    return;
+  }
+  // A few blocks per thread balance uneven progress without much overhead.
+  const int64_t blocks = std::min<int64_t>(rows, 4 * threads);
+  const int64_t per = (rows + blocks - 1) / blocks;
+  pool.parallel_for((rows + per - 1) / per, [&](int64_t b, int) {
+    fn(b * per, std::min(rows, (b + 1) * per));
+  });
+}
+
+}  // namespace tessera::model

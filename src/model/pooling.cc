@@ -1,0 +1,47 @@
+#include "model/pooling.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+
+namespace tessera::model {
+
+namespace {
+constexpr float kNormalizeEps = 1e-12f;  // torch.nn.functional.normalize default
+}  // namespace
+
+void pool_sequences(Pooling mode, const float* hidden, int64_t h, const int32_t* cu_seqlens,
+                    int64_t count, float* out) {
+  for (int64_t s = 0; s < count; ++s) {
+    const float* rows = hidden + static_cast<int64_t>(cu_seqlens[s]) * h;
+    const int64_t len = cu_seqlens[s + 1] - cu_seqlens[s];
+    float* o = out + s * h;
+    std::memcpy(o, rows, h * sizeof(float));  // the first token: cls, and the start of the others
+    if (mode == Pooling::kCls) continue;
+    for (int64_t t = 1; t < len; ++t) {
+      const float* r = rows + t * h;
+      if (mode == Pooling::kMean) {
+        for (int64_t i = 0; i < h; ++i) o[i] += r[i];
+      } else {
+        for (int64_t i = 0; i < h; ++i) o[i] = std::max(o[i], r[i]);
+      }
+    }
+    if (mode == Pooling::kMean) {
+      const float n = static_cast<float>(len);
+      for (int64_t i = 0; i < h; ++i) o[i] /= n;
+    }
+  }
+}
+
+void l2_normalize_rows(float* x, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* v = x + r * n;
+    double sq = 0.0;
+    for (int64_t i = 0; i < n; ++i) sq += static_cast<double>(v[i]) * v[i];
+    const float inv = 1.0f / std::max(static_cast<float>(std::sqrt(sq)), kNormalizeEps);
+    for (int64_t i = 0; i < n; ++i) v[i] *= inv;
+  }
+}
+
+}  // namespace tessera::model

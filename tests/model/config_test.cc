@@ -1,0 +1,163 @@
+#include "model/config.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "model_test_util.h"
+
+namespace tessera::model {
+namespace {
+
+using nlohmann::json;
+using testing::TempDir;
+using testing::TinyBert;
+
+void expect_error(const Status& st, StatusCode code, std::initializer_list<std::string> parts) {
+  EXPECT_EQ(st.code(), code) << st.to_string();
+  for (const std::string& p : parts) {
+    EXPECT_NE(st.message().find(p), std::string::npos)
+        << "message lacks '" << p << "': " << st.message();
+  }
+}
+
+json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return json::parse(in);
+}
+
+TEST(Config, ReadsTheDefaultModel) {
+  const std::string dir = std::string(TESSERA_SOURCE_DIR) + "/models/all-MiniLM-L6-v2";
+  ASSERT_TRUE(std::filesystem::exists(dir + "/config.json"))
+      << dir << " is missing: run scripts/install-deps.sh";
+  ModelConfig c;
+  ASSERT_TRUE(load_model_config(dir, &c).ok());
+  EXPECT_EQ(c.bert.hidden_size, 384);
+  EXPECT_EQ(c.bert.num_attention_heads, 12);
+  EXPECT_EQ(c.bert.head_dim(), 32);
+  EXPECT_EQ(c.bert.num_hidden_layers, 6);
+  EXPECT_EQ(c.bert.intermediate_size, 1536);
+  EXPECT_EQ(c.bert.vocab_size, 30522);
+  EXPECT_EQ(c.bert.max_position_embeddings, 512);
+  EXPECT_EQ(c.bert.type_vocab_size, 2);
+  EXPECT_FLOAT_EQ(c.bert.layer_norm_eps, 1e-12f);
+  EXPECT_EQ(c.pooling, Pooling::kMean);
+  EXPECT_TRUE(c.normalize);
+  EXPECT_EQ(c.max_seq_length, 256);
+  EXPECT_EQ(c.weights_path, dir + "/model.safetensors");
+}
+
+TEST(Config, PoolingModesAndNoNormalize) {
+  for (const char* mode : {"cls", "mean", "max"}) {
+    TempDir dir;
+    TinyBert tiny;
+    tiny.pooling = mode;
+    tiny.normalize = false;
+    tiny.write(dir.path().string());
+    ModelConfig c;
+    ASSERT_TRUE(load_model_config(dir.path().string(), &c).ok()) << mode;
+    EXPECT_STREQ(pooling_name(c.pooling), mode);
+    EXPECT_FALSE(c.normalize);
+    EXPECT_EQ(c.max_seq_length, tiny.max_seq_length);
+  }
+}
+
+TEST(Config, PlainHfDirectoryDefaultsToMeanPooling) {
+  TempDir dir;
+  TinyBert tiny;
+  tiny.write(dir.path().string());
+  std::filesystem::remove(dir.file("modules.json"));
+  std::filesystem::remove(dir.file("sentence_bert_config.json"));
+  ModelConfig c;
+  ASSERT_TRUE(load_model_config(dir.path().string(), &c).ok());
+  EXPECT_EQ(c.pooling, Pooling::kMean);
+  EXPECT_FALSE(c.normalize);
+  EXPECT_EQ(c.max_seq_length, tiny.positions);
+}
+
+// Rewrites one field of a JSON file in a fresh tiny model and loads it.
+Status load_with(const std::string& file, const std::string& key, const json& value) {
+  TempDir dir;
+  TinyBert().write(dir.path().string());
+  json j = read_json(dir.file(file));
+  if (value.is_null()) {
+    j.erase(key);
+  } else {
+    j[key] = value;
+  }
+  testing::write_file(dir.file(file), j.dump());
+  ModelConfig c;
+  return load_model_config(dir.path().string(), &c);
+}
+
+TEST(Config, UnsupportedArchitectureListsWhatIsSupported) {
+  expect_error(load_with("config.json", "model_type", "llama"), StatusCode::kUnsupported,
+               {"config.json", "\"llama\"", "supported", "bert"});
+  expect_error(load_with("config.json", "hidden_act", "gelu_new"), StatusCode::kUnsupported,
+               {"hidden_act", "gelu_new", "supported"});
+  expect_error(load_with("config.json", "position_embedding_type", "relative_key"),
+               StatusCode::kUnsupported, {"relative_key", "absolute"});
+}
+
+TEST(Config, BadFields) {
+  expect_error(load_with("config.json", "hidden_size", nullptr), StatusCode::kInvalidArgument,
+               {"config.json", "missing field 'hidden_size'"});
+  expect_error(load_with("config.json", "num_hidden_layers", -3), StatusCode::kInvalidArgument,
+               {"num_hidden_layers", "-3", "positive integer"});
+  expect_error(load_with("config.json", "num_attention_heads", 3), StatusCode::kInvalidArgument,
+               {"hidden_size = 8", "num_attention_heads = 3"});
+  expect_error(load_with("config.json", "layer_norm_eps", "small"), StatusCode::kInvalidArgument,
+               {"layer_norm_eps"});
+  expect_error(load_with("config.json", "model_type", 7), StatusCode::kInvalidArgument,
+               {"model_type", "string"});
+  expect_error(load_with("sentence_bert_config.json", "max_seq_length", 100),
+               StatusCode::kInvalidArgument,
+               {"sentence_bert_config.json", "max_seq_length = 100", "max_position_embeddings = 16"});
+  expect_error(load_with("1_Pooling/config.json", "pooling_mode_max_tokens", true),
+               StatusCode::kUnsupported,
+               {"1_Pooling/config.json", "pooling_mode_mean_tokens, pooling_mode_max_tokens"});
+  expect_error(load_with("1_Pooling/config.json", "word_embedding_dimension", 9),
+               StatusCode::kInvalidArgument, {"word_embedding_dimension = 9", "hidden_size = 8"});
+}
+
+TEST(Config, MissingOrCorruptFiles) {
+  ModelConfig c;
+  expect_error(load_model_config("/nonexistent/model", &c), StatusCode::kNotFound,
+               {"/nonexistent/model"});
+  {
+    TempDir dir;
+    TinyBert().write(dir.path().string());
+    std::filesystem::remove(dir.file("config.json"));
+    expect_error(load_model_config(dir.path().string(), &c), StatusCode::kNotFound,
+                 {"config.json", "missing"});
+  }
+  {
+    TempDir dir;
+    TinyBert().write(dir.path().string());
+    testing::write_file(dir.file("config.json"), "{\"model_type\": \"bert\",");
+    expect_error(load_model_config(dir.path().string(), &c), StatusCode::kInvalidArgument,
+                 {"config.json", "not valid JSON"});
+  }
+  {
+    TempDir dir;
+    TinyBert().write(dir.path().string());
+    std::filesystem::remove(dir.file("model.safetensors"));
+    expect_error(load_model_config(dir.path().string(), &c), StatusCode::kNotFound,
+                 {"model.safetensors"});
+  }
+  {
+    TempDir dir;
+    TinyBert().write(dir.path().string());
+    json modules = read_json(dir.file("modules.json"));
+    modules.push_back({{"idx", 3}, {"name", "3"}, {"path", "3_Dense"},
+                       {"type", "sentence_transformers.models.Dense"}});
+    testing::write_file(dir.file("modules.json"), modules.dump());
+    expect_error(load_model_config(dir.path().string(), &c), StatusCode::kUnsupported,
+                 {"modules.json", "Dense", "supported"});
+  }
+}
+
+}  // namespace
+}  // namespace tessera::model

@@ -1,0 +1,154 @@
+#include "model/weights.h"
+
+#include <gtest/gtest.h>
+
+#include "model_test_util.h"
+#include "tessera/context.h"
+
+namespace tessera::model {
+namespace {
+
+using testing::FakeTensor;
+using testing::TempDir;
+using testing::TinyBert;
+
+struct Loaded {
+  Status status;
+  BertWeights weights;
+};
+
+Loaded load(const TinyBert& tiny, const std::vector<FakeTensor>& tensors, Context& ctx) {
+  TempDir dir;
+  tiny.write(dir.path().string(), tensors);
+  ModelConfig config;
+  Loaded out;
+  out.status = load_model_config(dir.path().string(), &config);
+  if (!out.status.ok()) return out;
+  std::unique_ptr<SafetensorsFile> file;
+  out.status = SafetensorsFile::open(config.weights_path, &file);
+  if (!out.status.ok()) return out;
+  out.status = load_bert_weights(*file, config.bert, ctx.allocator(), &out.weights);
+  return out;
+}
+
+const FakeTensor& find(const std::vector<FakeTensor>& ts, const std::string& name) {
+  for (const FakeTensor& t : ts) {
+    if (t.name == name) return t;
+  }
+  throw std::runtime_error(name);
+}
+
+TEST(Weights, LoadsAndFusesQkvInTrackedMemory) {
+  Context ctx;
+  {
+    TinyBert tiny;
+    const auto tensors = tiny.tensors();
+    Loaded l = load(tiny, tensors, ctx);
+    ASSERT_TRUE(l.status.ok()) << l.status.to_string();
+    ASSERT_EQ(l.weights.layers.size(), 2u);
+    const int h = tiny.hidden;
+    // Rows of the fused matrix: query, then key, then value.
+    const char* parts[] = {"query", "key", "value"};
+    for (int p = 0; p < 3; ++p) {
+      const auto& w = find(tensors, std::string("encoder.layer.1.attention.self.") + parts[p] + ".weight");
+      const auto& b = find(tensors, std::string("encoder.layer.1.attention.self.") + parts[p] + ".bias");
+      for (int i = 0; i < h * h; ++i) EXPECT_EQ(l.weights.layers[1].qkv_w[p * h * h + i], w.values[i]);
+      for (int i = 0; i < h; ++i) EXPECT_EQ(l.weights.layers[1].qkv_b[p * h + i], b.values[i]);
+    }
+    const auto& word = find(tensors, "embeddings.word_embeddings.weight");
+    EXPECT_EQ(l.weights.word_embeddings[5 * h + 3], word.values[5 * h + 3]);
+    const auto& ffn = find(tensors, "encoder.layer.0.output.dense.weight");
+    EXPECT_EQ(l.weights.layers[0].ffn_out_w[7], ffn.values[7]);
+    EXPECT_GT(ctx.allocator().by_owner().at("model.weights").live_bytes, 0u);
+  }
+  EXPECT_TRUE(ctx.allocator().leaks().empty());
+}
+
+TEST(Weights, PrefixAndHalfPrecision) {
+  Context ctx;
+  for (const char* dtype : {"F16", "BF16"}) {
+    TinyBert tiny;
+    tiny.prefix = "bert.";
+    tiny.dtype = dtype;
+    const auto tensors = tiny.tensors();
+    Loaded l = load(tiny, tensors, ctx);
+    ASSERT_TRUE(l.status.ok()) << dtype << ": " << l.status.to_string();
+    const auto& g = find(tensors, "encoder.layer.0.output.LayerNorm.weight");
+    const DType dt = std::string(dtype) == "F16" ? DType::kF16 : DType::kBF16;
+    EXPECT_EQ(l.weights.layers[0].ln2_gamma[2], round_to_dtype(g.values[2], dt));
+  }
+}
+
+TEST(Weights, ShapeDisagreeingWithConfigNamesTensorAndShapes) {
+  Context ctx;
+  TinyBert tiny;
+  auto tensors = tiny.tensors();
+  for (FakeTensor& t : tensors) {
+    if (t.name == "encoder.layer.1.intermediate.dense.weight") {
+      t.shape = {13, 8};
+      t.values.resize(13 * 8, 0.0f);
+    }
+  }
+  Loaded l = load(tiny, tensors, ctx);
+  EXPECT_EQ(l.status.code(), StatusCode::kInvalidArgument);
+  for (const char* part : {"model.safetensors", "'encoder.layer.1.intermediate.dense.weight'",
+                           "[13, 8]", "[12, 8]", "intermediate_size"}) {
+    EXPECT_NE(l.status.message().find(part), std::string::npos) << l.status.message();
+  }
+}
+
+TEST(Weights, MissingTensorExtraLayerAndWrongDtype) {
+  Context ctx;
+  TinyBert tiny;
+  {
+    auto tensors = tiny.tensors();
+    std::erase_if(tensors, [](const FakeTensor& t) {
+      return t.name == "encoder.layer.0.attention.self.value.bias";
+    });
+    Loaded l = load(tiny, tensors, ctx);
+    EXPECT_EQ(l.status.code(), StatusCode::kNotFound);
+    EXPECT_NE(l.status.message().find("'encoder.layer.0.attention.self.value.bias'"),
+              std::string::npos) << l.status.message();
+  }
+  {
+    TinyBert three = tiny;
+    three.layers = 3;
+    TinyBert two = tiny;  // the config says 2 layers, the file holds 3
+    Loaded l = load(two, three.tensors(), ctx);
+    EXPECT_EQ(l.status.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(l.status.message().find("num_hidden_layers = 2"), std::string::npos)
+        << l.status.message();
+  }
+  {
+    TempDir dir;
+    tiny.write(dir.path().string());
+    testing::write_file(dir.file("model.safetensors"),
+                        testing::safetensors_bytes(
+                            R"({"embeddings.word_embeddings.weight":{"dtype":"I32","shape":[40,8],"data_offsets":[0,1280]}})",
+                            std::string(1280, '\0')));
+    ModelConfig config;
+    ASSERT_TRUE(load_model_config(dir.path().string(), &config).ok());
+    std::unique_ptr<SafetensorsFile> file;
+    ASSERT_TRUE(SafetensorsFile::open(config.weights_path, &file).ok());
+    BertWeights w;
+    const Status st = load_bert_weights(*file, config.bert, ctx.allocator(), &w);
+    EXPECT_EQ(st.code(), StatusCode::kUnsupported);
+    EXPECT_NE(st.message().find("I32"), std::string::npos) << st.message();
+  }
+  {
+    TempDir dir;
+    tiny.write(dir.path().string(), {{"something.else", {2}, {1, 2}}});
+    ModelConfig config;
+    ASSERT_TRUE(load_model_config(dir.path().string(), &config).ok());
+    std::unique_ptr<SafetensorsFile> file;
+    ASSERT_TRUE(SafetensorsFile::open(config.weights_path, &file).ok());
+    BertWeights w;
+    const Status st = load_bert_weights(*file, config.bert, ctx.allocator(), &w);
+    EXPECT_EQ(st.code(), StatusCode::kNotFound);
+    EXPECT_NE(st.message().find("not a BERT checkpoint"), std::string::npos) << st.message();
+  }
+  EXPECT_TRUE(ctx.allocator().leaks().empty());
+}
+
+}  // namespace
+}  // namespace tessera::model
