@@ -28,13 +28,26 @@ struct LeakRecord {
   size_t bytes = 0;
 };
 
+// Where a TrackingAllocator's bytes come from: host memory by default, device
+// memory for a CUDA allocator. The accounting (live, peak, owners, budget,
+// leaks) is the same whatever the resource.
+class MemoryResource {
+ public:
+  virtual ~MemoryResource() = default;
+  // nullptr on failure.
+  virtual void* allocate(size_t bytes, size_t alignment) = 0;
+  virtual void deallocate(void* ptr) = 0;
+};
+MemoryResource& host_memory_resource();
+
 class TrackingAllocator {
  public:
   static constexpr size_t kAlignment = 64;  // one cache line; every SIMD width
 
   // `budget` caps live bytes; an allocation past it is refused before any
   // memory is taken.
-  explicit TrackingAllocator(std::optional<size_t> budget = std::nullopt);
+  explicit TrackingAllocator(std::optional<size_t> budget = std::nullopt,
+                             MemoryResource* resource = nullptr /* host */);
   TrackingAllocator(const TrackingAllocator&) = delete;
   TrackingAllocator& operator=(const TrackingAllocator&) = delete;
   // Outstanding blocks are leaks (see leaks()); they are freed here.
@@ -60,6 +73,7 @@ class TrackingAllocator {
     std::string owner;
   };
   mutable std::mutex mu_;
+  MemoryResource* resource_;
   std::optional<size_t> budget_;
   size_t live_ = 0;
   size_t peak_ = 0;

@@ -3,11 +3,15 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 
 #include "tessera/allocator.h"
 #include "tessera/logging.h"
 #include "tessera/profiler.h"
+#include "tessera/tensor.h"
 #include "tessera/thread_pool.h"
 
 namespace tessera {
@@ -32,7 +36,20 @@ class Context {
   Profiler& profiler() { return profiler_; }
   Logger& logger() { return logger_; }
 
+  // Tracked allocator for the memory of `device` (cuda:N), created on first
+  // use over `resource` (which must outlive the context). Same accounting,
+  // budget and leak report as host memory; the CUDA runtime module supplies
+  // the resource, so this header needs no CUDA.
+  TrackingAllocator& device_allocator(Device device, MemoryResource* resource);
+  // The stream device backends enqueue on (a cudaStream_t); null: default.
+  void* device_stream() const { return device_stream_; }
+  void set_device_stream(void* stream) { device_stream_ = stream; }
+
  private:
+  std::optional<size_t> budget_;
+  std::mutex device_mu_;
+  std::map<int, std::unique_ptr<TrackingAllocator>> device_allocators_;
+  void* device_stream_ = nullptr;
   TrackingAllocator allocator_;
   ThreadPool pool_;
   Profiler profiler_;

@@ -4,12 +4,22 @@
 #include "reference/reference_backend.h"
 #include "tessera/registry.h"
 
+#if TESSERA_HAVE_CUDA
+#include "cuda_flash/cuda_flash_backend.h"
+#include "cuda_vendor/cuda_vendor_backend.h"
+#endif
+
 namespace tessera {
 
 void register_builtin_backends(Registry& registry) {
   // add() fails only on duplicate names, which a fresh registry cannot have.
   (void)registry.add(make_reference_backend());
   (void)registry.add(make_cpu_gemm_backend());
+#if TESSERA_HAVE_CUDA
+  // Registered even without a GPU: availability() says why they cannot run.
+  (void)registry.add(make_cuda_flash_backend());
+  (void)registry.add(make_cuda_vendor_backend());
+#endif
 }
 
 }  // namespace tessera

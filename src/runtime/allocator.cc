@@ -5,12 +5,28 @@
 
 namespace tessera {
 
-TrackingAllocator::TrackingAllocator(std::optional<size_t> budget) : budget_(budget) {}
+namespace {
+class HostMemoryResource final : public MemoryResource {
+ public:
+  void* allocate(size_t bytes, size_t alignment) override {
+    return std::aligned_alloc(alignment, bytes);
+  }
+  void deallocate(void* ptr) override { std::free(ptr); }
+};
+}  // namespace
+
+MemoryResource& host_memory_resource() {
+  static HostMemoryResource resource;
+  return resource;
+}
+
+TrackingAllocator::TrackingAllocator(std::optional<size_t> budget, MemoryResource* resource)
+    : resource_(resource != nullptr ? resource : &host_memory_resource()), budget_(budget) {}
 
 // Outstanding blocks were leaks; Context reports them before this runs. They
 // are returned to the system so one leak does not grow the process forever.
 TrackingAllocator::~TrackingAllocator() {
-  for (auto& [ptr, block] : blocks_) std::free(ptr);
+  for (auto& [ptr, block] : blocks_) resource_->deallocate(ptr);
 }
 
 Status TrackingAllocator::allocate(size_t bytes, std::string_view owner, void** out) {
@@ -26,7 +42,7 @@ Status TrackingAllocator::allocate(size_t bytes, std::string_view owner, void** 
     // Reserve before allocating so concurrent callers cannot both pass the check.
     live_ += rounded;
   }
-  void* p = rounded == 0 ? nullptr : std::aligned_alloc(kAlignment, rounded);
+  void* p = rounded == 0 ? nullptr : resource_->allocate(rounded, kAlignment);
   std::lock_guard<std::mutex> lock(mu_);
   if (rounded != 0 && p == nullptr) {
     live_ -= rounded;
@@ -55,7 +71,7 @@ void TrackingAllocator::deallocate(void* ptr) {
     owners_.find(it->second.owner)->second.live_bytes -= it->second.bytes;
     blocks_.erase(it);
   }
-  std::free(ptr);
+  resource_->deallocate(ptr);
 }
 
 void TrackingAllocator::set_budget(std::optional<size_t> budget) {

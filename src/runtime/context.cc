@@ -5,15 +5,31 @@
 namespace tessera {
 
 Context::Context(const ContextOptions& options)
-    : allocator_(options.memory_budget_bytes), pool_(options.num_threads) {
+    : budget_(options.memory_budget_bytes),
+      allocator_(options.memory_budget_bytes),
+      pool_(options.num_threads) {
   profiler_.set_enabled(options.profile);
 }
 
 Context::~Context() {
-  for (const auto& leak : allocator_.leaks()) {
-    logger_.log(LogLevel::kError, "leak: " + leak.owner + " still holds " +
-                                      std::to_string(leak.bytes) + " bytes at context end");
+  const auto report = [this](const TrackingAllocator& alloc, const std::string& where) {
+    for (const auto& leak : alloc.leaks()) {
+      logger_.log(LogLevel::kError, "leak: " + leak.owner + " still holds " +
+                                        std::to_string(leak.bytes) + " bytes" + where +
+                                        " at context end");
+    }
+  };
+  report(allocator_, "");
+  for (const auto& [index, alloc] : device_allocators_) {
+    report(*alloc, " of cuda:" + std::to_string(index));
   }
+}
+
+TrackingAllocator& Context::device_allocator(Device device, MemoryResource* resource) {
+  std::lock_guard<std::mutex> lock(device_mu_);
+  auto& slot = device_allocators_[device.index];
+  if (!slot) slot = std::make_unique<TrackingAllocator>(budget_, resource);
+  return *slot;
 }
 
 }  // namespace tessera

@@ -59,6 +59,12 @@ Row bench_one(AppState& state, const ShapeSpec& spec, Backend* backend, const Be
     row.status = s.to_string();
     return row;
   }
+  if (backend->device().kind == DeviceKind::kCuda && backend->availability().available) {
+    if (Status s = problem.to_device(ctx, backend->device().index); !s.ok()) {
+      row.status = s.to_string();
+      return row;
+    }
+  }
   const AttentionArgs& args = problem.args();
   Policy only;
   only.only = {row.backend};

@@ -2,6 +2,10 @@
 
 #include <random>
 
+#if TESSERA_HAVE_CUDA
+#include "runtime/cuda/cuda_runtime.h"
+#endif
+
 namespace tessera::cli {
 
 namespace {
@@ -239,6 +243,37 @@ Status Problem::create(const ShapeSpec& s, TrackingAllocator& alloc, uint64_t se
     out->args_.varlen = Varlen{out->cu_q_.data(), out->cu_k_.data(), s.b};
   }
   return Status::Ok();
+}
+
+Status Problem::to_device(Context& ctx, int device) {
+#if TESSERA_HAVE_CUDA
+  TrackingAllocator& dev = cuda::device_allocator(ctx, device);
+  void* stream = ctx.device_stream();
+  const auto move = [&](Buffer& host, TensorView* view) -> Status {
+    if (host.data() == nullptr) return Status::Ok();
+    Buffer on_device;
+    TESSERA_RETURN_IF_ERROR(Buffer::allocate(dev, host.bytes(), "cli.problem", &on_device));
+    TESSERA_RETURN_IF_ERROR(cuda::copy_to_device(on_device.data(), host.data(), host.bytes(), stream));
+    TESSERA_RETURN_IF_ERROR(cuda::synchronize(stream));
+    if (view != nullptr) {
+      view->data = on_device.data();
+      view->device = Device::cuda(device);
+    }
+    host = std::move(on_device);
+    return Status::Ok();
+  };
+  TESSERA_RETURN_IF_ERROR(move(q_, &args_.q));
+  TESSERA_RETURN_IF_ERROR(move(k_, &args_.k));
+  TESSERA_RETURN_IF_ERROR(move(v_, &args_.v));
+  TESSERA_RETURN_IF_ERROR(move(out_, &args_.out));
+  TESSERA_RETURN_IF_ERROR(move(lse_, args_.lse.present() ? &args_.lse : nullptr));
+  TESSERA_RETURN_IF_ERROR(move(bias_, args_.bias.present() ? &args_.bias : nullptr));
+  return Status::Ok();
+#else
+  (void)ctx;
+  return unavailable("this build has no CUDA support; cannot place tensors on cuda:" +
+                     std::to_string(device));
+#endif
 }
 
 }  // namespace tessera::cli

@@ -38,6 +38,9 @@ class Problem {
   // Args with placeholder data pointers: for explain(), which reads no data.
   static AttentionArgs placeholder_args(const ShapeSpec& spec);
   const AttentionArgs& args() const { return args_; }
+  // Moves the tensors to CUDA device `device` (tracked device memory); the
+  // cu_seqlens stay on the host, as the contract says. CUDA builds only.
+  Status to_device(Context& ctx, int device);
 
  private:
   Buffer q_, k_, v_, out_, lse_, bias_;
