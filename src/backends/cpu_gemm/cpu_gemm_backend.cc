@@ -21,13 +21,13 @@ namespace {
 constexpr std::string_view kName = "cpu.gemm";
 
 // Head groups run at the same time, each with its own workspace slice.
-int64_t groups_in_flight(int64_t units, int threads) {
-  return units >= threads ? threads : 1;
-}
+int64_t groups_in_flight(int64_t units, int threads) { return units >= threads ? threads : 1; }
 
 // The pool size of a default Context, for workspace_bytes(args), which has
 // no Context to ask.
-int default_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+int default_threads() {
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 int64_t head_groups(const AttentionArgs& args) {
   const AttentionDims d = dims_of(args);
@@ -53,21 +53,25 @@ class CpuGemmBackend final : public Backend {
 
   std::vector<std::string> check(const AttentionArgs& args, const Context& ctx) const override {
     std::vector<std::string> reasons = check_capabilities(capabilities(), device(), args);
-    if (!reasons.empty()) return reasons;
+    if (!reasons.empty()) {
+      return reasons;
+    }
     const std::optional<size_t> budget = ctx.allocator().budget();
-    if (!budget) return reasons;
+    if (!budget) {
+      return reasons;
+    }
     const size_t live = ctx.allocator().live_bytes();
     const size_t free = *budget > live ? *budget - live : 0;
     const size_t need = workspace_bytes(args);
     if (need > free) {
       const AttentionDims d = dims_of(args);
       const cpu_gemm::UnitLayout l = cpu_gemm::UnitLayout::of(args);
-      reasons.push_back(
-          "workspace " + std::to_string(need) + " bytes (f32 scores " + std::to_string(l.rows) +
-          " x " + std::to_string(d.sk) + " per head group, " +
-          std::to_string(groups_in_flight(head_groups(args), default_threads())) +
-          " in flight) exceeds the memory budget: " + std::to_string(*budget) + " bytes with " +
-          std::to_string(live) + " live");
+      reasons.push_back("workspace " + std::to_string(need) + " bytes (f32 scores " +
+                        std::to_string(l.rows) + " x " + std::to_string(d.sk) +
+                        " per head group, " +
+                        std::to_string(groups_in_flight(head_groups(args), default_threads())) +
+                        " in flight) exceeds the memory budget: " + std::to_string(*budget) +
+                        " bytes with " + std::to_string(live) + " live");
     }
     return reasons;
   }
@@ -83,7 +87,9 @@ Status CpuGemmBackend::run(const AttentionArgs& args, Context& ctx) {
   const cpu_gemm::UnitLayout layout = cpu_gemm::UnitLayout::of(args);
   const AttentionDims dims = dims_of(args);
   const int64_t units = head_groups(args);
-  if (units == 0) return Status::Ok();
+  if (units == 0) {
+    return Status::Ok();
+  }
   const int threads = ctx.pool().num_threads();
   const int64_t in_flight = groups_in_flight(units, threads);
 
@@ -118,7 +124,9 @@ Status CpuGemmBackend::run(const AttentionArgs& args, Context& ctx) {
     Status st = cpu_gemm::run_head_group(args, layout, b, kv_head, scratch[thread]);
     if (!st.ok()) {
       const std::lock_guard<std::mutex> lock(mu);
-      if (first_error.ok()) first_error = std::move(st);
+      if (first_error.ok()) {
+        first_error = std::move(st);
+      }
     }
   });
   return first_error;

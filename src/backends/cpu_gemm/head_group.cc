@@ -12,7 +12,9 @@ namespace {
 // Every carved array starts on its own cache line.
 constexpr size_t kAlignBytes = 64;
 constexpr int64_t kAlignFloats = kAlignBytes / sizeof(float);
-int64_t aligned(int64_t floats) { return (floats + kAlignFloats - 1) / kAlignFloats * kAlignFloats; }
+int64_t aligned(int64_t floats) {
+  return (floats + kAlignFloats - 1) / kAlignFloats * kAlignFloats;
+}
 
 // Can this k or v view feed the GEMM directly as a row-major [Sk, cols] f32
 // matrix? Its leading dimension is strides[1].
@@ -27,10 +29,16 @@ bool gemm_ready(const TensorView& t) {
 void visible_keys(const Mask& m, int64_t i, int64_t sq, int64_t sk, int64_t* lo, int64_t* hi) {
   const int64_t p = i + sk - sq;
   int64_t l = 0, h = sk;
-  if (m.kind == MaskKind::kCausal) h = std::min(h, p + 1);
+  if (m.kind == MaskKind::kCausal) {
+    h = std::min(h, p + 1);
+  }
   if (m.kind == MaskKind::kWindow) {
-    if (m.window_left >= 0) l = std::max(l, p - m.window_left);
-    if (m.window_right >= 0) h = std::min(h, p + m.window_right + 1);
+    if (m.window_left >= 0) {
+      l = std::max(l, p - m.window_left);
+    }
+    if (m.window_right >= 0) {
+      h = std::min(h, p + m.window_right + 1);
+    }
   }
   *lo = std::clamp<int64_t>(l, 0, sk);
   *hi = std::clamp<int64_t>(h, *lo, sk);
@@ -71,10 +79,10 @@ struct GroupView {
   SeqRange range;
   int64_t b, tb, kv_head, group, d, dv;
   float scale;
-  const float* k;
-  int64_t ldk;
-  const float* v;
-  int64_t ldv;
+  const float* k = nullptr;  // set when the sequence has keys
+  int64_t ldk = 0;
+  const float* v = nullptr;
+  int64_t ldv = 0;
 };
 
 // Writes rows [row0, row0 + n) of the group from the GEMM output tile.
@@ -91,7 +99,9 @@ void store_rows(const GroupView& g, const Scratch& s, int64_t row0, int64_t n) {
       const float value = st.fully_masked ? 0.0f : o[c] * st.out_scale;
       store_from_f32(a.out.data, base + c * a.out.strides[3], a.out.dtype, value);
     }
-    if (a.lse.present()) static_cast<float*>(a.lse.data)[a.lse.offset({g.tb, h, qi})] = st.lse;
+    if (a.lse.present()) {
+      static_cast<float*>(a.lse.data)[a.lse.offset({g.tb, h, qi})] = st.lse;
+    }
   }
 }
 
@@ -105,7 +115,9 @@ Status run_block(const GroupView& g, const Scratch& s, int64_t row0, int64_t n) 
   for (int64_t row = row0; row < row0 + n; ++row) {
     int64_t lo, hi;
     visible_keys(a.mask, row % sq, sq, sk, &lo, &hi);
-    if (hi > lo) c0 = std::min(c0, lo), c1 = std::max(c1, hi);
+    if (hi > lo) {
+      c0 = std::min(c0, lo), c1 = std::max(c1, hi);
+    }
   }
   const int64_t nc = c1 > c0 ? c1 - c0 : 0;
   float* scores = s.scores + row0 * sk + c0;  // leading dimension sk
@@ -121,12 +133,12 @@ Status run_block(const GroupView& g, const Scratch& s, int64_t row0, int64_t n) 
     if (a.bias.present()) {
       bias = bias_row(a.bias, g.b, g.kv_head * g.group + hh, i, &bias_stride) + c0 * bias_stride;
     }
-    s.rows[row] = softmax_row(scores + (row - row0) * sk, nc, lo - c0, hi - c0, a.softcap, bias,
-                              bias_stride);
+    s.rows[row] =
+        softmax_row(scores + (row - row0) * sk, nc, lo - c0, hi - c0, a.softcap, bias, bias_stride);
   }
   if (nc > 0 && g.dv > 0) {
-    TESSERA_RETURN_IF_ERROR(sgemm(false, false, n, g.dv, nc, 1.0f, scores, sk,
-                                  g.v + c0 * g.ldv, g.ldv, 0.0f, s.out + row0 * g.dv, g.dv));
+    TESSERA_RETURN_IF_ERROR(sgemm(false, false, n, g.dv, nc, 1.0f, scores, sk, g.v + c0 * g.ldv,
+                                  g.ldv, 0.0f, s.out + row0 * g.dv, g.dv));
   } else {
     std::fill(s.out + row0 * g.dv, s.out + (row0 + n) * g.dv, 0.0f);
   }
@@ -170,8 +182,8 @@ Scratch carve(const UnitLayout& l, void* base) {
   return s;
 }
 
-Status run_head_group(const AttentionArgs& a, const UnitLayout& layout, int64_t b,
-                      int64_t kv_head, const Scratch& s) {
+Status run_head_group(const AttentionArgs& a, const UnitLayout& layout, int64_t b, int64_t kv_head,
+                      const Scratch& s) {
   GroupView g;
   g.args = &a;
   g.range = seq_range(a, b);
@@ -183,7 +195,9 @@ Status run_head_group(const AttentionArgs& a, const UnitLayout& layout, int64_t 
   g.dv = a.v.shape[3];
   g.scale = a.effective_scale();
   const int64_t sq = g.range.q_len, sk = g.range.k_len;
-  if (sq == 0) return Status::Ok();
+  if (sq == 0) {
+    return Status::Ok();
+  }
   for (int64_t hh = 0; hh < g.group; ++hh) {
     for (int64_t i = 0; i < sq; ++i) {
       const int64_t offset = a.q.offset({g.tb, g.range.q_begin + i, kv_head * g.group + hh, 0});
@@ -195,7 +209,9 @@ Status run_head_group(const AttentionArgs& a, const UnitLayout& layout, int64_t 
     g.v = as_gemm_matrix(a.v, layout.convert_v, g.tb, g.range.k_begin, sk, kv_head, s.v, &g.ldv);
   }
   const int64_t rows = g.group * sq;
-  if (a.mask.kind == MaskKind::kNone) return run_block(g, s, 0, rows);
+  if (a.mask.kind == MaskKind::kNone) {
+    return run_block(g, s, 0, rows);
+  }
   for (int64_t hh = 0; hh < g.group; ++hh) {
     for (int64_t i0 = 0; i0 < sq; i0 += kMaskedRowBlock) {
       TESSERA_RETURN_IF_ERROR(run_block(g, s, hh * sq + i0, std::min(kMaskedRowBlock, sq - i0)));

@@ -35,11 +35,11 @@ struct UnitLayout {
 
 // One thread's pointers into its slice of the workspace.
 struct Scratch {
-  float* scores = nullptr;  // [g*Sq, Sk]
-  float* q = nullptr;       // [g*Sq, D]
-  float* k = nullptr;       // [Sk, D] when convert_k
-  float* v = nullptr;       // [Sk, Dv] when convert_v
-  float* out = nullptr;     // [g*Sq, Dv]
+  float* scores = nullptr;     // [g*Sq, Sk]
+  float* q = nullptr;          // [g*Sq, D]
+  float* k = nullptr;          // [Sk, D] when convert_k
+  float* v = nullptr;          // [Sk, Dv] when convert_v
+  float* out = nullptr;        // [g*Sq, Dv]
   RowSoftmax* rows = nullptr;  // [g*Sq]
 };
 Scratch carve(const UnitLayout& layout, void* base);

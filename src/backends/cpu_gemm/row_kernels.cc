@@ -7,9 +7,12 @@
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu_gemm/row_kernels.cc"
+// foreach_target.h must come first: it re-includes this file per target.
+// clang-format off
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "hwy/contrib/math/math-inl.h"
+// clang-format on
 #include "cpu_gemm/row_kernels.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -28,13 +31,17 @@ void SoftcapSpan(float* x, int64_t n, float softcap) {
   for (; j + lanes <= n; j += lanes) {
     hn::StoreU(hn::Mul(cap, hn::Tanh(d, hn::Mul(hn::LoadU(d, x + j), inv_cap))), d, x + j);
   }
-  for (; j < n; ++j) x[j] = softcap * std::tanh(x[j] / softcap);
+  for (; j < n; ++j) {
+    x[j] = softcap * std::tanh(x[j] / softcap);
+  }
 }
 
 // x[0, n) += bias[j * stride].
 void AddBiasSpan(float* x, int64_t n, const float* bias, int64_t stride) {
   if (stride != 1) {
-    for (int64_t j = 0; j < n; ++j) x[j] += bias[j * stride];
+    for (int64_t j = 0; j < n; ++j) {
+      x[j] += bias[j * stride];
+    }
     return;
   }
   const hn::ScalableTag<float> d;
@@ -43,7 +50,9 @@ void AddBiasSpan(float* x, int64_t n, const float* bias, int64_t stride) {
   for (; j + lanes <= n; j += lanes) {
     hn::StoreU(hn::Add(hn::LoadU(d, x + j), hn::LoadU(d, bias + j)), d, x + j);
   }
-  for (; j < n; ++j) x[j] += bias[j];
+  for (; j < n; ++j) {
+    x[j] += bias[j];
+  }
 }
 
 // Max of x[0, n) and whether any element is NaN (a NaN may or may not win a
@@ -90,8 +99,8 @@ float ExpSumSpan(float* x, int64_t n, float max) {
   return sum;
 }
 
-RowSoftmax SoftmaxRow(float* s, int64_t n, int64_t lo, int64_t hi, float softcap,
-                      const float* bias, int64_t bias_stride) {
+RowSoftmax SoftmaxRow(float* s, int64_t n, int64_t lo, int64_t hi, float softcap, const float* bias,
+                      int64_t bias_stride) {
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   lo = std::clamp<int64_t>(lo, 0, n);
   hi = std::clamp<int64_t>(hi, lo, n);
@@ -105,8 +114,12 @@ RowSoftmax SoftmaxRow(float* s, int64_t n, int64_t lo, int64_t hi, float softcap
     r.fully_masked = true;
     return r;
   }
-  if (softcap > 0.0f) SoftcapSpan(x, len, softcap);
-  if (bias != nullptr) AddBiasSpan(x, len, bias + lo * bias_stride, bias_stride);
+  if (softcap > 0.0f) {
+    SoftcapSpan(x, len, softcap);
+  }
+  if (bias != nullptr) {
+    AddBiasSpan(x, len, bias + lo * bias_stride, bias_stride);
+  }
   bool nan_seen = false;
   const float max = MaxSpan(x, len, &nan_seen);
   if (nan_seen) {
@@ -129,7 +142,9 @@ RowSoftmax SoftmaxRow(float* s, int64_t n, int64_t lo, int64_t hi, float softcap
 
 void RowToF32(const void* src, DType dtype, int64_t n, int64_t stride, float* dst) {
   if (stride != 1 || dtype == DType::kF32) {
-    for (int64_t j = 0; j < n; ++j) dst[j] = load_as_f32(src, j * stride, dtype);
+    for (int64_t j = 0; j < n; ++j) {
+      dst[j] = load_as_f32(src, j * stride, dtype);
+    }
     return;
   }
   const hn::ScalableTag<float> d;
@@ -138,13 +153,19 @@ void RowToF32(const void* src, DType dtype, int64_t n, int64_t stride, float* ds
   if (dtype == DType::kBF16) {
     const hn::Rebind<hwy::bfloat16_t, decltype(d)> dh;
     const auto* h = static_cast<const hwy::bfloat16_t*>(src);
-    for (; j + lanes <= n; j += lanes) hn::StoreU(hn::PromoteTo(d, hn::LoadU(dh, h + j)), d, dst + j);
+    for (; j + lanes <= n; j += lanes) {
+      hn::StoreU(hn::PromoteTo(d, hn::LoadU(dh, h + j)), d, dst + j);
+    }
   } else {
     const hn::Rebind<hwy::float16_t, decltype(d)> dh;
     const auto* h = static_cast<const hwy::float16_t*>(src);
-    for (; j + lanes <= n; j += lanes) hn::StoreU(hn::PromoteTo(d, hn::LoadU(dh, h + j)), d, dst + j);
+    for (; j + lanes <= n; j += lanes) {
+      hn::StoreU(hn::PromoteTo(d, hn::LoadU(dh, h + j)), d, dst + j);
+    }
   }
-  for (; j < n; ++j) dst[j] = load_as_f32(src, j, dtype);
+  for (; j < n; ++j) {
+    dst[j] = load_as_f32(src, j, dtype);
+  }
 }
 
 }  // namespace HWY_NAMESPACE

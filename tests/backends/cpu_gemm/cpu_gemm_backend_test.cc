@@ -22,11 +22,11 @@ struct Problem {
   int64_t b = 2, sq = 37, sk = 53, hq = 6, hkv = 2, d = 59, dv = 45;
   DType dtype = DType::kF32;
   Mask mask;
-  bool bhsd = false;      // memory order [B, H, S, D], viewed through strides
-  int bias_kind = 0;      // 0 none, 1 full [B, Hq, Sq, Sk], 2 broadcast [B, 1, 1, Sk]
+  bool bhsd = false;  // memory order [B, H, S, D], viewed through strides
+  int bias_kind = 0;  // 0 none, 1 full [B, Hq, Sq, Sk], 2 broadcast [B, 1, 1, Sk]
   float softcap = 0.0f;
   std::vector<int32_t> cu_q, cu_k;  // varlen when set
-  int nan_q_row = -1;     // q row (in the packed row order) to poison
+  int nan_q_row = -1;               // q row (in the packed row order) to poison
 };
 
 // Owns the tensors of one problem and the args over them.
@@ -38,14 +38,18 @@ struct Tensors {
 
 TensorView view(void* data, DType dtype, int64_t b, int64_t s, int64_t h, int64_t d, bool bhsd) {
   TensorView t = TensorView::contiguous(data, dtype, {b, s, h, d});
-  if (bhsd) t.strides = {h * s * d, d, s * d, 1};
+  if (bhsd) {
+    t.strides = {h * s * d, d, s * d, 1};
+  }
   return t;
 }
 
 void fill(std::vector<uint8_t>& raw, DType dtype, int64_t n, std::mt19937& rng) {
   std::uniform_real_distribution<float> dist(-1.5f, 1.5f);
   raw.assign(static_cast<size_t>(n) * dtype_size(dtype), 0);
-  for (int64_t i = 0; i < n; ++i) store_from_f32(raw.data(), i, dtype, dist(rng));
+  for (int64_t i = 0; i < n; ++i) {
+    store_from_f32(raw.data(), i, dtype, dist(rng));
+  }
 }
 
 Tensors make(const Problem& p) {
@@ -75,12 +79,16 @@ Tensors make(const Problem& p) {
   a.lse = TensorView::contiguous(t.lse.data(), DType::kF32, {rb, p.hq, tq});
   a.mask = p.mask;
   a.softcap = p.softcap;
-  if (varlen) a.varlen = Varlen{p.cu_q.data(), p.cu_k.data(), static_cast<int64_t>(p.cu_q.size()) - 1};
+  if (varlen) {
+    a.varlen = Varlen{p.cu_q.data(), p.cu_k.data(), static_cast<int64_t>(p.cu_q.size()) - 1};
+  }
   const int64_t sq = varlen ? dims_of(a).sq : p.sq, sk = varlen ? dims_of(a).sk : p.sk;
   const int64_t bb = varlen ? static_cast<int64_t>(p.cu_q.size()) - 1 : p.b;
   if (p.bias_kind == 1) {
     t.bias.resize(static_cast<size_t>(bb * p.hq * sq * sk));
-    for (size_t i = 0; i < t.bias.size(); ++i) t.bias[i] = static_cast<float>(i % 7) * 0.3f - 1.0f;
+    for (size_t i = 0; i < t.bias.size(); ++i) {
+      t.bias[i] = static_cast<float>(i % 7) * 0.3f - 1.0f;
+    }
     a.bias = TensorView::contiguous(t.bias.data(), DType::kF32, {bb, p.hq, sq, sk});
   } else if (p.bias_kind == 2) {
     t.bias.resize(static_cast<size_t>(bb * sk));
@@ -118,7 +126,9 @@ void expect_matches_reference(const Problem& p, const std::string& label) {
       continue;
     }
     const double err = std::abs(got - want) / (1.0 + std::abs(want));
-    if (err > worst) worst = err, worst_at = i;
+    if (err > worst) {
+      worst = err, worst_at = i;
+    }
   }
   EXPECT_LE(worst, tol) << label << ": worst element " << worst_at;
   for (size_t i = 0; i < t.lse.size(); ++i) {
@@ -140,13 +150,26 @@ TEST(CpuGemm, MatchesReferenceOverFeaturesAndDtypes) {
       p.dtype = dtype;
       std::string label = std::string(dtype_name(dtype)) + " feature " + std::to_string(feature);
       switch (feature) {
-        case 0: break;                                             // plain GQA, Dv != D
-        case 1: p.mask = Mask::causal(); break;                    // Sq < Sk
-        case 2: p.mask = Mask::causal(), p.sq = 300, p.sk = 170; break;  // rows with no key
-        case 3: p.mask = Mask::window(9, 4), p.bhsd = true; break;
-        case 4: p.bias_kind = 1, p.softcap = 2.5f; break;
-        case 5: p.bias_kind = 2, p.hkv = 1, p.mask = Mask::window(-1, 0); break;  // MQA
-        case 6: p.nan_q_row = 5, p.hkv = 6; break;                 // MHA, NaN query row
+        case 0:
+          break;  // plain GQA, Dv != D
+        case 1:
+          p.mask = Mask::causal();
+          break;  // Sq < Sk
+        case 2:
+          p.mask = Mask::causal(), p.sq = 300, p.sk = 170;
+          break;  // rows with no key
+        case 3:
+          p.mask = Mask::window(9, 4), p.bhsd = true;
+          break;
+        case 4:
+          p.bias_kind = 1, p.softcap = 2.5f;
+          break;
+        case 5:
+          p.bias_kind = 2, p.hkv = 1, p.mask = Mask::window(-1, 0);
+          break;  // MQA
+        case 6:
+          p.nan_q_row = 5, p.hkv = 6;
+          break;  // MHA, NaN query row
       }
       expect_matches_reference(p, label);
     }

@@ -26,18 +26,24 @@ TEST_P(RowKernels, SoftmaxMatchesDoubleForEveryLengthAndWindow) {
   for (int64_t n = 0; n <= kMaxLen; ++n) {
     for (const auto& [lo, hi] : {std::pair<int64_t, int64_t>{0, n}, {n / 3, n - n / 4}}) {
       std::vector<float> s(n), bias(n);
-      for (int64_t j = 0; j < n; ++j) s[j] = score(j), bias[j] = 0.25f * static_cast<float>(j % 3);
+      for (int64_t j = 0; j < n; ++j) {
+        s[j] = score(j), bias[j] = 0.25f * static_cast<float>(j % 3);
+      }
       const float softcap = n % 2 ? 5.0f : 0.0f;
       const RowSoftmax r = softmax_row(s.data(), n, lo, hi, softcap, bias.data(), 1);
       std::vector<double> want(n, 0.0);
       double max = -INFINITY, sum = 0;
       for (int64_t j = lo; j < hi; ++j) {
         double x = score(j);
-        if (softcap > 0) x = softcap * std::tanh(x / softcap);
+        if (softcap > 0) {
+          x = softcap * std::tanh(x / softcap);
+        }
         want[j] = x + bias[j];
         max = std::max(max, want[j]);
       }
-      for (int64_t j = lo; j < hi; ++j) sum += (want[j] = std::exp(want[j] - max));
+      for (int64_t j = lo; j < hi; ++j) {
+        sum += (want[j] = std::exp(want[j] - max));
+      }
       if (hi <= lo) {
         EXPECT_TRUE(r.fully_masked) << n;
         EXPECT_EQ(r.lse, -kInf);
@@ -47,8 +53,8 @@ TEST_P(RowKernels, SoftmaxMatchesDoubleForEveryLengthAndWindow) {
         EXPECT_NEAR(r.out_scale, 1.0 / sum, 1e-5 / sum) << n;
       }
       for (int64_t j = 0; j < n; ++j) {
-        EXPECT_NEAR(s[j], want[j], 2e-6) << "n=" << n << " j=" << j << " window " << lo << ","
-                                         << hi;
+        EXPECT_NEAR(s[j], want[j], 2e-6)
+            << "n=" << n << " j=" << j << " window " << lo << "," << hi;
       }
     }
   }
@@ -74,14 +80,18 @@ TEST_P(RowKernels, MinusInfinityBiasMasksAndAllMaskedIsZero) {
   RowSoftmax r = softmax_row(s.data(), n, 0, n, 0.0f, bias.data(), 1);
   EXPECT_FLOAT_EQ(r.out_scale, 1.0f);
   EXPECT_FLOAT_EQ(r.lse, 2.0f);
-  for (int64_t j = 0; j < n; ++j) EXPECT_EQ(s[j], j == 5 ? 1.0f : 0.0f) << j;
+  for (int64_t j = 0; j < n; ++j) {
+    EXPECT_EQ(s[j], j == 5 ? 1.0f : 0.0f) << j;
+  }
 
   const float all_masked = -kInf;
   std::fill(s.begin(), s.end(), 3.0f);
   r = softmax_row(s.data(), n, 0, n, 0.0f, &all_masked, 0);  // stride 0: broadcast
   EXPECT_TRUE(r.fully_masked);
   EXPECT_EQ(r.lse, -kInf);
-  for (float x : s) EXPECT_EQ(x, 0.0f);
+  for (float x : s) {
+    EXPECT_EQ(x, 0.0f);
+  }
 }
 
 TEST_P(RowKernels, RowToF32ConvertsEveryDtypeAndStride) {
