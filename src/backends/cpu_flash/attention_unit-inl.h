@@ -1,11 +1,13 @@
 // cpu.flash per-target code: one work item = one unit (or one key split of
 // it), the FlashAttention-2 loop over K/V tiles:
-//   pack Q^T [D x rows] once
+//   pack Q^T [D x rows] of each of the unit's query blocks once
 //   for each K/V tile of kBlockKeys keys (fully masked tiles never visited):
-//     S^T = K * Q^T            scores, keys as rows        (TileGemm)
-//     online softmax           P^T in place, m, l, alpha   (SoftmaxTile)
-//     O = O * alpha + P * V                                (TileGemm)
-//   out = O / l, lse = m + log l  (or the partial O, m, l of a key split)
+//     pack K, V to f32 once
+//     for each query block that sees a key of the tile:
+//       S^T = K * Q^T            scores, keys as rows        (TileGemm)
+//       online softmax           P^T in place, m, l, alpha   (SoftmaxTile)
+//       O = O * alpha + P * V                                (TileGemm)
+//   out = O / l, lse = m ln 2 + ln l  (or the partial O, m, l of a key split)
 #if defined(TESSERA_CPU_FLASH_ATTENTION_UNIT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef TESSERA_CPU_FLASH_ATTENTION_UNIT_INL_H_
 #undef TESSERA_CPU_FLASH_ATTENTION_UNIT_INL_H_
@@ -14,129 +16,189 @@
 #endif
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 
 #include "cpu_flash/flash_params.h"
 #include "cpu_flash/flash_unit.h"
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tessera::cpu_flash::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// One query block: its geometry, visible keys and scratch.
+struct Block {
+  bool active = false;
+  UnitGeom g;
+  KeyRange keys;
+  float* qt = nullptr;
+  float* o = nullptr;
+  float* m = nullptr;
+  float* l = nullptr;
+  float* alpha = nullptr;
+  float* lo = nullptr;
+  float* hi = nullptr;
+  int64_t* bias_base = nullptr;
+};
+
 // The per-thread scratch, carved by scratch_layout for this target's lanes.
 struct Scratch {
   ScratchLayout lay;
-  float* qt;
   float* kt;
   float* vt;
   float* st;
-  float* o;
-  float* m;
-  float* l;
-  float* alpha;
-  float* lo;
-  float* hi;
-  int64_t* bias_base;
+  float* base;
 };
 
 inline Scratch CarveScratch(const FlashParams& p, int64_t lanes, float* base) {
   Scratch s;
-  s.lay = scratch_layout(p.rows, p.d, p.dv, lanes);
-  s.qt = base + s.lay.qt;
+  s.lay = scratch_layout(p.rows, p.d, p.dv, lanes, p.sub_blocks);
   s.kt = base + s.lay.kt;
   s.vt = base + s.lay.vt;
   s.st = base + s.lay.st;
-  s.o = base + s.lay.o;
-  s.m = base + s.lay.m;
-  s.l = base + s.lay.l;
-  s.alpha = base + s.lay.alpha;
-  s.lo = base + s.lay.lo;
-  s.hi = base + s.lay.hi;
-  s.bias_base = reinterpret_cast<int64_t*>(base + s.lay.bias_base);
+  s.base = base;
   return s;
 }
 
-// Q^T [D x ld_rows]: row r of the unit becomes column r; padding columns 0.
-// The o region is free here and holds one converted row at a time.
+inline void CarveBlock(const Scratch& s, int64_t sub, Block* b) {
+  float* at = s.base + s.lay.sub + sub * s.lay.sub_stride;
+  b->qt = at + s.lay.qt;
+  b->o = at + s.lay.o;
+  b->m = at + s.lay.m;
+  b->l = at + s.lay.l;
+  b->alpha = at + s.lay.alpha;
+  b->lo = at + s.lay.lo;
+  b->hi = at + s.lay.hi;
+  b->bias_base = reinterpret_cast<int64_t*>(at + s.lay.bias_base);
+}
+
+// Q^T [D x ld_rows] times the score multiplier (scale * log2 e, or
+// scale / softcap: see online_softmax-inl.h): row r of the block becomes
+// column r; padding columns 0. The block's o holds one converted row at a
+// time (it is cleared afterwards).
 template <class DF>
-HWY_INLINE void PackQT(DF df, const FlashParams& p, const UnitGeom& g, const Scratch& s) {
-  const int64_t ld = s.lay.ld_rows;
-  std::fill(s.qt, s.qt + p.d * ld, 0.0f);
-  for (int64_t r = 0; r < g.rows; ++r) {
-    RowToF32(df, element(p.q, p.dtype, q_offset(p, g, r)), p.dtype, p.qs[3], p.d, s.o);
-    for (int64_t d = 0; d < p.d; ++d) s.qt[d * ld + r] = s.o[d];
+HWY_INLINE void PackQT(DF df, const FlashParams& p, int64_t ld, const Block& b) {
+  const float mul = p.softcap > 0.0f ? p.scale / p.softcap : p.scale * kLog2e;
+  std::fill(b.qt, b.qt + p.d * ld, 0.0f);
+  for (int64_t r = 0; r < b.g.rows; ++r) {
+    RowToF32(df, element(p.q, p.dtype, q_offset(p, b.g, r)), p.dtype, p.qs[3], p.d, b.o);
+    for (int64_t d = 0; d < p.d; ++d) b.qt[d * ld + r] = b.o[d] * mul;
   }
 }
 
-// The K tile as the broadcast operand of the score product: f32 tensors are
-// read in place (any strides); bf16/f16 rows are converted into kt first.
-template <class DF>
-HWY_INLINE StridedA KTile(DF df, const FlashParams& p, const UnitGeom& g, const Scratch& s,
-                          int64_t j0, int64_t kb) {
-  if (p.dtype == DType::kF32) {
-    return {static_cast<const float*>(p.k) + k_offset(p, g, j0), p.ks[1], p.ks[3]};
+// Asks for K and V rows [j0, j1) ahead of use: rows sit in different pages
+// (Hkv * D elements apart), where the hardware prefetchers stop, so the
+// next tile is requested while the current one is computed.
+inline void PrefetchKV(const FlashParams& p, const UnitGeom& g, int64_t j0, int64_t j1) {
+  constexpr int64_t kLine = 64;
+  const int64_t k_bytes = p.d * p.ks[3] * static_cast<int64_t>(dtype_size(p.dtype));
+  const int64_t v_bytes = p.dv * p.vs[3] * static_cast<int64_t>(dtype_size(p.dtype));
+  for (int64_t j = j0; j < j1; ++j) {
+    const char* k = static_cast<const char*>(element(p.k, p.dtype, k_offset(p, g, j)));
+    const char* v = static_cast<const char*>(element(p.v, p.dtype, v_offset(p, g, j)));
+    for (int64_t b = 0; b < k_bytes; b += kLine) hwy::Prefetch(k + b);
+    for (int64_t b = 0; b < v_bytes; b += kLine) hwy::Prefetch(v + b);
   }
+}
+
+// K and V rows [j0, j0 + kb) converted to f32 in kt [kb x D] and vt
+// [kb x ld_dv] (zero-padded columns). f32 tensors are copied too: their rows
+// sit Hkv * D elements apart, often a multiple of 4 KiB that maps every row
+// of a tile to the same L1 sets, so reading them in place evicts the tile
+// while it is swept; the copy is one load and store per element against
+// 2 * rows * sub-blocks FMA lanes of use.
+template <class DF>
+HWY_INLINE void PackKV(DF df, const FlashParams& p, const UnitGeom& g, const Scratch& s,
+                       int64_t j0, int64_t kb) {
+  const int64_t ld = s.lay.ld_dv;
   for (int64_t j = 0; j < kb; ++j) {
     RowToF32(df, element(p.k, p.dtype, k_offset(p, g, j0 + j)), p.dtype, p.ks[3], p.d,
              s.kt + j * p.d);
-  }
-  return {s.kt, p.d, 1};
-}
-
-// The V tile as rows of vectors: f32 rows with unit stride and whole
-// vectors are read in place; otherwise converted into vt, zero-padded.
-template <class DF>
-HWY_INLINE const float* VTile(DF df, const FlashParams& p, const UnitGeom& g, const Scratch& s,
-                              int64_t j0, int64_t kb, int64_t* ldb) {
-  if (p.dtype == DType::kF32 && p.vs[3] == 1 && p.dv == s.lay.ld_dv) {
-    *ldb = p.vs[1];
-    return static_cast<const float*>(p.v) + v_offset(p, g, j0);
-  }
-  const int64_t ld = s.lay.ld_dv;
-  for (int64_t j = 0; j < kb; ++j) {
     float* row = s.vt + j * ld;
     RowToF32(df, element(p.v, p.dtype, v_offset(p, g, j0 + j)), p.dtype, p.vs[3], p.dv, row);
     std::fill(row + p.dv, row + ld, 0.0f);
   }
-  *ldb = ld;
-  return s.vt;
 }
 
-// Runs the tile loop of `g` over `keys`, leaving O (unnormalised), m, l in s.
+// Sets up the unit's query blocks (blocks[sub]) for key split `split` and
+// returns the keys [*begin, *end) any of them sees.
 template <class DF>
-HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, const UnitGeom& g, const KeyRange& keys,
-                             const Scratch& s) {
-  const int64_t ld = s.lay.ld_rows, ld_dv = s.lay.ld_dv;
-  std::fill(s.m, s.m + ld, -std::numeric_limits<float>::infinity());
-  std::fill(s.l, s.l + ld, 0.0f);
-  if (keys.end > keys.begin) PackQT(df, p, g, s);  // uses o as a temporary
-  std::fill(s.o, s.o + g.rows * ld_dv, 0.0f);
-  if (keys.end <= keys.begin) return;
-  BiasRows bias;
-  if (p.bias != nullptr) {
-    for (int64_t r = 0; r < ld; ++r) s.bias_base[r] = bias_row_offset(p, g, r < g.rows ? r : 0);
-    bias = {p.bias + g.b * p.bs[0], s.bias_base, p.bs[3]};
+HWY_INLINE void StartBlocks(DF df, const FlashParams& p, int64_t unit, int64_t split,
+                            const Scratch& s, Block* blocks, int64_t* begin, int64_t* end) {
+  const int64_t ld = s.lay.ld_rows;
+  *begin = std::numeric_limits<int64_t>::max();
+  *end = 0;
+  for (int64_t sub = 0; sub < p.sub_blocks; ++sub) {
+    Block& b = blocks[sub];
+    b.active = decode_block(p, unit, sub, &b.g);
+    if (!b.active) continue;
+    CarveBlock(s, sub, &b);
+    b.keys = row_bounds(p, b.g, ld, b.lo, b.hi);
+    if (!b.keys.empty()) {
+      *begin = std::min(*begin, b.keys.begin);
+      *end = std::max(*end, b.keys.end);
+    }
   }
-  const ScoreTransform tf{p.scale, p.softcap};
-  const SoftmaxRows rows{s.m, s.l, s.alpha, s.lo, s.hi};
-  for (int64_t j0 = keys.begin; j0 < keys.end; j0 += kBlockKeys) {
-    const int64_t kb = std::min(kBlockKeys, keys.end - j0);
-    const StridedA k_tile = KTile(df, p, g, s, j0, kb);
-    TileGemm<false>(df, kb, ld, p.d, k_tile, s.qt, ld, s.st, ld, nullptr);
-    const bool masked = j0 < keys.full_begin || j0 + kb > keys.full_end;
-    SoftmaxTileDispatch(df, p.softcap > 0.0f, p.bias != nullptr, masked, s.st, ld, kb, j0, tf,
-                        bias, rows);
-    int64_t ldb = 0;
-    const float* v_tile = VTile(df, p, g, s, j0, kb, &ldb);
-    TileGemm<true>(df, g.rows, ld_dv, kb, StridedA{s.st, 1, ld}, v_tile, ldb, s.o, ld_dv,
-                   s.alpha);
+  split_keys(p, split, begin, end);
+  for (int64_t sub = 0; sub < p.sub_blocks; ++sub) {
+    Block& b = blocks[sub];
+    if (!b.active) continue;
+    b.keys.begin = std::max(b.keys.begin, *begin);
+    b.keys.end = std::min(b.keys.end, *end);
+    std::fill(b.m, b.m + ld, -std::numeric_limits<float>::infinity());
+    std::fill(b.l, b.l + ld, 0.0f);
+    if (!b.keys.empty()) {
+      PackQT(df, p, ld, b);
+      if (p.bias != nullptr) {
+        for (int64_t r = 0; r < ld; ++r) {
+          b.bias_base[r] = bias_row_offset(p, b.g, r < b.g.rows ? r : 0);
+        }
+      }
+    }
+    std::fill(b.o, b.o + b.g.rows * s.lay.ld_dv, 0.0f);
   }
 }
 
-// out rows = O / l (zeros where no key was visible), lse = m + log l.
+// The tile loop of one unit (or key split), leaving each block's O
+// (unnormalised), m and l in its scratch.
+template <class DF>
+HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t split,
+                             const Scratch& s, Block* blocks) {
+  const int64_t ld = s.lay.ld_rows, ld_dv = s.lay.ld_dv;
+  int64_t begin = 0, end = 0;
+  StartBlocks(df, p, unit, split, s, blocks, &begin, &end);
+  const ScoreTransform tf{p.softcap};
+  for (int64_t j0 = begin; j0 < end; j0 += kBlockKeys) {
+    const int64_t j1 = std::min(j0 + kBlockKeys, end);
+    bool packed = false;
+    for (int64_t sub = 0; sub < p.sub_blocks; ++sub) {
+      const Block& b = blocks[sub];
+      const int64_t a = std::max(j0, b.keys.begin), z = std::min(j1, b.keys.end);
+      if (!b.active || a >= z) continue;  // fully masked for this block
+      if (!packed) {
+        PackKV(df, p, b.g, s, j0, j1 - j0);
+        PrefetchKV(p, b.g, j1, std::min(j1 + kBlockKeys, end));
+        packed = true;
+      }
+      const int64_t kb = z - a, off = a - j0;
+      TileGemm<false>(df, kb, ld, p.d, StridedA{s.kt + off * p.d, p.d, 1}, b.qt, ld, s.st, ld,
+                      nullptr);
+      BiasRows bias;
+      if (p.bias != nullptr) bias = {p.bias + b.g.b * p.bs[0], b.bias_base, p.bs[3]};
+      const bool masked = a < b.keys.full_begin || z > b.keys.full_end;
+      SoftmaxTileDispatch(df, p.softcap > 0.0f, p.bias != nullptr, masked, s.st, ld, kb, a, tf,
+                          bias, SoftmaxRows{b.m, b.l, b.alpha, b.lo, b.hi});
+      TileGemm<true>(df, b.g.rows, ld_dv, kb, StridedA{s.st, 1, ld}, s.vt + off * ld_dv, ld_dv,
+                     b.o, ld_dv, b.alpha);
+    }
+  }
+}
+
+// out rows = O / l (zeros where no key was visible), lse = m ln 2 + ln l.
 template <class DF>
 HWY_INLINE void WriteRows(DF df, const FlashParams& p, const UnitGeom& g, const float* o,
                           int64_t ld_dv, const float* m, const float* l) {
@@ -152,58 +214,71 @@ HWY_INLINE void WriteRows(DF df, const FlashParams& p, const UnitGeom& g, const 
 }
 
 // Item = unit * splits + split. Without splits the rows are written here;
-// with splits the partial (O, m, l) goes to partials[item] for MergeSplits.
+// with splits each block's partial (O, m, l) goes to partials[item] for
+// MergeSplits.
 template <class DF>
 HWY_NOINLINE void RunItem(DF df, const FlashParams& p, int64_t item, float* scratch,
                           float* partials) {
-  UnitGeom g;
-  if (!decode_unit(p, item / p.splits, &g)) return;
   const Scratch s = CarveScratch(p, static_cast<int64_t>(hn::Lanes(df)), scratch);
-  const KeyRange keys = row_bounds(p, g, item % p.splits, s.lay.ld_rows, s.lo, s.hi);
-  AttendUnit(df, p, g, keys, s);
-  if (p.splits == 1) return WriteRows(df, p, g, s.o, s.lay.ld_dv, s.m, s.l);
-  float* part = partials + item * p.partial_floats;
-  const int64_t o_floats = g.rows * s.lay.ld_dv;
-  std::memcpy(part, s.o, sizeof(float) * o_floats);
-  std::memcpy(part + o_floats, s.m, sizeof(float) * g.rows);
-  std::memcpy(part + o_floats + g.rows, s.l, sizeof(float) * g.rows);
+  Block blocks[kMaxSubBlocks];
+  AttendUnit(df, p, item / p.splits, item % p.splits, s, blocks);
+  const int64_t ld_dv = s.lay.ld_dv;
+  for (int64_t sub = 0; sub < p.sub_blocks; ++sub) {
+    const Block& b = blocks[sub];
+    if (!b.active) continue;
+    if (p.splits == 1) {
+      WriteRows(df, p, b.g, b.o, ld_dv, b.m, b.l);
+      continue;
+    }
+    float* part = partials + item * p.partial_floats + sub * partial_block_floats(p.rows, p.dv);
+    const int64_t o_floats = b.g.rows * ld_dv;
+    std::memcpy(part, b.o, sizeof(float) * o_floats);
+    std::memcpy(part + o_floats, b.m, sizeof(float) * b.g.rows);
+    std::memcpy(part + o_floats + b.g.rows, b.l, sizeof(float) * b.g.rows);
+  }
 }
 
-// Combines the key splits of one unit by their log-sum-exp:
-//   m = max_s m_s ; w_s = exp(m_s - m) ; l = sum w_s l_s ; O = sum w_s O_s
+// Combines the key splits of each block of one unit by their log-sum-exp
+// (m in log2 units):
+//   m = max_s m_s ; w_s = 2^(m_s - m) ; l = sum w_s l_s ; O = sum w_s O_s
 template <class DF>
 HWY_NOINLINE void MergeSplits(DF df, const FlashParams& p, int64_t unit, float* scratch,
                               const float* partials) {
-  UnitGeom g;
-  if (!decode_unit(p, unit, &g)) return;
   const Scratch s = CarveScratch(p, static_cast<int64_t>(hn::Lanes(df)), scratch);
-  const int64_t ld_dv = s.lay.ld_dv, o_floats = g.rows * ld_dv;
+  const int64_t ld_dv = s.lay.ld_dv;
   const float neg_inf = -std::numeric_limits<float>::infinity();
-  for (int64_t r = 0; r < g.rows; ++r) {
-    float m = neg_inf, l = 0.0f;
-    for (int64_t sp = 0; sp < p.splits; ++sp) {
-      const float* part = partials + (unit * p.splits + sp) * p.partial_floats;
-      m = std::max(m, part[o_floats + r]);
-    }
-    const float m_safe = m == neg_inf ? 0.0f : m;
-    float* o = s.o + r * ld_dv;
-    std::fill(o, o + ld_dv, 0.0f);
-    for (int64_t sp = 0; sp < p.splits; ++sp) {
-      const float* part = partials + (unit * p.splits + sp) * p.partial_floats;
-      const float l_s = part[o_floats + g.rows + r];
-      if (l_s == 0.0f) continue;  // nothing visible in this split (O_s is 0)
-      const float w = std::exp(part[o_floats + r] - m_safe);
-      l += w * l_s;  // NaN l_s stays NaN
-      const auto vw = hn::Set(df, w);
-      const float* o_s = part + r * ld_dv;
-      for (int64_t d = 0; d < ld_dv; d += static_cast<int64_t>(hn::Lanes(df))) {
-        hn::Store(hn::MulAdd(vw, hn::LoadU(df, o_s + d), hn::Load(df, o + d)), df, o + d);
+  for (int64_t sub = 0; sub < p.sub_blocks; ++sub) {
+    Block b;
+    if (!decode_block(p, unit, sub, &b.g)) continue;
+    CarveBlock(s, sub, &b);
+    const int64_t o_floats = b.g.rows * ld_dv;
+    const auto part_of = [&](int64_t split) {
+      return partials + (unit * p.splits + split) * p.partial_floats +
+             sub * partial_block_floats(p.rows, p.dv);
+    };
+    for (int64_t r = 0; r < b.g.rows; ++r) {
+      float m = neg_inf, l = 0.0f;
+      for (int64_t sp = 0; sp < p.splits; ++sp) m = std::max(m, part_of(sp)[o_floats + r]);
+      const float m_safe = m == neg_inf ? 0.0f : m;
+      float* o = b.o + r * ld_dv;
+      std::fill(o, o + ld_dv, 0.0f);
+      for (int64_t sp = 0; sp < p.splits; ++sp) {
+        const float* part = part_of(sp);
+        const float l_s = part[o_floats + b.g.rows + r];
+        if (l_s == 0.0f) continue;  // nothing visible in this split (O_s is 0)
+        const float w = std::exp2(part[o_floats + r] - m_safe);
+        l += w * l_s;  // NaN l_s stays NaN
+        const auto vw = hn::Set(df, w);
+        const float* o_s = part + r * ld_dv;
+        for (int64_t d = 0; d < ld_dv; d += static_cast<int64_t>(hn::Lanes(df))) {
+          hn::Store(hn::MulAdd(vw, hn::LoadU(df, o_s + d), hn::Load(df, o + d)), df, o + d);
+        }
       }
+      b.m[r] = m;
+      b.l[r] = l;
     }
-    s.m[r] = m;
-    s.l[r] = l;
+    WriteRows(df, p, b.g, b.o, ld_dv, b.m, b.l);
   }
-  WriteRows(df, p, g, s.o, ld_dv, s.m, s.l);
 }
 
 }  // namespace tessera::cpu_flash::HWY_NAMESPACE

@@ -66,19 +66,25 @@ void make_params(const AttentionArgs& args, int threads, FlashParams* p) {
   p->q_blocks = std::max<int64_t>(1, (p->sq + p->block_q - 1) / p->block_q);
   p->rows = p->heads_per_unit * p->block_q;
 
+  // Query blocks per unit: as many as fit L2, but never so many that the
+  // threads run out of units.
+  const int64_t target = kItemsPerThread * threads;
+  const int64_t blocks = p->batch * p->hkv * p->head_chunks * p->q_blocks;
+  p->sub_blocks = std::clamp<int64_t>(blocks / std::max<int64_t>(1, target), 1,
+                                      sub_blocks_for(p->rows, p->d, p->dv));
+  p->sub_blocks = std::min(p->sub_blocks, p->q_blocks);
+  p->q_units = (p->q_blocks + p->sub_blocks - 1) / p->sub_blocks;
+
   // Decode (few units, long keys): split each unit's keys over the threads.
   const int64_t units = p->units();
-  const int64_t target = kItemsPerThread * threads;
   if (threads > 1 && units < target) {
     const int64_t tiles = (p->sk + kBlockKeys - 1) / kBlockKeys;
     p->splits = std::clamp<int64_t>((target + units - 1) / units, 1,
                                     std::max<int64_t>(1, tiles / kMinTilesPerSplit));
   }
 
-  p->thread_floats = scratch_layout(p->rows, p->d, p->dv, kMaxLanes).total;
-  p->partial_floats = p->splits == 1 ? 0
-                                     : round_up(p->rows * round_up(p->dv, kMaxLanes), kMaxLanes) +
-                                           2 * round_up(p->rows, kMaxLanes);
+  p->thread_floats = scratch_layout(p->rows, p->d, p->dv, kMaxLanes, p->sub_blocks).total;
+  p->partial_floats = p->splits == 1 ? 0 : p->sub_blocks * partial_block_floats(p->rows, p->dv);
 }
 
 size_t workspace_bytes(const FlashParams& p, int threads) {

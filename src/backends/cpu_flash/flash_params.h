@@ -4,8 +4,10 @@
 // Shapes, with G = Hq / Hkv query heads per KV head:
 //   q   [B, Sq, Hq, D]   k [B, Sk, Hkv, D]   v [B, Sk, Hkv, Dv]
 //   out [B, Sq, Hq, Dv]  lse [B, Hq, Sq]     bias broadcastable to [B, Hq, Sq, Sk]
-// One work unit is (batch b, KV head, chunk of the G heads, block of query
-// positions): its `rows` query rows (positions x heads) share every K/V tile.
+// A query block is (batch b, KV head, chunk of the G heads, block of query
+// positions): its `rows` query rows (positions x heads) share every K/V
+// tile. A work unit is up to sub_blocks consecutive query blocks of one
+// (b, KV head, chunk), so each K/V tile is loaded once for all of them.
 #pragma once
 
 #include <array>
@@ -31,15 +33,20 @@ inline constexpr int64_t kMaxLanes = 16;
 inline constexpr int kMicroRows = 6;
 inline constexpr int kMicroVecs = 2;
 
-// Query rows per work unit (positions x heads of one GQA group). 64 rows make
+// Query rows per block (positions x heads of one GQA group). 64 rows make
 // each K/V element feed 64 FMAs per product, enough to keep the FMA ports
 // busy while the K/V tile streams from L2; the Q^T panel of one column
 // block (D x 2 vectors) stays in L1.
 inline constexpr int64_t kBlockRows = 64;
-// Keys per K/V tile. The K tile (64 x D f32) and the V panel of one column
-// block (64 x 2 vectors = 8 KiB at 16 lanes) stay in L1 while the
-// micro-kernel sweeps them.
+// Keys per K/V tile. The V panel of one column block (64 x 2 vectors = 8 KiB
+// at 16 lanes) stays in L1 while the micro-kernel sweeps it.
 inline constexpr int64_t kBlockKeys = 64;
+// A work unit runs up to this many query blocks against each K/V tile it
+// loads (their Q^T and O stay in L2), so K and V are read from memory once
+// per kMaxSubBlocks * kBlockRows query rows instead of once per block.
+inline constexpr int64_t kMaxSubBlocks = 4;
+// L2 share for the sub-blocks' Q^T and O (the rest holds the K/V tiles).
+inline constexpr int64_t kSubBlocksBytes = 256 * 1024;
 // Largest head dim (D and Dv): the per-thread working set below must fit L2.
 inline constexpr int64_t kMaxHeadDim = 256;
 // f32 indices of keys in the mask test are exact below 2^24.
@@ -47,22 +54,33 @@ inline constexpr int64_t kMaxKeys = int64_t{1} << 24;
 
 constexpr int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
+// Query blocks a unit can hold in L2 for this shape.
+constexpr int64_t sub_blocks_for(int64_t rows, int64_t d, int64_t dv) {
+  const int64_t bytes = rows * (d + dv) * 4;
+  const int64_t fit = kSubBlocksBytes / (bytes > 0 ? bytes : 1);
+  return fit < 1 ? 1 : fit > kMaxSubBlocks ? kMaxSubBlocks : fit;
+}
+
 // Offsets (in f32 elements, each a multiple of kMaxLanes so every region is
-// 64-byte aligned) of one thread's scratch for a SIMD width of `lanes` f32:
-//   qt [D x ld_rows]      Q^T of the unit's rows (query rows are the columns)
-//   kt [keys x D]         K tile converted to f32 (bf16/f16 inputs)
+// 64-byte aligned) of one thread's scratch for a SIMD width of `lanes` f32.
+// Shared by the unit's query blocks:
+//   kt [keys x D]         K tile converted to f32
 //   vt [keys x ld_dv]     V tile converted to f32, columns zero-padded
 //   st [keys x ld_rows]   scores S^T, then probabilities P^T, in place
+// Per query block b, at sub + b * sub_stride (offsets below relative):
+//   qt [D x ld_rows]      Q^T of the block's rows (query rows are columns)
 //   o  [rows x ld_dv]     unnormalised output accumulator
 //   m, l, alpha, lo, hi   per query row: running max, running sum, rescale
 //                         factor, first and last visible key
 //   bias_base             per query row: int64 offset of its bias row
 struct ScratchLayout {
   int64_t ld_rows = 0, ld_dv = 0;
-  int64_t qt = 0, kt = 0, vt = 0, st = 0, o = 0, m = 0, l = 0, alpha = 0, lo = 0, hi = 0,
-          bias_base = 0, total = 0;
+  int64_t kt = 0, vt = 0, st = 0, sub = 0, sub_stride = 0;
+  int64_t qt = 0, o = 0, m = 0, l = 0, alpha = 0, lo = 0, hi = 0, bias_base = 0;
+  int64_t total = 0;
 };
-constexpr ScratchLayout scratch_layout(int64_t rows, int64_t d, int64_t dv, int64_t lanes) {
+constexpr ScratchLayout scratch_layout(int64_t rows, int64_t d, int64_t dv, int64_t lanes,
+                                       int64_t sub_blocks) {
   ScratchLayout s;
   s.ld_rows = round_up(rows, lanes);
   s.ld_dv = round_up(dv, lanes);
@@ -72,10 +90,12 @@ constexpr ScratchLayout scratch_layout(int64_t rows, int64_t d, int64_t dv, int6
     at += round_up(floats, kMaxLanes);
     return here;
   };
-  s.qt = take(d * s.ld_rows);
   s.kt = take(kBlockKeys * d);
   s.vt = take(kBlockKeys * s.ld_dv);
   s.st = take(kBlockKeys * s.ld_rows);
+  s.sub = at;
+  at = 0;
+  s.qt = take(d * s.ld_rows);
   s.o = take(rows * s.ld_dv);
   s.m = take(s.ld_rows);
   s.l = take(s.ld_rows);
@@ -83,16 +103,25 @@ constexpr ScratchLayout scratch_layout(int64_t rows, int64_t d, int64_t dv, int6
   s.lo = take(s.ld_rows);
   s.hi = take(s.ld_rows);
   s.bias_base = take(2 * s.ld_rows);  // int64 = two f32 slots
-  s.total = at;
+  s.sub_stride = at;
+  s.total = s.sub + sub_blocks * s.sub_stride;
   return s;
+}
+
+// The split-K partial result of one query block: O [rows x ld_dv], m, l.
+constexpr int64_t partial_block_floats(int64_t rows, int64_t dv) {
+  return round_up(rows * round_up(dv, kMaxLanes), kMaxLanes) + 2 * round_up(rows, kMaxLanes);
 }
 
 static_assert(kBlockRows % kMaxLanes == 0, "query rows must fill whole vectors");
 static_assert(kBlockKeys >= kMicroRows, "a K tile needs at least one register tile");
 static_assert(kBlockKeys % 2 == 0, "bf16 pairs need an even key count");
-static_assert(scratch_layout(kBlockRows, kMaxHeadDim, kMaxHeadDim, kMaxLanes).total * 4 <=
-                  kL2Bytes,
+static_assert(scratch_layout(kBlockRows, kMaxHeadDim, kMaxHeadDim, kMaxLanes,
+                             sub_blocks_for(kBlockRows, kMaxHeadDim, kMaxHeadDim))
+                      .total * 4 <= kL2Bytes,
               "the largest per-thread working set must fit L2");
+static_assert(sub_blocks_for(kBlockRows, 64, 64) == kMaxSubBlocks,
+              "common head dims get every sub-block");
 static_assert(kBlockKeys * kMaxLanes * kMicroVecs * 4 <= kL1Bytes / 2,
               "a V panel must leave half of L1 for the rest");
 
@@ -123,12 +152,14 @@ struct FlashParams {
   int64_t block_q = 0;         // query positions per unit
   int64_t q_blocks = 0;        // ceil(sq / block_q)
   int64_t rows = 0;            // heads_per_unit * block_q
+  int64_t sub_blocks = 1;      // query blocks per unit
+  int64_t q_units = 0;         // ceil(q_blocks / sub_blocks)
   int64_t splits = 1;          // key ranges per unit (decode split-K)
-  int64_t units() const { return batch * hkv * head_chunks * q_blocks; }
+  int64_t units() const { return batch * hkv * head_chunks * q_units; }
 
   // Workspace, in f32 elements.
   int64_t thread_floats = 0;   // scratch of one thread
-  int64_t partial_floats = 0;  // one (unit, split) partial result: O, m, l
+  int64_t partial_floats = 0;  // one (unit, split) partial result: O, m, l per block
 };
 
 // Fills `p` from valid args for a pool of `threads`.

@@ -7,10 +7,10 @@
 
 namespace tessera::cpu_flash {
 
-bool decode_unit(const FlashParams& p, int64_t unit, UnitGeom* g) {
+bool decode_block(const FlashParams& p, int64_t unit, int64_t sub, UnitGeom* g) {
   int64_t rest = unit;
-  const int64_t qblock = rest % p.q_blocks;
-  rest /= p.q_blocks;
+  const int64_t q_unit = rest % p.q_units;
+  rest /= p.q_units;
   const int64_t chunk = rest % p.head_chunks;
   rest /= p.head_chunks;
   g->kvh = rest % p.hkv;
@@ -27,8 +27,8 @@ bool decode_unit(const FlashParams& p, int64_t unit, UnitGeom* g) {
     g->q_len = p.sq;
     g->k_len = p.sk;
   }
-  g->p0 = qblock * p.block_q;
-  if (g->p0 >= g->q_len) return false;
+  g->p0 = (q_unit * p.sub_blocks + sub) * p.block_q;
+  if (sub >= p.sub_blocks || g->p0 >= g->q_len) return false;
   g->npos = std::min(p.block_q, g->q_len - g->p0);
   g->h0 = g->kvh * p.group + chunk * p.heads_per_unit;
   g->nh = std::min(p.heads_per_unit, p.group - chunk * p.heads_per_unit);
@@ -36,8 +36,7 @@ bool decode_unit(const FlashParams& p, int64_t unit, UnitGeom* g) {
   return g->rows > 0;
 }
 
-KeyRange row_bounds(const FlashParams& p, const UnitGeom& g, int64_t split, int64_t ld, float* lo,
-                    float* hi) {
+KeyRange row_bounds(const FlashParams& p, const UnitGeom& g, int64_t ld, float* lo, float* hi) {
   KeyRange kr;
   int64_t begin = std::numeric_limits<int64_t>::max(), end = 0;
   int64_t max_lo = 0, min_hi = g.k_len - 1;
@@ -64,18 +63,27 @@ KeyRange row_bounds(const FlashParams& p, const UnitGeom& g, int64_t split, int6
     hi[r] = 0.0f;
   }
   if (end <= begin) return kr;  // every row fully masked
+  kr.begin = begin;
+  kr.end = end;
   kr.full_begin = max_lo;
   kr.full_end = min_hi + 1;
-  const int64_t tiles = (end - begin + kBlockKeys - 1) / kBlockKeys;
-  const int64_t per_split = (tiles + p.splits - 1) / p.splits;
-  kr.begin = std::min(end, begin + split * per_split * kBlockKeys);
-  kr.end = std::min(end, kr.begin + per_split * kBlockKeys);
   return kr;
+}
+
+void split_keys(const FlashParams& p, int64_t split, int64_t* begin, int64_t* end) {
+  if (*end <= *begin) return;
+  const int64_t tiles = (*end - *begin + kBlockKeys - 1) / kBlockKeys;
+  const int64_t per_split = (tiles + p.splits - 1) / p.splits;
+  const int64_t b = std::min(*end, *begin + split * per_split * kBlockKeys);
+  *end = std::min(*end, b + per_split * kBlockKeys);
+  *begin = b;
 }
 
 void write_lse(const FlashParams& p, const UnitGeom& g, int64_t r, float m, float l) {
   if (p.lse == nullptr) return;
-  const float value = l == 0.0f ? -std::numeric_limits<float>::infinity() : m + std::log(l);
+  // m is in log2 units (the kernel's scores are scaled by log2 e).
+  constexpr float kLn2 = 0.693147180559945309f;
+  const float value = l == 0.0f ? -std::numeric_limits<float>::infinity() : m * kLn2 + std::log(l);
   p.lse[g.tb * p.ls[0] + g.head(r) * p.ls[1] + (g.q_begin + g.pos(r)) * p.ls[2]] = value;
 }
 

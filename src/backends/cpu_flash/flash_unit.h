@@ -9,8 +9,9 @@
 
 namespace tessera::cpu_flash {
 
-// Unit u = (b, kv head, head chunk, query block), query block fastest.
-// Row r of the unit is query position p0 + r / nh of head h0 + r % nh.
+// Unit u = (b, kv head, head chunk, query unit), query unit fastest; query
+// unit qu holds query blocks qu * sub_blocks + sub. Row r of a block is
+// query position p0 + r / nh of head h0 + r % nh.
 struct UnitGeom {
   int64_t b = 0;        // sequence index
   int64_t tb = 0;       // batch index in the tensors (0 when varlen-packed)
@@ -25,21 +26,26 @@ struct UnitGeom {
   int64_t head(int64_t r) const { return h0 + r % nh; }
 };
 
-// False when the unit has no query rows (a short varlen sequence).
-bool decode_unit(const FlashParams& p, int64_t unit, UnitGeom* g);
+// Block `sub` of unit `unit`; false when it has no query rows (past the end
+// of a short varlen sequence, or of the last unit).
+bool decode_block(const FlashParams& p, int64_t unit, int64_t sub, UnitGeom* g);
 
-// Keys [begin, end) a unit (or one of its key splits) must visit, and the
-// range inside which every row sees every key (no mask test needed).
+// Keys [begin, end) (sequence-local) some row of a block sees, and the range
+// [full_begin, full_end) every row sees (tiles inside need no mask test).
 struct KeyRange {
   int64_t begin = 0, end = 0;
-  int64_t full_begin = 0, full_end = 0;  // keys visible to all rows
+  int64_t full_begin = 0, full_end = 0;
+  bool empty() const { return end <= begin; }
 };
 
 // Writes each row's first/last visible key (f32, sequence-local) to lo/hi
 // for `ld` columns (padding columns get an empty range) and returns the
-// keys of split `split` of p.splits. Tiles are kBlockKeys long from begin.
-KeyRange row_bounds(const FlashParams& p, const UnitGeom& g, int64_t split, int64_t ld, float* lo,
-                    float* hi);
+// block's key range.
+KeyRange row_bounds(const FlashParams& p, const UnitGeom& g, int64_t ld, float* lo, float* hi);
+
+// Split `split` of p.splits of [begin, end): whole kBlockKeys tiles from
+// begin, as even as tiles allow; empty when there are more splits than tiles.
+void split_keys(const FlashParams& p, int64_t split, int64_t* begin, int64_t* end);
 
 // Offset in elements of q/out row (r) and of k/v row (key j, sequence-local).
 inline int64_t q_offset(const FlashParams& p, const UnitGeom& g, int64_t r) {
@@ -59,9 +65,9 @@ inline int64_t bias_row_offset(const FlashParams& p, const UnitGeom& g, int64_t 
   return g.head(r) * p.bs[1] + g.pos(r) * p.bs[2];
 }
 
-// Writes row r's result: out = o / l, lse = m + log(l); a row that saw no
-// key (l == 0) gets zeros and lse = -inf; l = NaN gives a NaN row. This
-// writes lse only; the SIMD side writes out.
+// Writes row r's lse = m ln 2 + ln l (m is the running max in log2 units);
+// a row that saw no key (l == 0) gets -inf, l = NaN gives NaN. The SIMD
+// side writes out.
 void write_lse(const FlashParams& p, const UnitGeom& g, int64_t r, float m, float l);
 
 // Element pointer arithmetic on a tensor of `dtype`.

@@ -1,8 +1,10 @@
 // cpu.flash per-target code: the online-softmax step on one score tile.
 //   st [kb x ld] = S^T: row j is key key0 + j, column c is query row c.
-// In place, per column c (a query row), with the running max m and sum l:
-//   s = scale * s  (or cap * tanh(scale * s / cap)) ; s += bias ; masked -> -inf
-//   m' = max(m, max_j s) ; alpha = exp(m - m') ; p = exp(s - m')
+// Scores are in log2 units: Q was packed times scale * log2(e) (or times
+// scale / cap with softcap), so exp becomes exp2 (FastExp2) and no multiply
+// is left here. In place, per column c (a query row), with running m and l:
+//   s = cap*log2e * tanh(s) (softcap) ; s += bias * log2e ; masked -> -inf
+//   m' = max(m, max_j s) ; alpha = 2^(m - m') ; p = 2^(s - m')
 //   l' = alpha * l + sum_j p ; st <- p
 // Columns are independent, so every step is a vertical vector op: the
 // layout S^T (keys as rows) is chosen for that.
@@ -17,6 +19,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "cpu_flash/exp2-inl.h"
 #include "cpu_flash/flash_params.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
@@ -29,7 +32,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 struct SoftmaxRows {
   float* m;         // running max (-inf before any key)
   float* l;         // running sum of exp(s - m)
-  float* alpha;     // out: exp(m_old - m_new), to rescale O
+  float* alpha;     // out: 2^(m_old - m_new), to rescale O
   const float* lo;  // first visible key (sequence-local), as f32
   const float* hi;  // last visible key
 };
@@ -41,21 +44,24 @@ struct BiasRows {
   int64_t key_stride = 0;
 };
 
+// log2(e): scores and the running max live in log2 units.
+inline constexpr float kLog2e = 1.44269504088896341f;
+
 struct ScoreTransform {
-  float scale;    // softmax scale
-  float softcap;  // > 0 enables cap * tanh(s / cap)
+  float softcap;  // > 0: s = softcap * log2e * tanh(s), s = raw q.k * scale / cap
 };
 
 template <bool kSoftcap, bool kBias, bool kMasked, class DF>
 HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t kb,
                               int64_t key0, ScoreTransform tf, BiasRows bias, SoftmaxRows rows) {
   using V = hn::Vec<DF>;
+  constexpr bool kTransform = kSoftcap || kBias || kMasked;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   const V neg_inf = hn::Set(df, -std::numeric_limits<float>::infinity());
   const V nan = hn::Set(df, std::numeric_limits<float>::quiet_NaN());
   const V zero = hn::Zero(df);
-  const V mul = hn::Set(df, kSoftcap ? tf.scale / tf.softcap : tf.scale);
-  const V cap = hn::Set(df, tf.softcap);
+  const V cap = hn::Set(df, tf.softcap * kLog2e);
+  const V log2e = hn::Set(df, kLog2e);
   HWY_ALIGN float gathered[kMaxLanes];
   for (int64_t c = 0; c < ld; c += lanes) {
     V lo = zero, hi = zero;
@@ -64,40 +70,40 @@ HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t
       hi = hn::Load(df, rows.hi + c);
     }
     V mx = neg_inf;
-    auto nan_seen = hn::Lt(zero, zero);  // all false
     for (int64_t j = 0; j < kb; ++j) {
       float* sj = st + j * ld + c;
-      const V raw = hn::Load(df, sj);
-      V s = hn::Mul(raw, mul);
+      V s = hn::Load(df, sj);
       if constexpr (kSoftcap) {
         // tanh in Highway does not keep NaN; the reference does.
-        s = hn::IfThenElse(hn::IsNaN(raw), raw, hn::Mul(cap, hn::Tanh(df, s)));
+        s = hn::IfThenElse(hn::IsNaN(s), s, hn::Mul(cap, hn::Tanh(df, s)));
       }
       if constexpr (kBias) {
         const int64_t key_off = (key0 + j) * bias.key_stride;
         for (int64_t i = 0; i < lanes; ++i) {
           gathered[i] = bias.base[bias.row_offset[c + i] + key_off];
         }
-        s = hn::Add(s, hn::Load(df, gathered));
+        s = hn::MulAdd(hn::Load(df, gathered), log2e, s);
       }
       if constexpr (kMasked) {
         const V key = hn::Set(df, static_cast<float>(key0 + j));
         s = hn::IfThenElse(hn::And(hn::Ge(key, lo), hn::Le(key, hi)), s, neg_inf);
       }
-      nan_seen = hn::Or(nan_seen, hn::IsNaN(s));
-      mx = hn::Max(s, mx);  // x86 returns the second operand for NaN
-      hn::Store(s, df, sj);
+      mx = hn::Max(s, mx);  // NaN is tracked below, not through the max
+      if constexpr (kTransform) hn::Store(s, df, sj);
     }
     const V m_old = hn::Load(df, rows.m + c);
     const V m_new = hn::Max(mx, m_old);
     // A row with nothing visible yet keeps m = -inf; subtract 0 instead so
-    // exp(-inf - 0) = 0 rather than exp(-inf + inf) = NaN.
+    // 2^(-inf - 0) = 0 rather than 2^(-inf + inf) = NaN.
     const V m_safe = hn::IfThenElse(hn::Eq(m_new, neg_inf), zero, m_new);
-    const V alpha = hn::Exp(df, hn::Sub(m_old, m_safe));
+    const V alpha = FastExp2(df, hn::Sub(m_old, m_safe));
     V sum = zero;
+    auto nan_seen = hn::Lt(zero, zero);  // all false
     for (int64_t j = 0; j < kb; ++j) {
       float* sj = st + j * ld + c;
-      const V p = hn::Exp(df, hn::Sub(hn::Load(df, sj), m_safe));
+      const V s = hn::Load(df, sj);
+      nan_seen = hn::Or(nan_seen, hn::IsNaN(s));
+      const V p = FastExp2(df, hn::Sub(s, m_safe));
       sum = hn::Add(sum, p);
       hn::Store(p, df, sj);
     }

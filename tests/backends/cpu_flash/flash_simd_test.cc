@@ -11,6 +11,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // Order matters: each -inl.h uses the ones before it.
 #include "cpu_flash/convert-inl.h"
+#include "cpu_flash/exp2-inl.h"
 #include "cpu_flash/tile_gemm-inl.h"
 #include "cpu_flash/online_softmax-inl.h"
 #include "hwy/aligned_allocator.h"
@@ -126,11 +127,13 @@ void TestRowConversions() {
 
 // One online-softmax step against float64 for every flag combination, tile
 // heights 0..2N+1, a prior state that includes empty rows (m = -inf).
+// Scores are in log2 units (see online_softmax-inl.h).
 void TestSoftmaxTile() {
   const DF df;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   const int64_t ld = 2 * lanes;
   const float neg_inf = -std::numeric_limits<float>::infinity();
+  const double log2e = 1.4426950408889634;
   for (int flags = 0; flags < 8; ++flags) {
     const bool softcap = flags & 4, has_bias = flags & 2, masked = flags & 1;
     for (int64_t kb = 0; kb <= 2 * lanes + 1; ++kb) {
@@ -151,7 +154,7 @@ void TestSoftmaxTile() {
         row_offset[c] = c * 64;
       }
       const std::vector<float> m0(m, m + ld), l0(l, l + ld);
-      const ScoreTransform tf{0.7f, softcap ? 2.5f : 0.0f};
+      const ScoreTransform tf{softcap ? 2.5f : 0.0f};
       const BiasRows bias{bias_values.data(), row_offset.data(), 1};
       SoftmaxTileDispatch(df, softcap, has_bias, masked, st.get(), ld, kb, key0, tf, bias,
                           SoftmaxRows{m, l, alpha, lo, hi});
@@ -159,9 +162,9 @@ void TestSoftmaxTile() {
         std::vector<double> s(kb);
         double mx = m0[c];
         for (int64_t j = 0; j < kb; ++j) {
-          double x = double{s0[j * ld + c]} * tf.scale;
-          if (softcap) x = tf.softcap * std::tanh(x / tf.softcap);
-          if (has_bias) x += bias_values[row_offset[c] + key0 + j];
+          double x = s0[j * ld + c];
+          if (softcap) x = tf.softcap * log2e * std::tanh(x);
+          if (has_bias) x += bias_values[row_offset[c] + key0 + j] * log2e;
           const bool visible = key0 + j >= lo[c] && key0 + j <= hi[c];
           s[j] = masked && !visible ? -INFINITY : x;
           mx = std::max(mx, s[j]);
@@ -172,10 +175,10 @@ void TestSoftmaxTile() {
           ASSERT_NEAR(m[c], mx, 4e-6 * (1.0 + std::fabs(mx))) << "flags=" << flags;
         }
         const double m_safe = mx == -INFINITY ? 0.0 : mx;
-        const double a = std::exp(m0[c] - m_safe);
+        const double a = std::exp2(m0[c] - m_safe);
         double sum = l0[c] * a;
         for (int64_t j = 0; j < kb; ++j) {
-          const double p = std::exp(s[j] - m_safe);
+          const double p = std::exp2(s[j] - m_safe);
           sum += p;
           ASSERT_NEAR(st[j * ld + c], p, 4e-6 * p + 1e-30) << "flags=" << flags << " j=" << j;
         }
@@ -183,6 +186,33 @@ void TestSoftmaxTile() {
         ASSERT_NEAR(l[c], sum, 4e-6 * sum) << "flags=" << flags << " c=" << c;
       }
     }
+  }
+}
+
+// FastExp2 over its whole domain x <= 0: within 2 ulp of 2^x where 2^x is
+// a normal float, 0 for -inf, exactly 1 at 0, never above 2^-126 below it.
+void TestFastExp2() {
+  const DF df;
+  const size_t lanes = hn::Lanes(df);
+  HWY_ALIGN float in[kMaxLanes], out[kMaxLanes];
+  double worst = 0;
+  for (int64_t step = 0; step <= 2000000; step += static_cast<int64_t>(lanes)) {
+    for (size_t i = 0; i < lanes; ++i) in[i] = -130.0f * static_cast<float>(step + i) / 2e6f;
+    hn::Store(FastExp2(df, hn::Load(df, in)), df, out);
+    for (size_t i = 0; i < lanes; ++i) {
+      const double want = std::exp2(static_cast<double>(in[i]));
+      if (in[i] >= -126.0f) {
+        worst = std::max(worst, std::fabs(out[i] - want) / want);
+      } else {
+        ASSERT_LE(out[i], 0x1p-126f) << in[i];
+        ASSERT_GE(out[i], 0.0f) << in[i];
+      }
+    }
+  }
+  EXPECT_LE(worst, 2 * 0x1p-24) << "worst relative error of FastExp2";
+  for (const float x : {0.0f, -std::numeric_limits<float>::infinity()}) {
+    hn::Store(FastExp2(df, hn::Set(df, x)), df, out);
+    EXPECT_EQ(out[0], x == 0.0f ? 1.0f : 0.0f) << x;
   }
 }
 
@@ -202,7 +232,7 @@ void TestSoftmaxTileNaN() {
   }
   for (bool softcap : {false, true}) {
     SoftmaxTileDispatch(df, softcap, false, false, st.get(), ld, kb, 0,
-                        ScoreTransform{1.0f, softcap ? 4.0f : 0.0f}, BiasRows{},
+                        ScoreTransform{softcap ? 4.0f : 0.0f}, BiasRows{},
                         SoftmaxRows{m, l, alpha, lo, hi});
     ASSERT_TRUE(std::isnan(l[0]));
     for (int64_t c = 1; c < ld; ++c) ASSERT_TRUE(std::isfinite(l[c])) << c;
@@ -220,5 +250,6 @@ HWY_EXPORT_AND_TEST_P(CpuFlashSimd, TestTileGemmScaled);
 HWY_EXPORT_AND_TEST_P(CpuFlashSimd, TestRowConversions);
 HWY_EXPORT_AND_TEST_P(CpuFlashSimd, TestSoftmaxTile);
 HWY_EXPORT_AND_TEST_P(CpuFlashSimd, TestSoftmaxTileNaN);
+HWY_EXPORT_AND_TEST_P(CpuFlashSimd, TestFastExp2);
 }  // namespace tessera::cpu_flash
 #endif  // HWY_ONCE
