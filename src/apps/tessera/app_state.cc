@@ -48,7 +48,12 @@ Status AppState::init() {
   context_ = std::make_unique<Context>(ctx_options);
   dispatcher_ = std::make_unique<Dispatcher>(registry_, policy_);
   initialized_ = true;
-  return Status::Ok();
+  return configure_observability(observe, *context_, *dispatcher_, &observe_state_);
+}
+
+Status AppState::finish() {
+  if (!initialized_) return Status::Ok();
+  return finish_observability(observe, observe_state_, *context_, *dispatcher_);
 }
 
 int fail(const Status& status, int code) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "observe_options.h"
 #include "tessera/tessera.h"
 
 namespace tessera::cli {
@@ -19,6 +20,7 @@ struct GlobalOptions {
 class AppState {
  public:
   GlobalOptions options;
+  ObserveOptions observe;  // --trace, --profile, --metrics, --shadow, --canary, --tuning
 
   // Builds the registry, context and dispatcher once (later calls are no-ops).
   Status init();
@@ -26,6 +28,9 @@ class AppState {
   Context& context() { return *context_; }
   Dispatcher& dispatcher() { return *dispatcher_; }
   const Policy& policy() const { return policy_; }
+  const ObserveState& observe_state() const { return observe_state_; }
+  // At exit: writes the trace / metrics / profile the flags asked for.
+  Status finish();
 
  private:
   bool initialized_ = false;
@@ -33,6 +38,7 @@ class AppState {
   Policy policy_;
   std::unique_ptr<Context> context_;
   std::unique_ptr<Dispatcher> dispatcher_;
+  ObserveState observe_state_;
 };
 
 // "512M" -> 536870912; accepts K/M/G (binary) suffixes and plain bytes.

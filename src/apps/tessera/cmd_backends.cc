@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "attention/canary.h"
 #include "commands.h"
 #include "shape.h"
 
@@ -35,8 +36,26 @@ std::vector<std::string> dtypes_of(const Capabilities& c) {
   return d;
 }
 
+nlohmann::json canary_json(const std::map<std::string, CanaryBucketRecord>& buckets) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [bucket, r] : buckets) {
+    out[bucket] = {{"runs", r.runs},
+                   {"agreements", r.agreements},
+                   {"failures", r.failures},
+                   {"max_abs_error", r.max_abs_error},
+                   {"serving_seconds", r.serving_seconds},
+                   {"canary_seconds", r.canary_seconds},
+                   {"serving", r.serving}};
+  }
+  return out;
+}
+
 int list_backends(AppState& state, bool json) {
   nlohmann::json rows = nlohmann::json::array();
+  // What `--canary NAME` runs recorded (docs/OBSERVABILITY.md).
+  const std::string record_path = canary_record_path(state.observe);
+  CanaryRecords canary;
+  if (Status s = load_canary_records(record_path, &canary); !s.ok()) return fail(s);
   if (!json) {
     std::printf("%-14s %-7s %-5s %-12s %-14s %-9s %-13s %s\n", "NAME", "DEVICE", "PRIO", "MATURITY",
                 "DTYPES", "HEAD DIM", "AVAILABLE", "FEATURES");
@@ -57,7 +76,8 @@ int list_backends(AppState& state, bool json) {
                       {"dtypes", dtypes_of(caps)},
                       {"min_head_dim", caps.min_head_dim},
                       {"max_head_dim", caps.max_head_dim},
-                      {"features", features_of(caps)}});
+                      {"features", features_of(caps)},
+                      {"canary", canary_json(canary[std::string(b->name())])}});
       continue;
     }
     std::printf(
@@ -67,7 +87,21 @@ int list_backends(AppState& state, bool json) {
         join(dtypes_of(caps), ",").c_str(), head_dims.c_str(),
         av.available ? "yes" : ("no: " + av.reason).c_str(), join(features_of(caps), ",").c_str());
   }
-  if (json) std::printf("%s\n", rows.dump(2).c_str());
+  if (json) {
+    std::printf("%s\n", rows.dump(2).c_str());
+    return 0;
+  }
+  std::printf("\ncanary records (%s):\n", record_path.c_str());
+  for (Backend* b : state.registry().backends()) {
+    const auto it = canary.find(std::string(b->name()));
+    std::printf("  %-14.*s %s\n", static_cast<int>(b->name().size()), b->name().data(),
+                it == canary.end() ? "none (run with --canary NAME to earn one)"
+                                   : canary_summary(it->second).c_str());
+  }
+  const ObserveState& obs = state.observe_state();
+  std::printf("tuning: %s\n", !obs.tuning_path.empty()    ? obs.tuning_path.c_str()
+                               : !obs.tuning_note.empty() ? obs.tuning_note.c_str()
+                                                          : "no table; auto uses the priority order");
   return 0;
 }
 

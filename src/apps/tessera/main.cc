@@ -27,14 +27,18 @@ int main(int argc, char** argv) {
   app.add_option("--memory-budget", state.options.memory_budget,
                  "Cap on tracked memory, e.g. 512M or 2G; allocations past it are refused");
 
+  add_observe_options(app, &state.observe);
+
   add_backends_command(app, state);
   add_bench_command(app, state);
   add_attention_command(app, state);
+  add_tune_command(app, state);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  if (tessera::Status s = state.finish(); !s.ok() && exit_code == 0) exit_code = fail(s);
   return exit_code;
 }

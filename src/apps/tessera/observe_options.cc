@@ -1,0 +1,161 @@
+#include "observe_options.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "attention/canary.h"
+#include "attention/dispatch_metrics.h"
+#include "attention/tuning.h"
+#include "runtime/profiler_summary.h"
+#include "runtime/trace_export.h"
+
+namespace tessera::cli {
+
+namespace {
+
+std::string env_or(const std::string& flag, const char* env) {
+  if (!flag.empty()) return flag;
+  const char* v = std::getenv(env);
+  return v == nullptr ? "" : v;
+}
+
+// --tuning FILE|none, else $TESSERA_TUNING, else the default path if it exists.
+void load_tuning(const ObserveOptions& o, Context& ctx, Dispatcher& dispatcher,
+                 ObserveState* state) {
+  std::string path = env_or(o.tuning, "TESSERA_TUNING");
+  const bool explicit_path = !path.empty();
+  if (path == "none") return;
+  if (!explicit_path) {
+    path = default_tuning_path();
+    std::error_code ec;
+    if (path.empty() || !std::filesystem::exists(path, ec)) return;
+  }
+  auto table = std::make_shared<TuningTable>();
+  if (Status s = TuningTable::load(path, current_tuning_key(), table.get()); !s.ok()) {
+    state->tuning_note = s.message() + "; auto uses the priority order";
+    // A table named on purpose that cannot be used is worth a warning; a
+    // stale default one only a note in `tessera backends`.
+    ctx.logger().log(explicit_path ? LogLevel::kWarning : LogLevel::kInfo,
+                     "tuning: " + state->tuning_note);
+    return;
+  }
+  state->tuning_path = path;
+  dispatcher.set_tuning(std::move(table));
+}
+
+Status write_text(const std::string& path, const std::string& text, const char* flag) {
+  std::ofstream f(path, std::ios::binary);
+  if (!f) return not_found(std::string(flag) + ": cannot open '" + path + "' for writing");
+  f << text;
+  if (!f) return internal_error(std::string(flag) + ": writing '" + path + "' failed");
+  return Status::Ok();
+}
+
+}  // namespace
+
+void add_observe_options(CLI::App& app, ObserveOptions* o) {
+  const char* group = "Observability (docs/OBSERVABILITY.md)";
+  app.add_option("--trace", o->trace,
+                 "Write a Chrome trace JSON of every span (opens in ui.perfetto.dev) at exit")
+      ->group(group);
+  app.add_flag("--profile", o->profile, "Print a summary table of spans and memory at exit")
+      ->group(group);
+  app.add_option("--metrics", o->metrics, "Write Prometheus text metrics to FILE at exit")
+      ->group(group);
+  app.add_flag("--no-profiler", o->no_profiler, "Record no spans (to measure the profiler's cost)")
+      ->group(group);
+  app.add_option("--shadow", o->shadow,
+                 "Re-run this fraction of dispatches on a trusted backend and compare: "
+                 "RATE[,trusted=NAME][,quarantine=N][,seed=S][,repro=DIR]. Default: "
+                 "$TESSERA_SHADOW, else off")
+      ->group(group);
+  app.add_option("--shadow-repro", o->shadow_repro,
+                 "Save the tensors of each shadow mismatch here, with the replay command")
+      ->group(group);
+  app.add_option("--canary", o->canary,
+                 "Run this backend beside the serving one and record agreement and speed "
+                 "(the caller gets the serving result). Default: $TESSERA_CANARY")
+      ->group(group);
+  app.add_option("--canary-record", o->canary_record,
+                 "Canary record file (default: $TESSERA_CANARY_RECORD, else "
+                 "$XDG_STATE_HOME/tessera/canary.json)")
+      ->group(group);
+  app.add_option("--tuning", o->tuning,
+                 "Decision table from `tessera tune`, or 'none' (default: $TESSERA_TUNING, else "
+                 "$XDG_CACHE_HOME/tessera/tuning.json when present)")
+      ->group(group);
+}
+
+std::string canary_record_path(const ObserveOptions& o) {
+  const std::string p = env_or(o.canary_record, "TESSERA_CANARY_RECORD");
+  return p.empty() ? default_canary_path() : p;
+}
+
+Status configure_observability(const ObserveOptions& o, Context& ctx, Dispatcher& dispatcher,
+                               ObserveState* state) {
+  // The span ring stays at its bounded default even without --trace: commands
+  // (embed) read recent spans for their own reports.
+  ctx.profiler().set_enabled(!o.no_profiler);
+  const std::string shadow_text = env_or(o.shadow, "TESSERA_SHADOW");
+  if (!shadow_text.empty()) {
+    ShadowOptions shadow;
+    if (Status s = parse_shadow(shadow_text, &shadow); !s.ok()) {
+      return invalid_argument((o.shadow.empty() ? "TESSERA_SHADOW: " : "--shadow: ") +
+                              s.message());
+    }
+    if (!o.shadow_repro.empty()) shadow.repro_dir = o.shadow_repro;
+    dispatcher.set_shadow(shadow);
+  }
+  const std::string canary = env_or(o.canary, "TESSERA_CANARY");
+  if (!canary.empty()) {
+    CanaryOptions c;
+    c.backend = canary;
+    dispatcher.set_canary(c);
+    state->canary_record_path = canary_record_path(o);
+  }
+  load_tuning(o, ctx, dispatcher, state);
+  return Status::Ok();
+}
+
+Status finish_observability(const ObserveOptions& o, const ObserveState& state, Context& ctx,
+                            const Dispatcher& dispatcher) {
+  Status first;
+  const auto keep = [&first](Status s) {
+    if (first.ok() && !s.ok()) first = std::move(s);
+  };
+  if (!o.trace.empty()) keep(write_chrome_trace(ctx.profiler(), o.trace));
+  if (!o.metrics.empty()) keep(write_text(o.metrics, prometheus_text(ctx, &dispatcher), "--metrics"));
+  if (o.profile) {
+    std::fprintf(stderr, "\n%s\n%s", profile_summary(ctx.profiler()).c_str(),
+                 memory_summary(ctx.allocator()).c_str());
+  }
+  const auto stats = dispatcher.stats();
+  if (dispatcher.shadow().rate > 0) {
+    uint64_t checks = 0, mismatches = 0;
+    for (const auto& [name, st] : stats) {
+      checks += st.shadow_checks;
+      mismatches += st.shadow_mismatches;
+    }
+    std::string q;
+    for (const auto& [name, reason] : dispatcher.quarantined()) q += (q.empty() ? "" : ", ") + name;
+    std::fprintf(stderr, "shadow: %llu checks, %llu mismatches%s%s\n",
+                 static_cast<unsigned long long>(checks), static_cast<unsigned long long>(mismatches),
+                 q.empty() ? "" : "; quarantined: ", q.c_str());
+  }
+  const CanaryRecords records = dispatcher.canary_records();
+  if (!records.empty() && !state.canary_record_path.empty()) {
+    CanaryRecords all;
+    keep(load_canary_records(state.canary_record_path, &all));
+    merge_canary_records(records, &all);
+    keep(save_canary_records(state.canary_record_path, all));
+    for (const auto& [name, buckets] : records) {
+      std::fprintf(stderr, "canary %s: %s (record: %s)\n", name.c_str(),
+                   canary_summary(buckets).c_str(), state.canary_record_path.c_str());
+    }
+  }
+  return first;
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,71 @@
+// The tuned decision table written by `tessera tune` and read by `auto`:
+// for each shape bucket, the backends measured on this machine, fastest
+// first. A table is keyed by the machine and library versions it was
+// measured with; a table from another machine is refused, not used.
+//
+// File format (JSON, "format": "tessera.tuning", "version": 1):
+//   {"format": "tessera.tuning", "version": 1,
+//    "key": {"cpu": "...", "gpu": "", "tessera": "0.1.0", "gemm": "oneDNN 2.6.3",
+//            "simd": "Highway 1.0.3"},
+//    "threads": 2, "created": "2026-12-02T10:00:00Z", "command": "tessera tune",
+//    "entries": [{"bucket": "f32,mask=none,D<=64,Sq<=512,Sk<=512",
+//                 "shape": "B=2,S=512,H=8,D=64,dtype=f32",
+//                 "ranking": [{"backend": "cpu.flash", "median_ms": 1.2}, ...]}]}
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tessera/attention.h"
+#include "tessera/status.h"
+
+namespace tessera {
+
+// dtype, mask kind, head dim and query/key length classes:
+//   "bf16,mask=causal,D<=128,Sq=1,Sk<=2048"
+// Lengths: =1, <=16, <=128, <=512, <=2048, <=8192, >8192.
+// Head dims: <=32, <=64, <=128, <=256, >256.
+std::string tuning_bucket(const AttentionArgs& args);
+
+struct TuningKey {
+  std::string cpu, gpu, tessera, gemm, simd;
+  bool operator==(const TuningKey&) const = default;
+  std::string describe() const;  // "cpu 'AMD EPYC', tessera 0.1.0, oneDNN 2.6.3, ..."
+};
+// This process's key (gpu "" on CPU-only builds).
+TuningKey current_tuning_key();
+
+struct TuningMeasurement {
+  std::string backend;
+  double median_ms = 0;
+};
+struct TuningEntry {
+  std::string bucket;
+  std::string shape;                       // the shape measured for it
+  std::vector<TuningMeasurement> ranking;  // fastest first
+};
+
+class TuningTable {
+ public:
+  static constexpr int kVersion = 1;
+
+  TuningKey key;
+  int threads = 0;
+  std::string created;  // UTC, ISO 8601
+  std::string command;
+  std::vector<TuningEntry> entries;
+  std::string source;  // where it was loaded from (not stored)
+
+  const TuningEntry* find(const std::string& bucket) const;
+  std::string to_json() const;
+  // Parses and checks the format, version and fields (not the key).
+  static Status parse(const std::string& text, const std::string& source, TuningTable* out);
+  // Reads `path`, parses, and refuses a table whose key is not `expected`.
+  static Status load(const std::string& path, const TuningKey& expected, TuningTable* out);
+  Status save(const std::string& path) const;
+};
+
+// ${XDG_CACHE_HOME:-$HOME/.cache}/tessera/tuning.json ("" if neither is set).
+std::string default_tuning_path();
+
+}  // namespace tessera
