@@ -66,6 +66,27 @@ def peaks(probe, threads):
     return (max(fma) if fma else None), (triad[0] if triad else None), rows
 
 
+def boost():
+    """Moves this process into its own autogroup at nice -20 (Linux, root).
+
+    With autogroup scheduling, plain nice only ranks processes inside one
+    session; the machines are shared by several sessions, so the benchmark
+    takes a session of its own and raises that group instead.
+    """
+    if os.environ.get("TESSERA_BENCH_BOOSTED") != "1":
+        try:
+            os.setsid()
+        except PermissionError:  # already a group leader: re-run under setsid(1)
+            os.environ["TESSERA_BENCH_BOOSTED"] = "1"
+            os.execvp("setsid", ["setsid", "--wait", sys.executable] + sys.argv)
+    try:
+        with open("/proc/self/autogroup", "w") as f:
+            f.write("-20")
+        print("attention_table: running at autogroup nice -20", file=sys.stderr)
+    except OSError as e:
+        print(f"attention_table: --boost not applied ({e})", file=sys.stderr)
+
+
 def fmt(x, spec):
     return "n/a" if x is None else format(x, spec)
 
@@ -82,7 +103,12 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated shape names, e.g. S1,S4")
     ap.add_argument("--dtypes", default=",".join(DTYPES))
     ap.add_argument("--json", help="also write every raw row here")
+    ap.add_argument("--boost", action="store_true",
+                    help="run in a new session whose scheduler group has nice -20 (root): on a "
+                         "shared machine, other sessions' jobs then take only a few %% of the cores")
     args = ap.parse_args()
+    if args.boost:
+        boost()
 
     tessera = os.path.join(args.build, "tessera")
     probe = os.path.join(args.build, "bench", "peak", "peak_probe")
