@@ -153,8 +153,9 @@ UnitLayout UnitLayout::of(const AttentionArgs& args) {
   UnitLayout l;
   l.group = dims.hq / dims.hkv;
   l.rows = l.group * dims.sq;
-  l.convert_k = !gemm_ready(args.k);
-  l.convert_v = !gemm_ready(args.v);
+  const bool copy_pays = l.rows >= kCopyKvMinRows;
+  l.convert_k = copy_pays || !gemm_ready(args.k);
+  l.convert_v = copy_pays || !gemm_ready(args.v);
   l.scores = aligned(l.rows * dims.sk);
   l.q = aligned(l.rows * dims.d);
   l.k = l.convert_k ? aligned(dims.sk * dims.d) : 0;

@@ -21,9 +21,16 @@ namespace tessera::cpu_gemm {
 // run the GEMM at a smaller, less efficient M.
 inline constexpr int64_t kMaskedRowBlock = 128;
 
+// From this many stacked query rows on, K and V are copied into contiguous f32
+// tiles even when the GEMM could read them in place: a BSHD view's row stride
+// (Hkv*D floats, often a multiple of 4 KiB) makes the GEMM's K/V reads alias
+// in cache (S3 f32 ran at 53 GFLOP/s in place vs 74 for bf16, which is copied),
+// and the copy costs 1/rows of the GEMM. Decode (few rows) reads in place.
+inline constexpr int64_t kCopyKvMinRows = 64;
+
 // The working memory of one unit, in floats, sized for the largest sequence.
-// K and V get an f32 copy only when they cannot feed the GEMM as they are
-// (not f32, or not unit-stride along D).
+// K and V get an f32 copy when they cannot feed the GEMM as they are (not f32,
+// or not unit-stride along D) or when kCopyKvMinRows says the copy pays.
 struct UnitLayout {
   int64_t group = 1;  // g = Hq / Hkv
   int64_t scores = 0, q = 0, k = 0, v = 0, out = 0, rows = 0;
