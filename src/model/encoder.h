@@ -1,0 +1,59 @@
+// Encoder: a BERT-family sentence-transformers model, ready to embed token id
+// sequences. Weights are f32 in tracked memory ("model.weights"); each embed()
+// call takes its working memory from the context ("model.activations") and
+// frees it before returning.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/config.h"
+#include "model/tokenizer.h"
+#include "model/weights.h"
+#include "tessera/context.h"
+#include "tessera/dispatcher.h"
+
+namespace tessera::model {
+
+struct EncoderOptions {};
+
+class Encoder {
+ public:
+  // Reads the configs, the tokenizer and model.safetensors from `model_dir`
+  // (a sentence-transformers or plain HF BERT directory). The safetensors
+  // mapping is released before returning: only the converted weights stay.
+  static Status load(const std::string& model_dir, const EncoderOptions& options, Context& ctx,
+                     std::unique_ptr<Encoder>* out);
+
+  // sequences: token ids, each already [CLS] ... [SEP], 1 <= length <=
+  // max_seq_length(). Runs them as one packed batch (the caller bounds its
+  // size) and writes sequences.size() x dim() floats to out: row i pooled for
+  // sequence i, L2-normalized when the model has a Normalize module. Bad
+  // input writes nothing. The encoder keeps no per-call state, but calls that
+  // share a Context must not overlap (its thread pool is not reentrant).
+  Status embed(const std::vector<std::vector<int32_t>>& sequences, Dispatcher& attention,
+               Context& ctx, float* out);
+
+  int dim() const { return config_.bert.hidden_size; }
+  int max_seq_length() const { return config_.max_seq_length; }
+  const Tokenizer& tokenizer() const { return tokenizer_; }
+  const std::string& model_dir() const { return model_dir_; }
+  const ModelConfig& config() const { return config_; }
+  size_t weight_bytes() const { return weights_.arena.bytes(); }
+  // Working memory embed() takes for a batch of `tokens` tokens.
+  size_t activation_bytes(int64_t tokens) const;
+
+ private:
+  Encoder() = default;
+  Status check_sequences(const std::vector<std::vector<int32_t>>& sequences) const;
+
+  std::string model_dir_;
+  ModelConfig config_;
+  BertWeights weights_;
+  Tokenizer tokenizer_;
+};
+
+}  // namespace tessera::model
