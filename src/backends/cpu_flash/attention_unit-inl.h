@@ -76,17 +76,16 @@ inline void CarveBlock(const Scratch& s, int64_t sub, Block* b) {
   b->bias_base = reinterpret_cast<int64_t*>(at + s.lay.bias_base);
 }
 
-// Q^T [D x ld_rows] times the score multiplier (scale * log2 e, or
-// scale / softcap: see online_softmax-inl.h): row r of the block becomes
-// column r; padding columns 0. The block's o holds one converted row at a
-// time (it is cleared afterwards).
+// Q^T [D x ld_rows]: row r of the block becomes column r; padding columns
+// 0. (The scale is applied to the scores, inside the softmax's exponent, not
+// here: one rounding instead of one per q element.) The block's o holds one
+// converted row at a time (it is cleared afterwards).
 template <class DF>
 HWY_INLINE void PackQT(DF df, const FlashParams& p, int64_t ld, const Block& b) {
-  const float mul = p.softcap > 0.0f ? p.scale / p.softcap : p.scale * kLog2e;
   std::fill(b.qt, b.qt + p.d * ld, 0.0f);
   for (int64_t r = 0; r < b.g.rows; ++r) {
     RowToF32(df, element(p.q, p.dtype, q_offset(p, b.g, r)), p.dtype, p.qs[3], p.d, b.o);
-    for (int64_t d = 0; d < p.d; ++d) b.qt[d * ld + r] = b.o[d] * mul;
+    for (int64_t d = 0; d < p.d; ++d) b.qt[d * ld + r] = b.o[d];
   }
 }
 
@@ -171,7 +170,7 @@ HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t 
   const int64_t ld = s.lay.ld_rows, ld_dv = s.lay.ld_dv;
   int64_t begin = 0, end = 0;
   StartBlocks(df, p, unit, split, s, blocks, &begin, &end);
-  const ScoreTransform tf{p.softcap};
+  const ScoreTransform tf{p.scale, p.softcap};
   for (int64_t j0 = begin; j0 < end; j0 += kBlockKeys) {
     const int64_t j1 = std::min(j0 + kBlockKeys, end);
     bool packed = false;

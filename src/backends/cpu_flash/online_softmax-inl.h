@@ -1,11 +1,15 @@
 // cpu.flash per-target code: the online-softmax step on one score tile.
-//   st [kb x ld] = S^T: row j is key key0 + j, column c is query row c.
-// Scores are in log2 units: Q was packed times scale * log2(e) (or times
-// scale / cap with softcap), so exp becomes exp2 (FastExp2) and no multiply
-// is left here. In place, per column c (a query row), with running m and l:
-//   s = cap*log2e * tanh(s) (softcap) ; s += bias * log2e ; masked -> -inf
-//   m' = max(m, max_j s) ; alpha = 2^(m - m') ; p = 2^(s - m')
-//   l' = alpha * l + sum_j p ; st <- p
+//   st [kb x ld] = S^T = raw q.k: row j is key key0 + j, column c query row c.
+// Scores live in log2 units, so exp becomes exp2 (FastExp2): with
+// mul = scale * log2(e), s = mul * S. In place, per column c (a query row),
+// with the running max m and sum l:
+//   plain tile:  m' = max(m, mul * max_j S) ; p = 2^(fma(S, mul, -m'))
+//                (one rounding from S to the exponent, as exact as a
+//                float pipeline gets; mul > 0 so max commutes with it)
+//   transformed: s = mul * S, or cap*log2e * tanh(S * scale / cap) with
+//                softcap ; s += bias * log2e ; masked -> -inf ; stored,
+//                then m' = max(m, max_j s) ; p = 2^(s - m')
+//   alpha = 2^(m - m') ; l' = alpha * l + sum_j p ; st <- p
 // Columns are independent, so every step is a vertical vector op: the
 // layout S^T (keys as rows) is chosen for that.
 // A NaN score makes l NaN for good, so the row ends NaN (out and lse).
@@ -48,7 +52,8 @@ struct BiasRows {
 inline constexpr float kLog2e = 1.44269504088896341f;
 
 struct ScoreTransform {
-  float softcap;  // > 0: s = softcap * log2e * tanh(s), s = raw q.k * scale / cap
+  float scale;    // softmax scale
+  float softcap;  // > 0: s = softcap * log2e * tanh(S * scale / softcap)
 };
 
 template <bool kSoftcap, bool kBias, bool kMasked, class DF>
@@ -62,6 +67,9 @@ HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t
   const V zero = hn::Zero(df);
   const V cap = hn::Set(df, tf.softcap * kLog2e);
   const V log2e = hn::Set(df, kLog2e);
+  // Plain tiles scale inside the exponent's FMA; transformed tiles first.
+  const V mul = hn::Set(df, kSoftcap ? tf.scale / tf.softcap : tf.scale * kLog2e);
+  const V exp_mul = kTransform ? hn::Set(df, 1.0f) : mul;
   HWY_ALIGN float gathered[kMaxLanes];
   for (int64_t c = 0; c < ld; c += lanes) {
     V lo = zero, hi = zero;
@@ -73,9 +81,13 @@ HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t
     for (int64_t j = 0; j < kb; ++j) {
       float* sj = st + j * ld + c;
       V s = hn::Load(df, sj);
-      if constexpr (kSoftcap) {
-        // tanh in Highway does not keep NaN; the reference does.
-        s = hn::IfThenElse(hn::IsNaN(s), s, hn::Mul(cap, hn::Tanh(df, s)));
+      if constexpr (kTransform) {
+        if constexpr (kSoftcap) {
+          // tanh in Highway does not keep NaN; the reference does.
+          s = hn::IfThenElse(hn::IsNaN(s), s, hn::Mul(cap, hn::Tanh(df, hn::Mul(s, mul))));
+        } else {
+          s = hn::Mul(s, mul);
+        }
       }
       if constexpr (kBias) {
         const int64_t key_off = (key0 + j) * bias.key_stride;
@@ -91,19 +103,20 @@ HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t
       mx = hn::Max(s, mx);  // NaN is tracked below, not through the max
       if constexpr (kTransform) hn::Store(s, df, sj);
     }
+    if constexpr (!kTransform) mx = hn::Mul(mx, mul);
     const V m_old = hn::Load(df, rows.m + c);
     const V m_new = hn::Max(mx, m_old);
     // A row with nothing visible yet keeps m = -inf; subtract 0 instead so
     // 2^(-inf - 0) = 0 rather than 2^(-inf + inf) = NaN.
-    const V m_safe = hn::IfThenElse(hn::Eq(m_new, neg_inf), zero, m_new);
-    const V alpha = FastExp2(df, hn::Sub(m_old, m_safe));
+    const V neg_m = hn::Neg(hn::IfThenElse(hn::Eq(m_new, neg_inf), zero, m_new));
+    const V alpha = FastExp2(df, hn::Add(m_old, neg_m));
     V sum = zero;
     auto nan_seen = hn::Lt(zero, zero);  // all false
     for (int64_t j = 0; j < kb; ++j) {
       float* sj = st + j * ld + c;
       const V s = hn::Load(df, sj);
       nan_seen = hn::Or(nan_seen, hn::IsNaN(s));
-      const V p = FastExp2(df, hn::Sub(s, m_safe));
+      const V p = FastExp2(df, hn::MulAdd(s, exp_mul, neg_m));
       sum = hn::Add(sum, p);
       hn::Store(p, df, sj);
     }

@@ -127,7 +127,8 @@ void TestRowConversions() {
 
 // One online-softmax step against float64 for every flag combination, tile
 // heights 0..2N+1, a prior state that includes empty rows (m = -inf).
-// Scores are in log2 units (see online_softmax-inl.h).
+// Scores are raw q.k in, probabilities of log2-unit scores out (see
+// online_softmax-inl.h).
 void TestSoftmaxTile() {
   const DF df;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
@@ -154,7 +155,7 @@ void TestSoftmaxTile() {
         row_offset[c] = c * 64;
       }
       const std::vector<float> m0(m, m + ld), l0(l, l + ld);
-      const ScoreTransform tf{softcap ? 2.5f : 0.0f};
+      const ScoreTransform tf{0.7f, softcap ? 2.5f : 0.0f};
       const BiasRows bias{bias_values.data(), row_offset.data(), 1};
       SoftmaxTileDispatch(df, softcap, has_bias, masked, st.get(), ld, kb, key0, tf, bias,
                           SoftmaxRows{m, l, alpha, lo, hi});
@@ -162,8 +163,8 @@ void TestSoftmaxTile() {
         std::vector<double> s(kb);
         double mx = m0[c];
         for (int64_t j = 0; j < kb; ++j) {
-          double x = s0[j * ld + c];
-          if (softcap) x = tf.softcap * log2e * std::tanh(x);
+          double x = double{s0[j * ld + c]} * tf.scale;
+          x = softcap ? tf.softcap * log2e * std::tanh(x / tf.softcap) : x * log2e;
           if (has_bias) x += bias_values[row_offset[c] + key0 + j] * log2e;
           const bool visible = key0 + j >= lo[c] && key0 + j <= hi[c];
           s[j] = masked && !visible ? -INFINITY : x;
@@ -232,7 +233,7 @@ void TestSoftmaxTileNaN() {
   }
   for (bool softcap : {false, true}) {
     SoftmaxTileDispatch(df, softcap, false, false, st.get(), ld, kb, 0,
-                        ScoreTransform{softcap ? 4.0f : 0.0f}, BiasRows{},
+                        ScoreTransform{1.0f, softcap ? 4.0f : 0.0f}, BiasRows{},
                         SoftmaxRows{m, l, alpha, lo, hi});
     ASSERT_TRUE(std::isnan(l[0]));
     for (int64_t c = 1; c < ld; ++c) ASSERT_TRUE(std::isfinite(l[c])) << c;
