@@ -14,6 +14,7 @@ extern int exit_code;
 void add_backends_command(CLI::App& app, AppState& state);
 void add_bench_command(CLI::App& app, AppState& state);
 void add_attention_command(CLI::App& app, AppState& state);
+void add_verify_command(CLI::App& app, AppState& state);
 void add_tune_command(CLI::App& app, AppState& state);
 
 }  // namespace tessera::cli

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   add_backends_command(app, state);
   add_bench_command(app, state);
   add_attention_command(app, state);
+  add_verify_command(app, state);
   add_tune_command(app, state);
 
   try {

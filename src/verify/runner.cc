@@ -1,0 +1,194 @@
+#include "verify/runner.h"
+
+#include <exception>
+#include <limits>
+
+#include "tessera/dispatcher.h"
+#include "verify/naive.h"
+#include "verify/tolerance.h"
+
+namespace tessera::verify {
+
+namespace {
+
+constexpr std::string_view kExpectedOwner = "verify.expected";
+
+Status allocate_floats(Context& ctx, int64_t n, Buffer* out) {
+  return Buffer::allocate(ctx.allocator(), static_cast<size_t>(n) * sizeof(float), kExpectedOwner,
+                          out);
+}
+
+std::string join(const std::vector<std::string>& parts) {
+  std::string s;
+  for (const auto& p : parts) s += (s.empty() ? "" : "; ") + p;
+  return s;
+}
+
+CaseOutcome skip(std::string reason) { return {Verdict::kSkip, {std::move(reason)}}; }
+
+// Runs and reports a throw as an error, as the dispatcher does.
+Status guarded_run(Backend& backend, const AttentionArgs& args, Context& ctx) {
+  try {
+    return backend.run(args, ctx);
+  } catch (const std::exception& e) {
+    return internal_error(std::string("threw: ") + e.what());
+  } catch (...) {
+    return internal_error("threw a non-standard exception");
+  }
+}
+
+// Judges out (and lse when the case asks for it) against the expectation.
+void judge_outputs(const MaterializedCase& m, const Expected& expected, Context& ctx,
+                   CaseOutcome* outcome) {
+  const AttentionCase& c = m.spec();
+  const int64_t rows = m.rows();
+  Buffer got_out, got_lse;
+  Status s = allocate_floats(ctx, rows * c.dv, &got_out);
+  if (s.ok() && c.lse) s = allocate_floats(ctx, rows, &got_lse);
+  if (!s.ok()) {
+    outcome->verdict = Verdict::kFail;
+    outcome->messages.push_back("harness: " + s.to_string());
+    return;
+  }
+  m.read_out(got_out.as<float>());
+  const auto name = [&](int64_t row) { return m.row_name(row); };
+  std::vector<Judgement> judgements;
+  judgements.push_back(
+      judge({"out", got_out.as<const float>(), expected.out_ref(), expected.out_naive(),
+             expected.lse_ref(), rows, c.dv, output_floor(c.dtype), 0.0f}));
+  if (c.lse) {
+    m.read_lse(got_lse.as<float>());
+    judgements.push_back(
+        judge({"lse", got_lse.as<const float>(), expected.lse_ref(), expected.lse_naive(),
+               expected.lse_ref(), rows, 1, lse_floor(), -std::numeric_limits<float>::infinity()}));
+  }
+  for (const Judgement& j : judgements) {
+    if (!j.ok()) outcome->verdict = Verdict::kFail;
+    outcome->messages.push_back(j.describe(name));
+  }
+}
+
+}  // namespace
+
+std::string_view verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::kPass:
+      return "pass";
+    case Verdict::kFail:
+      return "FAIL";
+    case Verdict::kSkip:
+      return "skip";
+  }
+  return "?";
+}
+
+std::string CaseOutcome::summary() const { return join(messages); }
+
+std::vector<std::string> leaked_since(const std::map<std::string, OwnerStats>& before,
+                                      const std::map<std::string, OwnerStats>& after) {
+  std::vector<std::string> leaks;
+  for (const auto& [owner, stats] : after) {
+    auto it = before.find(owner);
+    const size_t was = it == before.end() ? 0 : it->second.live_bytes;
+    if (stats.live_bytes > was) {
+      leaks.push_back("leak: " + owner + " holds " + std::to_string(stats.live_bytes - was) +
+                      " more bytes after the call");
+    }
+  }
+  return leaks;
+}
+
+Status Expected::compute(const MaterializedCase& m, Backend& reference, Context& ctx,
+                         Expected* out) {
+  const AttentionCase& c = m.spec();
+  Expected e;
+  TESSERA_RETURN_IF_ERROR(allocate_floats(ctx, m.rows() * c.dv, &e.out_ref_));
+  TESSERA_RETURN_IF_ERROR(allocate_floats(ctx, m.rows(), &e.lse_ref_));
+  TESSERA_RETURN_IF_ERROR(allocate_floats(ctx, m.rows() * c.dv, &e.out_naive_));
+  TESSERA_RETURN_IF_ERROR(allocate_floats(ctx, m.rows(), &e.lse_naive_));
+  const AttentionArgs ref_args = m.logical_args(e.out_ref_.as<float>(), e.lse_ref_.as<float>());
+  Status s = guarded_run(reference, ref_args, ctx);
+  if (!s.ok()) return internal_error(std::string(reference.name()) + " failed: " + s.to_string());
+  TESSERA_RETURN_IF_ERROR(naive_attention(
+      m.logical_args(e.out_naive_.as<float>(), e.lse_naive_.as<float>()), c.dtype, ctx));
+  *out = std::move(e);
+  return Status::Ok();
+}
+
+CaseOutcome check_backend(Backend& backend, MaterializedCase& m, const Expected& expected,
+                          Context& ctx) {
+  if (Availability av = backend.availability(); !av.available) {
+    return skip("unavailable: " + av.reason);
+  }
+  if (auto reasons = backend.check(m.args(), ctx); !reasons.empty()) {
+    return skip("rejected by check(): " + join(reasons));
+  }
+  m.poison_outputs();
+  const auto before = ctx.allocator().by_owner();
+  const Status s = guarded_run(backend, m.args(), ctx);
+  CaseOutcome outcome;
+  for (auto& leak : leaked_since(before, ctx.allocator().by_owner())) {
+    outcome.verdict = Verdict::kFail;
+    outcome.messages.push_back(std::move(leak));
+  }
+  if (!s.ok()) {
+    outcome.verdict = Verdict::kFail;
+    outcome.messages.push_back("run failed: " + s.to_string());
+  }
+  for (const Status& guard : {m.check_output_guards(), m.check_inputs_untouched()}) {
+    if (!guard.ok()) {
+      outcome.verdict = Verdict::kFail;
+      outcome.messages.push_back(guard.message());
+    }
+  }
+  if (s.ok()) judge_outputs(m, expected, ctx, &outcome);
+  return outcome;
+}
+
+CaseOutcome run_case(Backend& backend, Backend& reference, const AttentionCase& spec,
+                     Context& ctx) {
+  if (Availability av = backend.availability(); !av.available) {
+    return skip("unavailable: " + av.reason);
+  }
+  MaterializedCase m;
+  Expected expected;
+  Status s = MaterializedCase::create(spec, ctx.allocator(), &m);
+  if (s.ok()) s = Expected::compute(m, reference, ctx, &expected);
+  if (!s.ok()) return {Verdict::kFail, {"harness: " + s.to_string()}};
+  return check_backend(backend, m, expected, ctx);
+}
+
+CaseOutcome check_invalid(const Registry& registry, std::string_view backend, const InvalidCase& c,
+                          Context& ctx) {
+  MaterializedCase m;
+  if (Status s = MaterializedCase::create(c.base, ctx.allocator(), &m); !s.ok()) {
+    return {Verdict::kFail, {"harness: " + s.to_string()}};
+  }
+  AttentionArgs args = m.args();
+  c.mutate(args, m.cu_seqlens_q(), m.cu_seqlens_k());
+  Policy policy;
+  policy.only = {std::string(backend)};
+  Dispatcher dispatcher(registry, policy);
+  const auto before = ctx.allocator().by_owner();
+  const Status s = dispatcher.run(args, ctx);
+  CaseOutcome outcome;
+  outcome.messages = leaked_since(before, ctx.allocator().by_owner());
+  if (s.code() != StatusCode::kInvalidArgument) {
+    outcome.messages.push_back("want InvalidArgument naming '" + c.field + "', got " +
+                               s.to_string());
+  } else if (s.message().find(c.field) == std::string::npos) {
+    outcome.messages.push_back("the error does not name '" + c.field + "': " + s.to_string());
+  }
+  for (const Status& check :
+       {m.check_outputs_poisoned(), m.check_output_guards(), m.check_inputs_untouched()}) {
+    if (!check.ok()) outcome.messages.push_back(check.message());
+  }
+  if (!outcome.messages.empty()) {
+    outcome.verdict = Verdict::kFail;
+  } else {
+    outcome.messages.push_back(s.to_string());
+  }
+  return outcome;
+}
+
+}  // namespace tessera::verify

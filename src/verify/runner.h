@@ -1,0 +1,70 @@
+// Running conformance cases: the one implementation behind tests/conformance
+// and `tessera verify`, so both judge a backend the same way.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessera/backend.h"
+#include "tessera/registry.h"
+#include "verify/case.h"
+#include "verify/materialize.h"
+
+namespace tessera::verify {
+
+enum class Verdict : uint8_t { kPass, kFail, kSkip };
+std::string_view verdict_name(Verdict v);  // "pass", "FAIL", "skip"
+
+struct CaseOutcome {
+  Verdict verdict = Verdict::kPass;
+  // Skip: the reasons. Fail: each broken check, the worst element included.
+  // Pass: the error summary of out (and lse).
+  std::vector<std::string> messages;
+  std::string summary() const;  // messages joined by "; "
+};
+
+// What a case must produce: ref64 (the reference backend run in float64 on
+// f32 copies of the inputs, stored as f32) and the naive formula in the
+// case's dtype, both in row order (materialize.h).
+class Expected {
+ public:
+  static Status compute(const MaterializedCase& m, Backend& reference, Context& ctx, Expected* out);
+  const float* out_ref() const { return out_ref_.as<const float>(); }
+  const float* lse_ref() const { return lse_ref_.as<const float>(); }
+  const float* out_naive() const { return out_naive_.as<const float>(); }
+  const float* lse_naive() const { return lse_naive_.as<const float>(); }
+
+ private:
+  Buffer out_ref_, lse_ref_, out_naive_, lse_naive_;
+};
+
+// Runs `backend` on the case (outputs poisoned first) and judges it: skip when
+// unavailable or check() rejects; fail on an error status, a throw, a broken
+// guard band or gap, a modified input, a leak, or outputs outside the rule.
+CaseOutcome check_backend(Backend& backend, MaterializedCase& m, const Expected& expected,
+                          Context& ctx);
+
+// Materializes `spec`, computes its expectation with `reference` and checks
+// `backend`: the whole of one conformance test.
+CaseOutcome run_case(Backend& backend, Backend& reference, const AttentionCase& spec, Context& ctx);
+
+// An invalid call: a valid base case broken by `mutate`. The error must be
+// InvalidArgument naming `field`, and out must stay untouched.
+struct InvalidCase {
+  std::string name;
+  AttentionCase base;
+  std::string field;
+  std::function<void(AttentionArgs& args, int32_t* cu_q, int32_t* cu_k)> mutate;
+};
+
+// Runs the invalid call through a Dispatcher with policy only:<backend>.
+CaseOutcome check_invalid(const Registry& registry, std::string_view backend, const InvalidCase& c,
+                          Context& ctx);
+
+// Owners whose live bytes grew between two allocator snapshots.
+std::vector<std::string> leaked_since(const std::map<std::string, OwnerStats>& before,
+                                      const std::map<std::string, OwnerStats>& after);
+
+}  // namespace tessera::verify
