@@ -8,7 +8,7 @@ APT_PACKAGES=(
   cmake ninja-build g++ pkg-config python3-venv
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev libopenblas-dev libhwy-dev
-  nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libutf8proc-dev libicu-dev
+  nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libssl-dev libutf8proc-dev libicu-dev
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

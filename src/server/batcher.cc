@@ -1,0 +1,174 @@
+#include "server/batcher.h"
+
+#include <chrono>
+#include <cstring>
+#include <exception>
+#include <string>
+
+namespace tessera::server {
+
+namespace {
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+constexpr double kNsPerSecond = 1e9;
+
+}  // namespace
+
+Batcher::Batcher(BatchEmbedder& embedder, TrackingAllocator& alloc, BatcherOptions options,
+                 Observer observer)
+    : embedder_(embedder), alloc_(alloc), options_(options), observer_(std::move(observer)) {
+  thread_ = std::thread([this] { loop(); });
+}
+
+Batcher::~Batcher() { shutdown(); }
+
+Status Batcher::submit(std::vector<std::vector<int32_t>> sequences,
+                       std::shared_ptr<EmbedJob>* job) {
+  if (sequences.empty()) return invalid_argument("a request needs at least one sequence");
+  for (size_t i = 0; i < sequences.size(); ++i) {
+    if (sequences[i].empty()) {
+      return invalid_argument("sequence " + std::to_string(i) + " is empty");
+    }
+  }
+  auto j = std::make_shared<EmbedJob>();
+  j->count_ = static_cast<int64_t>(sequences.size());
+  j->remaining_ = j->count_;
+  const int64_t enqueued = now_ns();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return unavailable("the server is shutting down and takes no new requests");
+    if (in_flight_ >= options_.max_concurrent_requests) {
+      return resource_exhausted(std::to_string(in_flight_) +
+                                " requests are in flight, the limit "
+                                "(--max-concurrent-requests) is " +
+                                std::to_string(options_.max_concurrent_requests) +
+                                "; retry later");
+    }
+    const size_t bytes = sequences.size() * static_cast<size_t>(embedder_.dim()) * sizeof(float);
+    Status s = Buffer::allocate(alloc_, bytes, "server.results", &j->rows_);
+    if (!s.ok()) return unavailable("no memory for the result rows: " + s.message());
+    ++in_flight_;
+    for (size_t i = 0; i < sequences.size(); ++i) {
+      queue_.push_back({j, static_cast<int64_t>(i), std::move(sequences[i]), enqueued});
+    }
+  }
+  wake_.notify_one();
+  *job = std::move(j);
+  return Status::Ok();
+}
+
+void Batcher::shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  // Two callers (a signal and a destructor) may race here: join once.
+  std::lock_guard<std::mutex> lock(join_mu_);
+  if (thread_.joinable()) thread_.join();
+}
+
+size_t Batcher::in_flight() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return in_flight_;
+}
+
+size_t Batcher::queued() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return queue_.size();
+}
+
+void Batcher::loop() {
+  for (;;) {
+    std::vector<Item> batch;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait(lock, [this] { return !queue_.empty() || stopping_; });
+      if (queue_.empty()) return;  // stopping, and everything admitted is answered
+      batch = take_batch();
+    }
+    if (!batch.empty()) run_batch(batch);
+  }
+}
+
+std::vector<Batcher::Item> Batcher::take_batch() {
+  std::vector<Item> batch;
+  int64_t tokens = 0;
+  while (!queue_.empty()) {
+    Item& next = queue_.front();
+    if (next.job->done_) {  // its request already failed: drop the rest of it
+      queue_.pop_front();
+      continue;
+    }
+    const int64_t t = static_cast<int64_t>(next.ids.size());
+    if (!batch.empty()) {
+      if (tokens + t > options_.max_batch_tokens) break;
+      if (options_.max_batch_sequences != 0 && batch.size() >= options_.max_batch_sequences) break;
+    }
+    tokens += t;
+    batch.push_back(std::move(next));
+    queue_.pop_front();
+  }
+  return batch;
+}
+
+void Batcher::run_batch(std::vector<Item>& batch) {
+  const int dim = embedder_.dim();
+  BatchReport report;
+  report.sequences = batch.size();
+  const int64_t start = now_ns();
+  std::vector<std::vector<int32_t>> sequences;
+  sequences.reserve(batch.size());
+  for (Item& item : batch) {
+    report.tokens += static_cast<int64_t>(item.ids.size());
+    report.max_wait_seconds =
+        std::max(report.max_wait_seconds, (start - item.enqueued_ns) / kNsPerSecond);
+    sequences.push_back(std::move(item.ids));
+  }
+
+  Buffer out;
+  Status status =
+      Buffer::allocate(alloc_, batch.size() * static_cast<size_t>(dim) * sizeof(float),
+                       "server.batch", &out);
+  if (status.ok()) {
+    try {
+      status = embedder_.embed(sequences, out.as<float>());
+    } catch (const std::exception& e) {
+      status = internal_error(std::string("the model threw: ") + e.what());
+    }
+  }
+  report.embed_seconds = (now_ns() - start) / kNsPerSecond;
+  report.ok = status.ok();
+
+  for (size_t i = 0; i < batch.size(); ++i) {
+    EmbedJob& job = *batch[i].job;
+    if (job.done_) continue;
+    if (!status.ok()) {
+      finish(job, status);
+      continue;
+    }
+    std::memcpy(job.rows_.as<float>() + batch[i].row * dim, out.as<float>() + i * dim,
+                static_cast<size_t>(dim) * sizeof(float));
+    if (--job.remaining_ == 0) finish(job, Status::Ok());
+  }
+  out.reset();
+  if (observer_) observer_(report);
+}
+
+void Batcher::finish(EmbedJob& job, Status status) {
+  job.done_ = true;
+  {
+    // Leave the count before answering: a client that gets its answer and
+    // sends the next request at once must find its slot free.
+    std::lock_guard<std::mutex> lock(mu_);
+    --in_flight_;
+  }
+  job.promise_.set_value(std::move(status));
+}
+
+}  // namespace tessera::server

@@ -1,0 +1,245 @@
+#include "server/http_server.h"
+
+#include <httplib.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "server/auth.h"
+#include "server/json_out.h"
+
+namespace tessera::server {
+
+namespace {
+
+// cpp-httplib listens with a backlog of 5: a burst of new clients would see
+// dropped SYNs and 1 s retransmits. listen() again on the bound socket
+// raises it (Linux allows it on a listening socket).
+constexpr int kListenBacklog = 1024;
+// Requests served on one keep-alive connection before it is closed.
+constexpr size_t kKeepAliveRequests = 1000;
+
+class TunedHttpServer : public httplib::Server {
+ public:
+  bool raise_backlog(int backlog) { return ::listen(svr_sock_, backlog) == 0; }
+};
+
+const char* const kRoutes[] = {"/embed", "/v1/embeddings", "/tokenize", "/health", "/info",
+                               "/metrics"};
+
+// Metrics label of a path: a known route, else "other" (bounded cardinality).
+std::string route_label(const std::string& path) {
+  for (const char* r : kRoutes) {
+    if (path == r) return r;
+  }
+  return "other";
+}
+
+std::string error_body_for(const std::string& path, const ApiError& e) {
+  return path.rfind("/v1/", 0) == 0 ? openai_error_body(e) : tei_error_body(e);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+class EmbeddingServer::Impl {
+ public:
+  Impl(ServedModel& model, TrackingAllocator& alloc, ServerOptions options, ServingInfo info,
+       MetricsSource extra)
+      : options_(std::move(options)),
+        info_(std::move(info)),
+        batcher_(model, alloc, options_.batching,
+                 [this](const BatchReport& r) { metrics_.observe_batch(r); }),
+        rc_{model, batcher_, metrics_, options_, info_, std::move(extra), draining_} {
+    if (!options_.api_key.empty()) auth_ = ApiKeyCheck(options_.api_key);
+    configure();
+  }
+
+  Status bind(int* port) {
+    const int p = options_.port == 0 ? http_.bind_to_any_port(options_.host)
+                                     : (http_.bind_to_port(options_.host, options_.port)
+                                            ? options_.port
+                                            : -1);
+    if (p < 0) {
+      return unavailable("cannot listen on " + options_.host + ":" +
+                         std::to_string(options_.port) +
+                         " (address in use, not a local address, or no permission)");
+    }
+    if (!http_.raise_backlog(kListenBacklog)) {
+      return internal_error("listen(backlog " + std::to_string(kListenBacklog) + ") failed");
+    }
+    *port = p;
+    return Status::Ok();
+  }
+
+  Status serve() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      serving_ = !stop_requested_;
+    }
+    const bool ok = serving_ ? http_.listen_after_bind() : true;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      serve_done_ = true;
+    }
+    // Every connection thread has returned: nothing can be submitted any
+    // more. The batcher answers whatever is still queued, then stops.
+    batcher_.shutdown();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!ok && !stop_requested_) return internal_error("the listening socket failed");
+    return Status::Ok();
+  }
+
+  void stop() {
+    draining_ = true;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stop_requested_) return;
+      stop_requested_ = true;
+      if (!serving_) return;  // serve() has not started: it will not listen
+    }
+    // serve() may be between its check and the accept loop: wait for it.
+    constexpr auto kPoll = std::chrono::milliseconds(1);
+    while (!http_.is_running()) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (serve_done_) return;
+      }
+      std::this_thread::sleep_for(kPoll);
+    }
+    http_.stop();
+  }
+
+  const Batcher& batcher() const { return batcher_; }
+
+ private:
+  using Route = Reply (*)(RouteContext&, std::string_view);
+  using GetRoute = Reply (*)(RouteContext&);
+
+  void configure() {
+    const size_t threads = options_.http_threads > 0
+                               ? static_cast<size_t>(options_.http_threads)
+                               : options_.batching.max_concurrent_requests + kSpareHttpThreads;
+    http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    http_.set_payload_max_length(options_.payload_limit_bytes);
+    http_.set_tcp_nodelay(true);
+    http_.set_keep_alive_max_count(kKeepAliveRequests);
+    http_.set_pre_routing_handler(
+        [this](const httplib::Request& req, httplib::Response& res) { return authorize(req, res); });
+    http_.set_error_handler(httplib::Server::HandlerWithResponse(
+        [this](const httplib::Request& req, httplib::Response& res) { return on_error(req, res); }));
+    http_.set_exception_handler(
+        [this](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+          std::string what = "unknown exception";
+          try {
+            std::rethrow_exception(ep);
+          } catch (const std::exception& e) {
+            what = e.what();
+          } catch (...) {
+          }
+          send(req, res, {500, error_body_for(req.path, {500, "Internal", "", "internal error: " + what})},
+               route_label(req.path), 0);
+        });
+    post("/embed", handle_embed);
+    post("/v1/embeddings", handle_openai_embeddings);
+    post("/tokenize", handle_tokenize);
+    get("/health", handle_health);
+    get("/info", handle_info);
+    get("/metrics", handle_metrics);
+  }
+
+  void post(const char* path, Route fn) {
+    http_.Post(path, [this, path, fn](const httplib::Request& req, httplib::Response& res) {
+      const auto start = std::chrono::steady_clock::now();
+      Reply reply = fn(rc_, req.body);
+      send(req, res, std::move(reply), path, seconds_since(start));
+    });
+  }
+
+  void get(const char* path, GetRoute fn) {
+    http_.Get(path, [this, path, fn](const httplib::Request& req, httplib::Response& res) {
+      const auto start = std::chrono::steady_clock::now();
+      Reply reply = fn(rc_);
+      send(req, res, std::move(reply), path, seconds_since(start));
+    });
+  }
+
+  void send(const httplib::Request& /*req*/, httplib::Response& res, Reply reply,
+            const std::string& route, double seconds) {
+    res.status = reply.status;
+    res.body = std::move(reply.body);
+    res.set_header("Content-Type", reply.content_type);
+    if (reply.status == 429) res.set_header("Retry-After", "1");
+    metrics_.count_response(route, reply.status, seconds);
+  }
+
+  httplib::Server::HandlerResponse authorize(const httplib::Request& req, httplib::Response& res) {
+    if (!auth_.enabled() || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
+    if (auth_.allows(req.get_header_value("Authorization"))) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    const ApiError e{401, "Unauthorized", "Authorization",
+                     req.has_header("Authorization")
+                         ? "Authorization: the bearer token does not match --api-key"
+                         : "Authorization header missing: send 'Authorization: Bearer <key>'"};
+    res.set_header("WWW-Authenticate", "Bearer");
+    send(req, res, {401, error_body_for(req.path, e)}, route_label(req.path), 0);
+    return httplib::Server::HandlerResponse::Handled;
+  }
+
+  // Errors cpp-httplib produces itself (no route, body over the limit, a
+  // malformed request) get a JSON body too. Our own replies already have one.
+  httplib::Server::HandlerResponse on_error(const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    ApiError e;
+    if (res.status == 413) {
+      e = too_large_error("body", "the body has " + req.get_header_value("Content-Length") +
+                                      " bytes; this server takes at most " +
+                                      std::to_string(options_.payload_limit_bytes) +
+                                      " (--payload-limit)");
+    } else if (res.status == 404) {
+      e = {404, "NotFound", "", "no route " + req.method + " " + req.path +
+                                    "; routes: POST /embed, POST /v1/embeddings, POST /tokenize, "
+                                    "GET /health, GET /info, GET /metrics"};
+    } else {
+      e = {res.status, "Validation", "", "malformed HTTP request (status " +
+                                             std::to_string(res.status) + ")"};
+    }
+    send(req, res, {res.status, error_body_for(req.path, e)}, route_label(req.path), 0);
+    return httplib::Server::HandlerResponse::Handled;
+  }
+
+  ServerOptions options_;
+  ServingInfo info_;
+  std::atomic<bool> draining_{false};
+  ServerMetrics metrics_;  // before batcher_: its thread reports here
+  Batcher batcher_;
+  RouteContext rc_;
+  ApiKeyCheck auth_;
+  TunedHttpServer http_;
+
+  std::mutex mu_;
+  bool serving_ = false;
+  bool stop_requested_ = false;
+  bool serve_done_ = false;
+};
+
+EmbeddingServer::EmbeddingServer(ServedModel& model, TrackingAllocator& alloc,
+                                 ServerOptions options, ServingInfo info,
+                                 MetricsSource extra_metrics)
+    : impl_(std::make_unique<Impl>(model, alloc, std::move(options), std::move(info),
+                                   std::move(extra_metrics))) {}
+
+EmbeddingServer::~EmbeddingServer() = default;
+
+Status EmbeddingServer::bind(int* port) { return impl_->bind(port); }
+Status EmbeddingServer::serve() { return impl_->serve(); }
+void EmbeddingServer::stop() { impl_->stop(); }
+const Batcher& EmbeddingServer::batcher() const { return impl_->batcher(); }
+
+}  // namespace tessera::server

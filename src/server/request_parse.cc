@@ -1,0 +1,158 @@
+#include "server/request_parse.h"
+
+#include <nlohmann/json.hpp>
+
+namespace tessera::server {
+
+namespace {
+
+using nlohmann::json;
+
+// A short rendering of a JSON value for messages ("got 3", "got \"yes\"").
+std::string describe(const json& v) {
+  constexpr size_t kMaxShown = 40;
+  // ASCII-only (\uXXXX escapes), so cutting it never splits a UTF-8 sequence.
+  std::string s = v.dump(-1, ' ', /*ensure_ascii=*/true);
+  if (s.size() > kMaxShown) s = s.substr(0, kMaxShown) + "...";
+  return std::string(v.type_name()) + " " + s;
+}
+
+ApiError parse_object(std::string_view body, json* out) {
+  try {
+    *out = json::parse(body);
+  } catch (const json::parse_error& e) {
+    // 400 like TEI (axum) for a body that is not JSON at all; nlohmann also
+    // rejects strings that are not valid UTF-8 here.
+    return {400, "Validation", "body", std::string("body is not valid JSON: ") + e.what()};
+  }
+  if (!out->is_object()) {
+    return validation_error("body", "body must be a JSON object, got " + describe(*out));
+  }
+  return no_error();
+}
+
+// `field` is a string or a non-empty list of strings, at most
+// limits.max_client_batch_size long.
+ApiError parse_texts(const json& body, const char* field, const ParseLimits& limits,
+                     std::vector<std::string>* out) {
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) {
+    return validation_error(field, std::string(field) + " is missing: send a string or a list "
+                                                        "of strings");
+  }
+  if (it->is_string()) {
+    out->push_back(it->get<std::string>());
+    return no_error();
+  }
+  if (!it->is_array()) {
+    return validation_error(field, std::string(field) + " must be a string or a list of strings, "
+                                                        "got " + describe(*it));
+  }
+  if (it->empty()) {
+    return validation_error(field, std::string(field) + " is an empty list: send at least one "
+                                                        "text");
+  }
+  if (it->size() > limits.max_client_batch_size) {
+    return too_large_error(field, std::string(field) + " has " + std::to_string(it->size()) +
+                                      " texts but this server takes at most " +
+                                      std::to_string(limits.max_client_batch_size) +
+                                      " per request (--max-client-batch-size)");
+  }
+  out->reserve(it->size());
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& v = (*it)[i];
+    const std::string name = std::string(field) + "[" + std::to_string(i) + "]";
+    if (!v.is_string()) {
+      return validation_error(name, name + " must be a string, got " + describe(v));
+    }
+    out->push_back(v.get<std::string>());
+  }
+  return no_error();
+}
+
+// An optional boolean field; absent or null keeps *out.
+ApiError parse_bool(const json& body, const char* field, bool* out) {
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) return no_error();
+  if (!it->is_boolean()) {
+    return validation_error(field,
+                            std::string(field) + " must be true or false, got " + describe(*it));
+  }
+  *out = it->get<bool>();
+  return no_error();
+}
+
+}  // namespace
+
+ApiError parse_embed_request(std::string_view body, const ParseLimits& limits, EmbedRequest* out) {
+  json j;
+  ApiError e = parse_object(body, &j);
+  if (!e.ok()) return e;
+  if (e = parse_texts(j, "inputs", limits, &out->inputs); !e.ok()) return e;
+  if (e = parse_bool(j, "normalize", &out->normalize); !e.ok()) return e;
+  out->truncate = limits.auto_truncate;
+  if (e = parse_bool(j, "truncate", &out->truncate); !e.ok()) return e;
+  auto dir = j.find("truncation_direction");
+  if (dir != j.end() && !dir->is_null() && !(dir->is_string() && (*dir == "Right" || *dir == "right"))) {
+    return validation_error("truncation_direction",
+                            "truncation_direction must be \"Right\" (the only direction "
+                            "supported), got " + describe(*dir));
+  }
+  auto prompt = j.find("prompt_name");
+  if (prompt != j.end() && !prompt->is_null()) {
+    return validation_error("prompt_name", "prompt_name is not supported by this server, got " +
+                                               describe(*prompt));
+  }
+  return no_error();
+}
+
+ApiError parse_openai_request(std::string_view body, const ParseLimits& limits,
+                              OpenAIRequest* out) {
+  json j;
+  ApiError e = parse_object(body, &j);
+  if (!e.ok()) return e;
+  if (e = parse_texts(j, "input", limits, &out->inputs); !e.ok()) return e;
+  auto model = j.find("model");
+  if (model != j.end() && !model->is_null()) {
+    if (!model->is_string()) {
+      return validation_error("model", "model must be a string, got " + describe(*model));
+    }
+    out->model = model->get<std::string>();
+  }
+  auto format = j.find("encoding_format");
+  if (format != j.end() && !format->is_null()) {
+    if (*format == "float") {
+      out->base64 = false;
+    } else if (*format == "base64") {
+      out->base64 = true;
+    } else {
+      return validation_error("encoding_format", "encoding_format must be \"float\" or "
+                                                 "\"base64\", got " + describe(*format));
+    }
+  }
+  auto dims = j.find("dimensions");
+  if (dims != j.end() && !dims->is_null()) {
+    if (!dims->is_number_integer()) {
+      return validation_error("dimensions",
+                              "dimensions must be an integer, got " + describe(*dims));
+    }
+    out->dimensions = dims->get<int64_t>();
+  }
+  auto user = j.find("user");
+  if (user != j.end() && !user->is_null() && !user->is_string()) {
+    return validation_error("user", "user must be a string, got " + describe(*user));
+  }
+  out->truncate = limits.auto_truncate;
+  return no_error();
+}
+
+ApiError parse_tokenize_request(std::string_view body, const ParseLimits& limits,
+                                TokenizeRequest* out) {
+  json j;
+  ApiError e = parse_object(body, &j);
+  if (!e.ok()) return e;
+  if (e = parse_texts(j, "inputs", limits, &out->inputs); !e.ok()) return e;
+  return parse_bool(j, "add_special_tokens", &out->add_special_tokens);
+}
+
+}  // namespace tessera::server

@@ -1,0 +1,49 @@
+// Parsing and validation of the JSON bodies of the embedding routes. Pure
+// functions over the body text: no HTTP, no model, so every rule is unit-tested.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/api_error.h"
+
+namespace tessera::server {
+
+struct ParseLimits {
+  size_t max_client_batch_size = 32;  // more texts in one request: 413
+  bool auto_truncate = false;         // default of `truncate` when the body has none
+};
+
+// POST /embed (TEI): {"inputs": str | [str], "normalize": bool = true,
+// "truncate": bool = auto_truncate, "truncation_direction": "Right"}.
+struct EmbedRequest {
+  std::vector<std::string> inputs;
+  bool normalize = true;
+  bool truncate = false;
+};
+ApiError parse_embed_request(std::string_view body, const ParseLimits& limits, EmbedRequest* out);
+
+// POST /v1/embeddings (OpenAI): {"input": str | [str], "model": str,
+// "encoding_format": "float" | "base64", "dimensions": int, "user": str}.
+struct OpenAIRequest {
+  std::vector<std::string> inputs;
+  std::string model;
+  bool base64 = false;
+  std::optional<int64_t> dimensions;
+  bool truncate = false;  // from ParseLimits::auto_truncate
+};
+ApiError parse_openai_request(std::string_view body, const ParseLimits& limits,
+                              OpenAIRequest* out);
+
+// POST /tokenize (TEI): {"inputs": str | [str], "add_special_tokens": bool = true}.
+struct TokenizeRequest {
+  std::vector<std::string> inputs;
+  bool add_special_tokens = true;
+};
+ApiError parse_tokenize_request(std::string_view body, const ParseLimits& limits,
+                                TokenizeRequest* out);
+
+}  // namespace tessera::server

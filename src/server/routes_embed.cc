@@ -1,0 +1,135 @@
+// POST /embed (TEI) and POST /v1/embeddings (OpenAI).
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "server/inputs.h"
+#include "server/json_out.h"
+#include "server/request_parse.h"
+#include "server/routes.h"
+
+namespace tessera::server {
+
+namespace {
+
+using ErrorBody = std::string (*)(const ApiError&);
+
+Reply error_reply(const ApiError& e, ErrorBody body) { return {e.status, body(e), "application/json"}; }
+
+ParseLimits parse_limits(const RouteContext& rc) {
+  return {rc.options.max_client_batch_size, rc.options.auto_truncate};
+}
+
+// Submits the sequences and waits for their rows.
+ApiError run_job(RouteContext& rc, PreparedInputs& inputs, std::shared_ptr<EmbedJob>* job) {
+  Status s = rc.batcher.submit(std::move(inputs.sequences), job);
+  if (s.code() == StatusCode::kResourceExhausted) {
+    return {429, "Overloaded", "", "overloaded: " + s.message()};
+  }
+  if (s.code() == StatusCode::kUnavailable) return {503, "Unhealthy", "", s.message()};
+  if (!s.ok()) return validation_error("inputs", s.message());
+  s = (*job)->wait();
+  if (!s.ok()) {
+    return {424, "Backend", "",
+            "the model could not embed this batch (no attention backend could run it, or "
+            "the one that ran failed): " + s.to_string()};
+  }
+  const int64_t values = (*job)->count() * rc.model.dim();
+  if (!all_finite((*job)->rows(), values)) {
+    return {500, "Backend", "", "the model produced non-finite values (NaN or Inf)"};
+  }
+  return no_error();
+}
+
+void l2_normalize(float* row, int dim) {
+  double sum = 0;
+  for (int i = 0; i < dim; ++i) sum += static_cast<double>(row[i]) * row[i];
+  if (sum <= 0) return;
+  const float inv = static_cast<float>(1.0 / std::sqrt(sum));
+  for (int i = 0; i < dim; ++i) row[i] *= inv;
+}
+
+// Rows the model left unnormalized are normalized here when asked; a model
+// that normalizes itself cannot give raw rows back.
+ApiError check_normalize(const RouteContext& rc, bool normalize) {
+  if (!normalize && rc.model.info().normalizes) {
+    return validation_error("normalize",
+                            "normalize: false is not available: model '" + rc.model.info().id +
+                                "' ends with a Normalize module (modules.json), so its rows are "
+                                "always L2-normalized");
+  }
+  return no_error();
+}
+
+void normalize_rows(const RouteContext& rc, EmbedJob& job, bool normalize) {
+  if (!normalize || rc.model.info().normalizes) return;
+  for (int64_t r = 0; r < job.count(); ++r) l2_normalize(job.rows() + r * rc.model.dim(), rc.model.dim());
+}
+
+}  // namespace
+
+Reply handle_embed(RouteContext& rc, std::string_view body) {
+  EmbedRequest req;
+  ApiError e = parse_embed_request(body, parse_limits(rc), &req);
+  if (e.ok()) e = check_normalize(rc, req.normalize);
+  PreparedInputs inputs;
+  if (e.ok()) e = prepare_inputs(rc.model, req.inputs, req.truncate, "inputs",
+                                "send truncate=true (or start the server with --auto-truncate) "
+                                "to cut it",
+                                &inputs);
+  std::shared_ptr<EmbedJob> job;
+  if (e.ok()) e = run_job(rc, inputs, &job);
+  if (!e.ok()) return error_reply(e, tei_error_body);
+  normalize_rows(rc, *job, req.normalize);
+
+  const int dim = rc.model.dim();
+  Reply reply;
+  reply.body.reserve(static_cast<size_t>(job->count() * dim) * 12 + 16);
+  reply.body.push_back('[');
+  for (int64_t r = 0; r < job->count(); ++r) {
+    if (r) reply.body.push_back(',');
+    append_float_row(job->rows() + r * dim, dim, &reply.body);
+  }
+  reply.body.push_back(']');
+  return reply;
+}
+
+Reply handle_openai_embeddings(RouteContext& rc, std::string_view body) {
+  OpenAIRequest req;
+  ApiError e = parse_openai_request(body, parse_limits(rc), &req);
+  const int dim = rc.model.dim();
+  if (e.ok() && req.dimensions && *req.dimensions != dim) {
+    e = validation_error("dimensions", "dimensions = " + std::to_string(*req.dimensions) +
+                                           " but model '" + rc.model.info().id + "' outputs " +
+                                           std::to_string(dim) + " (it cannot be shortened)");
+  }
+  PreparedInputs inputs;
+  if (e.ok()) e = prepare_inputs(rc.model, req.inputs, req.truncate, "input",
+                                "start the server with --auto-truncate to cut it", &inputs);
+  const int64_t tokens = inputs.tokens;
+  std::shared_ptr<EmbedJob> job;
+  if (e.ok()) e = run_job(rc, inputs, &job);
+  if (!e.ok()) return error_reply(e, openai_error_body);
+  normalize_rows(rc, *job, /*normalize=*/true);
+
+  Reply reply;
+  std::string& out = reply.body;
+  out.reserve(static_cast<size_t>(job->count() * dim) * 12 + 256);
+  out += "{\"object\":\"list\",\"data\":[";
+  for (int64_t r = 0; r < job->count(); ++r) {
+    if (r) out.push_back(',');
+    out += "{\"object\":\"embedding\",\"index\":" + std::to_string(r) + ",\"embedding\":";
+    const float* row = job->rows() + r * dim;
+    if (req.base64) {
+      out += "\"" + base64_floats(row, dim) + "\"";
+    } else {
+      append_float_row(row, dim, &out);
+    }
+    out.push_back('}');
+  }
+  out += "],\"model\":" + nlohmann::json(rc.model.info().id).dump() +
+         ",\"usage\":{\"prompt_tokens\":" + std::to_string(tokens) +
+         ",\"total_tokens\":" + std::to_string(tokens) + "}}";
+  return reply;
+}
+
+}  // namespace tessera::server

@@ -1,0 +1,113 @@
+// POST /tokenize, GET /health, GET /info, GET /metrics.
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "server/inputs.h"
+#include "server/json_out.h"
+#include "runtime/metrics.h"
+#include "server/request_parse.h"
+#include "server/routes.h"
+
+namespace tessera::server {
+
+namespace {
+
+// VmRSS from /proc/self/statm (pages); 0 when unreadable.
+size_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  size_t total_pages = 0, resident_pages = 0;
+  if (!(statm >> total_pages >> resident_pages)) return 0;
+  return resident_pages * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+std::string dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+Reply handle_tokenize(RouteContext& rc, std::string_view body) {
+  TokenizeRequest req;
+  ApiError e = parse_tokenize_request(
+      body, {rc.options.max_client_batch_size, rc.options.auto_truncate}, &req);
+  if (!e.ok()) return {e.status, tei_error_body(e)};
+  nlohmann::json out = nlohmann::json::array();
+  std::vector<TextToken> tokens;
+  for (size_t i = 0; i < req.inputs.size(); ++i) {
+    const std::string& text = req.inputs[i];
+    e = tokenize_text(rc.model, text, req.add_special_tokens,
+                      "inputs[" + std::to_string(i) + "]", &tokens);
+    if (!e.ok()) return {e.status, tei_error_body(e)};
+    nlohmann::json row = nlohmann::json::array();
+    for (const TextToken& t : tokens) {
+      const bool special = t.begin < 0;
+      nlohmann::json tok = {{"id", t.id}, {"special", special}};
+      if (special) {
+        tok["text"] = rc.model.special_text(t.id);
+        tok["start"] = nullptr;
+        tok["stop"] = nullptr;
+      } else {
+        tok["text"] = text.substr(static_cast<size_t>(t.begin), static_cast<size_t>(t.end - t.begin));
+        tok["start"] = t.begin;
+        tok["stop"] = t.end;
+      }
+      row.push_back(std::move(tok));
+    }
+    out.push_back(std::move(row));
+  }
+  return {200, dump(out)};
+}
+
+Reply handle_health(RouteContext& rc) {
+  if (rc.draining) return {503, R"({"status":"draining"})"};
+  return {200, R"({"status":"ok"})"};
+}
+
+Reply handle_info(RouteContext& rc) {
+  const ModelInfo& m = rc.model.info();
+  const ServerOptions& o = rc.options;
+  // TEI's /info fields first, then tessera's own.
+  nlohmann::json j = {
+      {"model_id", m.id},
+      {"model_dtype", "float32"},
+      {"model_type", {{"embedding", {{"pooling", m.pooling}}}}},
+      {"max_concurrent_requests", o.batching.max_concurrent_requests},
+      {"max_input_length", m.max_length},
+      {"max_batch_tokens", o.batching.max_batch_tokens},
+      {"max_batch_requests", o.batching.max_batch_sequences == 0
+                                 ? nlohmann::json(nullptr)
+                                 : nlohmann::json(o.batching.max_batch_sequences)},
+      {"max_client_batch_size", o.max_client_batch_size},
+      {"auto_truncate", o.auto_truncate},
+      {"version", rc.info.version},
+      {"model_dir", m.dir},
+      {"dim", m.dim},
+      {"normalizes", m.normalizes},
+      {"weight_bytes", m.weight_bytes},
+      {"payload_limit_bytes", o.payload_limit_bytes},
+      {"attention_policy", rc.info.attention_policy},
+      {"backends", rc.info.backends},
+      {"auth", !o.api_key.empty()},
+  };
+  return {200, dump(j)};
+}
+
+Reply handle_metrics(RouteContext& rc) {
+  MetricsText m;
+  rc.metrics.append(&m);
+  m.gauge("tessera_server_requests_in_flight", "Embedding requests admitted, not yet answered", {},
+          static_cast<double>(rc.batcher.in_flight()));
+  m.gauge("tessera_server_queue_sequences", "Sequences waiting for a batch", {},
+          static_cast<double>(rc.batcher.queued()));
+  m.gauge("tessera_server_max_concurrent_requests", "Admission limit (--max-concurrent-requests)",
+          {}, static_cast<double>(rc.options.batching.max_concurrent_requests));
+  m.gauge("process_resident_memory_bytes", "Resident set size of this process", {},
+          static_cast<double>(resident_bytes()));
+  Reply reply{200, m.render(), "text/plain; version=0.0.4; charset=utf-8"};
+  if (rc.extra_metrics) rc.extra_metrics(&reply.body);
+  return reply;
+}
+
+}  // namespace tessera::server

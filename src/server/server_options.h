@@ -1,0 +1,33 @@
+// Options of `tessera serve` and what /info reports besides the model.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "server/batcher.h"
+
+namespace tessera::server {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";  // loopback unless asked
+  int port = 3000;                 // 0: any free port
+  std::string api_key;             // empty: no authentication
+  BatcherOptions batching;
+  size_t max_client_batch_size = 32;   // texts per request; more: 413
+  size_t payload_limit_bytes = 2 << 20;  // request body; more: 413
+  bool auto_truncate = false;          // default of `truncate`
+  int http_threads = 0;  // 0: max_concurrent_requests + kSpareHttpThreads
+};
+
+// Connections beyond the admitted requests still need a thread to be told
+// 429 at once (and to serve /health, /metrics) while the queue is full.
+constexpr int kSpareHttpThreads = 16;
+
+struct ServingInfo {
+  std::string version;
+  std::string attention_policy;          // as given (--attention / TESSERA_ATTENTION)
+  std::vector<std::string> backends;     // attention backends registered
+};
+
+}  // namespace tessera::server

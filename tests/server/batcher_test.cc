@@ -1,0 +1,228 @@
+// The batcher against the fake model: own rows per request, packing under
+// the token budget, batching off, admission limit, failures, shutdown, memory.
+#include "server/batcher.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "fake_model.h"
+
+namespace tessera::server {
+namespace {
+
+using testing::FakeModel;
+
+// n sequences of `length` tokens each, ids distinct per (request, sequence).
+std::vector<std::vector<int32_t>> sequences(int request, int n, int length) {
+  std::vector<std::vector<int32_t>> out;
+  for (int s = 0; s < n; ++s) {
+    std::vector<int32_t> ids(length);
+    for (int t = 0; t < length; ++t) ids[t] = 100 + request * 37 + s * 11 + t;
+    out.push_back(std::move(ids));
+  }
+  return out;
+}
+
+void expect_rows(const FakeModel& model, EmbedJob& job,
+                 const std::vector<std::vector<int32_t>>& seqs) {
+  ASSERT_EQ(job.count(), static_cast<int64_t>(seqs.size()));
+  for (size_t s = 0; s < seqs.size(); ++s) {
+    const std::vector<float> want = model.expected_row(seqs[s]);
+    for (int k = 0; k < model.dim(); ++k) {
+      ASSERT_EQ(job.rows()[s * model.dim() + k], want[k]) << "row " << s << " column " << k;
+    }
+  }
+}
+
+TEST(Batcher, AnswersEveryRequestWithItsOwnRows) {
+  FakeModel model;
+  TrackingAllocator alloc;
+  {
+    Batcher batcher(model, alloc, {.max_batch_tokens = 64});
+    constexpr int kThreads = 4;
+    constexpr int kRequestsPerThread = 25;
+    std::vector<std::thread> threads;
+    std::vector<std::string> failures(kThreads);
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (int r = 0; r < kRequestsPerThread; ++r) {
+          const int id = t * kRequestsPerThread + r;
+          const auto seqs = sequences(id, 1 + id % 5, 2 + id % 7);
+          std::shared_ptr<EmbedJob> job;
+          Status s = batcher.submit(seqs, &job);
+          if (s.ok()) s = job->wait();
+          if (!s.ok()) {
+            failures[t] = s.to_string();
+            return;
+          }
+          for (size_t q = 0; q < seqs.size(); ++q) {
+            const std::vector<float> want = model.expected_row(seqs[q]);
+            for (int k = 0; k < model.dim(); ++k) {
+              if (job->rows()[q * model.dim() + k] != want[k]) {
+                failures[t] = "request " + std::to_string(id) + " row " + std::to_string(q);
+                return;
+              }
+            }
+          }
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    for (const auto& f : failures) EXPECT_EQ(f, "");
+    EXPECT_EQ(batcher.in_flight(), 0u);
+  }
+  EXPECT_TRUE(alloc.leaks().empty());
+}
+
+TEST(Batcher, PacksQueuedSequencesUnderTheTokenBudgetAndSplitsRequests) {
+  FakeModel model;
+  TrackingAllocator alloc;
+  Batcher batcher(model, alloc, {.max_batch_tokens = 10});
+  model.close_gate();
+  std::shared_ptr<EmbedJob> a, b, c;
+  const auto sa = sequences(0, 1, 4), sb = sequences(1, 3, 4), sc = sequences(2, 2, 4);
+  ASSERT_TRUE(batcher.submit(sa, &a).ok());
+  model.wait_for_calls(1);  // a runs alone and is held at the gate
+  ASSERT_TRUE(batcher.submit(sb, &b).ok());
+  ASSERT_TRUE(batcher.submit(sc, &c).ok());
+  EXPECT_EQ(batcher.queued(), 5u);
+  model.open_gate();
+  ASSERT_TRUE(a->wait().ok());
+  ASSERT_TRUE(b->wait().ok());
+  ASSERT_TRUE(c->wait().ok());
+  // 4-token sequences under a 10-token budget: two per batch, in arrival
+  // order, b's third sequence shares a batch with c's first.
+  EXPECT_EQ(model.batch_sequences(), (std::vector<size_t>{1, 2, 2, 1}));
+  EXPECT_EQ(model.batch_tokens(), (std::vector<int64_t>{4, 8, 8, 4}));
+  expect_rows(model, *a, sa);
+  expect_rows(model, *b, sb);
+  expect_rows(model, *c, sc);
+}
+
+TEST(Batcher, OneSequencePerBatchWhenBatchingIsOff) {
+  FakeModel model;
+  TrackingAllocator alloc;
+  Batcher batcher(model, alloc, {.max_batch_tokens = 1000, .max_batch_sequences = 1});
+  model.close_gate();
+  std::shared_ptr<EmbedJob> a, b;
+  ASSERT_TRUE(batcher.submit(sequences(0, 1, 3), &a).ok());
+  model.wait_for_calls(1);
+  const auto sb = sequences(1, 3, 3);
+  ASSERT_TRUE(batcher.submit(sb, &b).ok());
+  model.open_gate();
+  ASSERT_TRUE(a->wait().ok());
+  ASSERT_TRUE(b->wait().ok());
+  EXPECT_EQ(model.batch_sequences(), (std::vector<size_t>{1, 1, 1, 1}));
+  expect_rows(model, *b, sb);
+}
+
+TEST(Batcher, RefusesPastMaxConcurrentRequestsAndAdmitsAgainAfterAnswers) {
+  FakeModel model;
+  TrackingAllocator alloc;
+  Batcher batcher(model, alloc, {.max_batch_tokens = 100, .max_concurrent_requests = 2});
+  model.close_gate();
+  std::shared_ptr<EmbedJob> a, b, c;
+  ASSERT_TRUE(batcher.submit(sequences(0, 1, 3), &a).ok());
+  ASSERT_TRUE(batcher.submit(sequences(1, 1, 3), &b).ok());
+  const Status refused = batcher.submit(sequences(2, 1, 3), &c);
+  EXPECT_EQ(refused.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.message().find("--max-concurrent-requests"), std::string::npos)
+      << refused.message();
+  EXPECT_EQ(c, nullptr);
+  model.open_gate();
+  ASSERT_TRUE(a->wait().ok());
+  ASSERT_TRUE(b->wait().ok());
+  EXPECT_EQ(batcher.in_flight(), 0u);
+  ASSERT_TRUE(batcher.submit(sequences(2, 1, 3), &c).ok());
+  EXPECT_TRUE(c->wait().ok());
+}
+
+TEST(Batcher, AFailedBatchFailsItsRequestsAndTheNextBatchRuns) {
+  FakeModel model;
+  TrackingAllocator alloc;
+  Batcher batcher(model, alloc, {.max_batch_tokens = 4});
+  model.close_gate();
+  std::shared_ptr<EmbedJob> a, b;
+  ASSERT_TRUE(batcher.submit(sequences(0, 3, 4), &a).ok());  // three batches of one
+  model.wait_for_calls(1);
+  const auto sb = sequences(1, 1, 4);
+  ASSERT_TRUE(batcher.submit(sb, &b).ok());
+  model.fail_next(unavailable("no attention backend can run these args"));
+  model.open_gate();
+  const Status sa = a->wait();
+  EXPECT_EQ(sa.code(), StatusCode::kUnavailable);
+  EXPECT_NE(sa.message().find("no attention backend"), std::string::npos);
+  ASSERT_TRUE(b->wait().ok());
+  expect_rows(model, *b, sb);
+  // a's other two sequences were dropped, not run: batches a0, b0.
+  EXPECT_EQ(model.batch_sequences(), (std::vector<size_t>{1, 1}));
+  EXPECT_EQ(batcher.in_flight(), 0u);
+}
+
+TEST(Batcher, ShutdownAnswersEverythingAdmittedAndRefusesTheRest) {
+  FakeModel model;
+  TrackingAllocator alloc;
+  Batcher batcher(model, alloc, {.max_batch_tokens = 8, .max_concurrent_requests = 1 << 20});
+  model.close_gate();
+  std::vector<std::shared_ptr<EmbedJob>> jobs(6);
+  std::vector<std::vector<std::vector<int32_t>>> seqs;
+  for (int r = 0; r < 6; ++r) {
+    seqs.push_back(sequences(r, 2, 3));
+    ASSERT_TRUE(batcher.submit(seqs.back(), &jobs[r]).ok());
+  }
+  model.wait_for_calls(1);
+  std::thread stopper([&] { batcher.shutdown(); });
+  // shutdown() refuses new work before it waits for the queue to drain;
+  // what got in before that is answered like the rest.
+  std::vector<std::shared_ptr<EmbedJob>> early;
+  Status s;
+  for (;;) {
+    std::shared_ptr<EmbedJob> late;
+    s = batcher.submit(sequences(9, 1, 3), &late);
+    if (!s.ok()) break;
+    early.push_back(std::move(late));
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  model.open_gate();
+  stopper.join();
+  for (int r = 0; r < 6; ++r) {
+    ASSERT_TRUE(jobs[r]->wait().ok()) << r;
+    expect_rows(model, *jobs[r], seqs[r]);
+  }
+  for (auto& job : early) EXPECT_TRUE(job->wait().ok());
+}
+
+TEST(Batcher, RefusesEmptyRequestsAndSequences) {
+  FakeModel model;
+  TrackingAllocator alloc;
+  Batcher batcher(model, alloc, {});
+  std::shared_ptr<EmbedJob> job;
+  EXPECT_EQ(batcher.submit({}, &job).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(batcher.submit({{1, 2}, {}}, &job).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(batcher.in_flight(), 0u);
+}
+
+TEST(Batcher, ResultRowsComeFromTheTrackedAllocatorAndRespectItsBudget) {
+  FakeModel model(/*dim=*/8);
+  TrackingAllocator alloc(/*budget=*/2048);
+  Batcher batcher(model, alloc, {});
+  model.close_gate();
+  std::shared_ptr<EmbedJob> a, b;
+  ASSERT_TRUE(batcher.submit(sequences(0, 16, 2), &a).ok());  // 16 x 8 floats: 512 bytes
+  model.wait_for_calls(1);  // its batch output (512 bytes more) is allocated
+  EXPECT_EQ(alloc.by_owner().at("server.results").live_bytes, 512u);
+  EXPECT_EQ(alloc.by_owner().at("server.batch").live_bytes, 512u);
+  const Status refused = batcher.submit(sequences(1, 33, 2), &b);  // 1056 > 2048 - 1024
+  EXPECT_EQ(refused.code(), StatusCode::kUnavailable) << refused.to_string();
+  EXPECT_EQ(batcher.in_flight(), 1u);
+  model.open_gate();
+  ASSERT_TRUE(a->wait().ok());
+  a.reset();
+  batcher.shutdown();
+  EXPECT_TRUE(alloc.leaks().empty());
+}
+
+}  // namespace
+}  // namespace tessera::server

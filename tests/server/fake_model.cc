@@ -1,0 +1,134 @@
+#include "fake_model.h"
+
+#include <cmath>
+
+namespace tessera::server::testing {
+
+namespace {
+
+constexpr int32_t kFirstWordId = 100;
+constexpr uint32_t kWordIds = 1000;
+
+int32_t word_id(std::string_view word) {
+  uint32_t h = 2166136261u;  // FNV-1a
+  for (char c : word) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
+  return kFirstWordId + static_cast<int32_t>(h % kWordIds);
+}
+
+}  // namespace
+
+FakeModel::FakeModel(int dim, int max_length, bool normalizes) {
+  info_.id = "fake-model";
+  info_.dir = "/nonexistent/fake-model";
+  info_.dim = dim;
+  info_.max_length = max_length;
+  info_.normalizes = normalizes;
+  info_.pooling = "mean";
+  info_.weight_bytes = 0;
+}
+
+Status FakeModel::tokenize(std::string_view text, std::vector<TextToken>* out) const {
+  out->clear();
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    const size_t begin = i;
+    while (i < text.size() && text[i] != ' ') ++i;
+    if (i == begin) break;
+    const std::string_view word = text.substr(begin, i - begin);
+    if (word == "REFUSE") {
+      return invalid_argument("byte " + std::to_string(begin) + ": the word REFUSE is refused");
+    }
+    out->push_back({word_id(word), static_cast<int64_t>(begin), static_cast<int64_t>(i)});
+  }
+  return Status::Ok();
+}
+
+std::string FakeModel::special_text(int32_t id) const {
+  return id == kCls ? "[CLS]" : id == kSep ? "[SEP]" : "[UNK]";
+}
+
+std::vector<float> FakeModel::expected_row(const std::vector<int32_t>& ids) const {
+  std::vector<float> row(info_.dim, 0.0f);
+  for (size_t t = 0; t < ids.size(); ++t) {
+    for (int k = 0; k < info_.dim; ++k) {
+      row[k] += std::sin(0.01f * static_cast<float>(ids[t]) * static_cast<float>(k + 1) +
+                         static_cast<float>(t));
+    }
+  }
+  if (info_.normalizes) {
+    float sum = 0;
+    for (float v : row) sum += v * v;
+    const float inv = sum > 0 ? 1.0f / std::sqrt(sum) : 0.0f;
+    for (float& v : row) v *= inv;
+  }
+  return row;
+}
+
+std::vector<int32_t> FakeModel::ids_of(std::string_view text, bool truncate) const {
+  std::vector<TextToken> tokens;
+  if (!tokenize(text, &tokens).ok()) return {};
+  std::vector<int32_t> ids = {kCls};
+  for (const TextToken& t : tokens) {
+    if (truncate && ids.size() + 1 >= static_cast<size_t>(info_.max_length)) break;
+    ids.push_back(t.id);
+  }
+  ids.push_back(kSep);
+  return ids;
+}
+
+Status FakeModel::embed(const std::vector<std::vector<int32_t>>& sequences, float* out) {
+  Status failure;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    ++calls_;
+    cv_.notify_all();
+    cv_.wait(lock, [this] { return gate_open_; });
+    int64_t tokens = 0;
+    for (const auto& s : sequences) tokens += static_cast<int64_t>(s.size());
+    batch_sequences_.push_back(sequences.size());
+    batch_tokens_.push_back(tokens);
+    std::swap(failure, next_failure_);
+  }
+  if (!failure.ok()) return failure;
+  for (size_t s = 0; s < sequences.size(); ++s) {
+    const std::vector<float> row = expected_row(sequences[s]);
+    std::copy(row.begin(), row.end(), out + s * info_.dim);
+  }
+  return Status::Ok();
+}
+
+void FakeModel::close_gate() {
+  std::lock_guard<std::mutex> lock(mu_);
+  gate_open_ = false;
+}
+
+void FakeModel::open_gate() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    gate_open_ = true;
+  }
+  cv_.notify_all();
+}
+
+void FakeModel::wait_for_calls(size_t n) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return calls_ >= n; });
+}
+
+void FakeModel::fail_next(Status status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  next_failure_ = std::move(status);
+}
+
+std::vector<size_t> FakeModel::batch_sequences() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return batch_sequences_;
+}
+
+std::vector<int64_t> FakeModel::batch_tokens() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return batch_tokens_;
+}
+
+}  // namespace tessera::server::testing

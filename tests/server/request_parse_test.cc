@@ -1,0 +1,150 @@
+// Body parsing and validation of /embed, /v1/embeddings and /tokenize.
+#include "server/request_parse.h"
+
+#include <gtest/gtest.h>
+
+namespace tessera::server {
+namespace {
+
+const ParseLimits kLimits{.max_client_batch_size = 3, .auto_truncate = false};
+
+bool mentions(const ApiError& e, const std::string& text) {
+  return e.message.find(text) != std::string::npos;
+}
+
+TEST(ParseEmbed, StringOrListAndDefaults) {
+  EmbedRequest one;
+  ASSERT_TRUE(parse_embed_request(R"({"inputs": "hello"})", kLimits, &one).ok());
+  EXPECT_EQ(one.inputs, (std::vector<std::string>{"hello"}));
+  EXPECT_TRUE(one.normalize);
+  EXPECT_FALSE(one.truncate);
+
+  EmbedRequest many;
+  ASSERT_TRUE(parse_embed_request(
+                  R"({"inputs": ["a", "", "ü 中"], "normalize": false, "truncate": true,
+                      "truncation_direction": "Right", "unknown": 1})",
+                  kLimits, &many)
+                  .ok());
+  EXPECT_EQ(many.inputs, (std::vector<std::string>{"a", "", "ü 中"}));
+  EXPECT_FALSE(many.normalize);
+  EXPECT_TRUE(many.truncate);
+}
+
+TEST(ParseEmbed, AutoTruncateIsTheDefaultOfTruncate) {
+  EmbedRequest req;
+  ASSERT_TRUE(parse_embed_request(R"({"inputs": "x"})", {3, true}, &req).ok());
+  EXPECT_TRUE(req.truncate);
+  ASSERT_TRUE(parse_embed_request(R"({"inputs": "x", "truncate": false})", {3, true}, &req).ok());
+  EXPECT_FALSE(req.truncate);
+}
+
+TEST(ParseEmbed, ErrorsNameTheFieldAndTheValue) {
+  struct Case {
+    const char* body;
+    int status;
+    const char* field;
+    const char* text;
+  };
+  const Case cases[] = {
+      {R"({"inputs": )", 400, "body", "not valid JSON"},
+      {R"(["a"])", 422, "body", "JSON object, got array"},
+      {R"({})", 422, "inputs", "inputs is missing"},
+      {R"({"inputs": null})", 422, "inputs", "inputs is missing"},
+      {R"({"inputs": 7})", 422, "inputs", "got number 7"},
+      {R"({"inputs": []})", 422, "inputs", "empty list"},
+      {R"({"inputs": ["a", 3]})", 422, "inputs[1]", "inputs[1] must be a string, got number 3"},
+      {R"({"inputs": ["a", "b", "c", "d"]})", 413, "inputs", "has 4 texts"},
+      {R"({"inputs": "a", "normalize": "yes"})", 422, "normalize", "got string \"yes\""},
+      {R"({"inputs": "a", "truncate": 1})", 422, "truncate", "true or false"},
+      {R"({"inputs": "a", "truncation_direction": "Left"})", 422, "truncation_direction",
+       "\"Left\""},
+      {R"({"inputs": "a", "prompt_name": "query"})", 422, "prompt_name", "not supported"},
+  };
+  for (const Case& c : cases) {
+    EmbedRequest req;
+    const ApiError e = parse_embed_request(c.body, kLimits, &req);
+    EXPECT_EQ(e.status, c.status) << c.body;
+    EXPECT_EQ(e.field, c.field) << c.body;
+    EXPECT_TRUE(mentions(e, c.text)) << c.body << " -> " << e.message;
+  }
+}
+
+TEST(ParseEmbed, TooLargeNamesTheLimitFlag) {
+  EmbedRequest req;
+  const ApiError e = parse_embed_request(R"({"inputs": ["a","b","c","d"]})", kLimits, &req);
+  EXPECT_TRUE(mentions(e, "at most 3")) << e.message;
+  EXPECT_TRUE(mentions(e, "--max-client-batch-size")) << e.message;
+}
+
+TEST(ParseEmbed, InvalidUtf8IsRefusedAsBadJson) {
+  EmbedRequest req;
+  const ApiError e = parse_embed_request("{\"inputs\": \"\xff\xfe\"}", kLimits, &req);
+  EXPECT_EQ(e.status, 400);
+  EXPECT_TRUE(mentions(e, "UTF-8")) << e.message;
+}
+
+TEST(ParseEmbed, LongValuesAreCutInMessagesWithoutBreakingUtf8) {
+  EmbedRequest req;
+  const std::string body = R"({"inputs": "a", "normalize": ")" + std::string(100, 'x') +
+                           std::string("é中") + R"("})";
+  const ApiError e = parse_embed_request(body, kLimits, &req);
+  EXPECT_EQ(e.status, 422);
+  EXPECT_TRUE(mentions(e, "...")) << e.message;
+  EXPECT_LT(e.message.size(), 150u);
+}
+
+TEST(ParseOpenAI, FieldsAndEncodingFormat) {
+  OpenAIRequest req;
+  ASSERT_TRUE(parse_openai_request(
+                  R"({"input": ["a", "b"], "model": "m", "encoding_format": "base64",
+                      "dimensions": 384, "user": "u"})",
+                  kLimits, &req)
+                  .ok());
+  EXPECT_EQ(req.inputs.size(), 2u);
+  EXPECT_EQ(req.model, "m");
+  EXPECT_TRUE(req.base64);
+  EXPECT_EQ(req.dimensions, 384);
+
+  OpenAIRequest plain;
+  ASSERT_TRUE(parse_openai_request(R"({"input": "a"})", kLimits, &plain).ok());
+  EXPECT_FALSE(plain.base64);
+  EXPECT_FALSE(plain.dimensions.has_value());
+}
+
+TEST(ParseOpenAI, Errors) {
+  struct Case {
+    const char* body;
+    int status;
+    const char* field;
+  };
+  const Case cases[] = {
+      {R"({"inputs": "a"})", 422, "input"},
+      {R"({"input": "a", "model": 3})", 422, "model"},
+      {R"({"input": "a", "encoding_format": "int8"})", 422, "encoding_format"},
+      {R"({"input": "a", "dimensions": "384"})", 422, "dimensions"},
+      {R"({"input": "a", "user": 5})", 422, "user"},
+      {R"({"input": [[101, 102]]})", 422, "input[0]"},
+      {R"({"input": ["a", "b", "c", "d"]})", 413, "input"},
+  };
+  for (const Case& c : cases) {
+    OpenAIRequest req;
+    const ApiError e = parse_openai_request(c.body, kLimits, &req);
+    EXPECT_EQ(e.status, c.status) << c.body;
+    EXPECT_EQ(e.field, c.field) << c.body;
+  }
+}
+
+TEST(ParseTokenize, Fields) {
+  TokenizeRequest req;
+  ASSERT_TRUE(
+      parse_tokenize_request(R"({"inputs": "a b", "add_special_tokens": false})", kLimits, &req)
+          .ok());
+  EXPECT_FALSE(req.add_special_tokens);
+  const ApiError e = parse_tokenize_request(R"({"inputs": "a", "add_special_tokens": 0})",
+                                            kLimits, &req);
+  EXPECT_EQ(e.status, 422);
+  EXPECT_EQ(e.field, "add_special_tokens");
+}
+
+}  // namespace
+}  // namespace tessera::server
