@@ -5,4 +5,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
 build/release/tessera backends
+# Embed the sample corpus shipped in the repo with the default model; the
+# summary (documents, chunks, tokens, time, attention backend) goes to stderr.
+build/release/tessera embed data/sample -o build/sample-embeddings.jsonl
 build/release/tessera bench attention "$@"

@@ -16,5 +16,6 @@ void add_bench_command(CLI::App& app, AppState& state);
 void add_attention_command(CLI::App& app, AppState& state);
 void add_verify_command(CLI::App& app, AppState& state);
 void add_tune_command(CLI::App& app, AppState& state);
+void add_embed_command(CLI::App& app, AppState& state);
 
 }  // namespace tessera::cli

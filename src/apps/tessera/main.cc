@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   add_attention_command(app, state);
   add_verify_command(app, state);
   add_tune_command(app, state);
+  add_embed_command(app, state);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,168 @@
+// tessera embed INPUT... [-o FILE] [--model DIR] [--format jsonl|npy] ...
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "model/encoder.h"
+#include "pipeline/document_reader.h"
+#include "pipeline/embedding_writer.h"
+#include "pipeline/encoder_model.h"
+#include "pipeline/model_location.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/report.h"
+
+namespace tessera::cli {
+
+namespace {
+
+// Exit codes of `tessera embed` (also in its --help).
+constexpr int kExitOk = 0;
+constexpr int kExitFatal = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitSkipped = 3;
+
+struct EmbedOptions {
+  std::vector<std::string> inputs;
+  std::string output;
+  std::string model;
+  std::string format;  // "" = from the output name
+  std::string stdin_format = "text";
+  std::string summary_json;
+  pipeline::PipelineOptions pipeline;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+int run_embed(AppState& state, EmbedOptions& opt) {
+  if (Status s = state.init(); !s.ok()) return fail(s, kExitUsage);
+  Context& ctx = state.context();
+  const auto start = std::chrono::steady_clock::now();
+
+  std::string model_dir;
+  if (Status s = pipeline::resolve_model_dir(opt.model, &model_dir); !s.ok()) {
+    return fail(s, kExitUsage);
+  }
+  std::unique_ptr<model::Encoder> encoder;
+  if (Status s = model::Encoder::load(model_dir, {}, ctx, &encoder); !s.ok()) {
+    return fail(s, kExitUsage);
+  }
+  pipeline::EncoderModel model(std::move(encoder), state.dispatcher());
+  const double load_seconds = seconds_since(start);
+  if (Status s = pipeline::resolve_options(model, &opt.pipeline); !s.ok()) {
+    return fail(s, kExitUsage);
+  }
+
+  pipeline::ReaderOptions reader_options;
+  reader_options.stdin_format =
+      opt.stdin_format == "jsonl" ? pipeline::StdinFormat::kJsonl : pipeline::StdinFormat::kText;
+  std::unique_ptr<pipeline::DocumentReader> reader;
+  if (Status s = pipeline::DocumentReader::open(opt.inputs, reader_options, &reader); !s.ok()) {
+    return fail(s, kExitUsage);
+  }
+  const bool npy = opt.format.empty() ? ends_with(opt.output, ".npy") : opt.format == "npy";
+  std::unique_ptr<pipeline::EmbeddingWriter> writer;
+  Status open_status = npy ? pipeline::make_npy_writer(opt.output, model.dim(), &writer)
+                           : pipeline::make_jsonl_writer(opt.output, model.dim(), &writer);
+  if (!open_status.ok()) return fail(open_status, kExitUsage);
+
+  pipeline::ProgressBar progress(stderr, ::isatty(STDERR_FILENO) != 0);
+  pipeline::PipelineCallbacks callbacks;
+  callbacks.on_problem = [&](const pipeline::Problem& p) {
+    progress.clear();
+    std::fprintf(stderr, "tessera: skipped %s: %s\n", p.origin.c_str(), p.message.c_str());
+  };
+  callbacks.on_progress = [&](const pipeline::PipelineStats& s, uint64_t read, uint64_t total) {
+    progress.update(s, read, total);
+  };
+  pipeline::PipelineStats stats;
+  Status run_status =
+      pipeline::run_pipeline(*reader, model, opt.pipeline, *writer, ctx, callbacks, &stats);
+  if (run_status.ok()) run_status = writer->finish();
+  progress.clear();
+  if (!run_status.ok()) {
+    writer.reset();  // removes the unfinished output
+    return fail(Status(run_status.code(), run_status.message() + " (nothing was written)"),
+                kExitFatal);
+  }
+
+  std::fprintf(stderr, "%s", pipeline::format_summary(stats, ctx.allocator().peak_bytes()).c_str());
+  if (!opt.summary_json.empty()) {
+    nlohmann::json j = pipeline::stats_to_json(stats);
+    j["model"] = model_dir;
+    j["load_seconds"] = load_seconds;
+    j["total_seconds"] = seconds_since(start);
+    j["peak_tracked_bytes"] = ctx.allocator().peak_bytes();
+    j["weight_bytes"] = model.encoder().weight_bytes();
+    std::ofstream f(opt.summary_json);
+    f << j.dump(2) << "\n";
+    if (!f)
+      std::fprintf(stderr, "tessera: cannot write --summary-json %s\n", opt.summary_json.c_str());
+  }
+  return stats.skipped > 0 ? kExitSkipped : kExitOk;
+}
+
+}  // namespace
+
+void add_embed_command(CLI::App& app, AppState& state) {
+  static EmbedOptions opt;
+  auto* cmd = app.add_subcommand(
+      "embed",
+      "Embed documents with a sentence-transformers BERT-family model. Long documents are split\n"
+      "into overlapping token windows; each chunk keeps its document id and its offsets [begin,\n"
+      "end) in Unicode code points into the original text. Output rows are in input order.");
+  cmd->add_option("inputs", opt.inputs,
+                  "Files (.jsonl: one {\"id\": ..., \"text\": ...} per line; any other: one\n"
+                  "document), directories (recursively *.txt, *.md, *.jsonl) or - (stdin)")
+      ->required();
+  cmd->add_option("-o,--output", opt.output,
+                  "Output file (default: JSONL on stdout). Written to a temporary file and\n"
+                  "renamed at the end: nothing partial is left on a fatal error");
+  cmd->add_option("--model", opt.model,
+                  "Model directory (HF / sentence-transformers BERT). Default: $TESSERA_MODEL,\n"
+                  "else " +
+                      std::string(pipeline::default_model_dir()));
+  cmd->add_option("--format", opt.format,
+                  "jsonl: {\"id\", \"chunk\", \"offsets\", \"embedding\"} per row; npy: float32\n"
+                  "[rows, dim] plus an index NAME.index.jsonl. Default: npy if -o ends in .npy")
+      ->check(CLI::IsMember({"jsonl", "npy"}));
+  cmd->add_option("--stride", opt.pipeline.window.stride,
+                  "Tokens shared by consecutive windows of a long document (default 32, or a\n"
+                  "quarter of the window when that is smaller)");
+  cmd->add_option("--max-tokens", opt.pipeline.window.max_tokens,
+                  "Tokens per chunk, [CLS] and [SEP] included (default: the model's "
+                  "max_seq_length)");
+  cmd->add_option("--batch-tokens", opt.pipeline.batch_tokens,
+                  "Token budget of one encoder batch (chunks sorted by length, packed without "
+                  "padding)")
+      ->capture_default_str();
+  cmd->add_flag("--doc-embedding", opt.pipeline.doc_embedding,
+                "One row per document instead of per chunk: the mean of its chunks,\n"
+                "re-normalized; rows have \"chunks\" (how many) instead of \"chunk\"");
+  cmd->add_option("--stdin-format", opt.stdin_format,
+                  "How to read '-': text (one document) or jsonl")
+      ->check(CLI::IsMember({"text", "jsonl"}))
+      ->capture_default_str();
+  cmd->add_option("--summary-json", opt.summary_json,
+                  "Also write the run's figures (counts, seconds, attention, stages) as JSON");
+  cmd->footer(
+      "Exit codes: 0 every document embedded; 3 some documents were skipped (each reported on\n"
+      "stderr: unreadable file, invalid UTF-8, empty document, malformed JSONL line), the others\n"
+      "written; 2 usage or model error; 1 fatal error while embedding or writing (nothing\n"
+      "written).");
+  cmd->callback([&state] { exit_code = run_embed(state, opt); });
+}
+
+}  // namespace tessera::cli

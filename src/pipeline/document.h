@@ -1,0 +1,21 @@
+// Documents as the pipeline sees them, and the problems that make it skip one.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace tessera::pipeline {
+
+struct Document {
+  nlohmann::json id;   // a string, or the number a JSONL record gave
+  std::string text;    // valid UTF-8 (checked by the reader)
+  std::string origin;  // where it came from: "a/b.txt", "docs.jsonl:12", "stdin"
+};
+
+// A document (or input) that was reported and skipped; the run goes on.
+struct Problem {
+  std::string origin;   // file, "file:line" or "stdin"
+  std::string message;  // what is wrong, with the values
+};
+
+}  // namespace tessera::pipeline

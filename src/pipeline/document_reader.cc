@@ -1,0 +1,202 @@
+#include "pipeline/document_reader.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "pipeline/utf8_text.h"
+
+namespace tessera::pipeline {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kStdinName = "stdin";
+
+bool has_extension(const fs::path& p, const char* ext) { return p.extension() == ext; }
+
+bool is_document_file(const fs::path& p) {
+  return has_extension(p, ".txt") || has_extension(p, ".md") || has_extension(p, ".jsonl");
+}
+
+bool is_blank(const std::string& line) {
+  return std::all_of(line.begin(), line.end(),
+                     [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; });
+}
+
+}  // namespace
+
+Status DocumentReader::open(const std::vector<std::string>& inputs, const ReaderOptions& options,
+                            std::unique_ptr<DocumentReader>* out) {
+  if (inputs.empty()) return invalid_argument("no inputs: give files, directories or '-'");
+  std::unique_ptr<DocumentReader> r(new DocumentReader());
+  r->options_ = options;
+  if (r->options_.stdin_stream == nullptr) r->options_.stdin_stream = &std::cin;
+  for (const std::string& input : inputs) {
+    if (input == "-") {
+      r->inputs_.push_back({"-", options.stdin_format == StdinFormat::kJsonl});
+      continue;
+    }
+    std::error_code ec;
+    if (!fs::is_directory(input, ec)) {
+      r->inputs_.push_back({input, has_extension(input, ".jsonl")});
+      const auto size = fs::file_size(input, ec);
+      if (!ec) r->bytes_total_ += size;
+      continue;
+    }
+    std::vector<std::string> files;
+    fs::recursive_directory_iterator it(input, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+      std::error_code file_ec;
+      if (it->is_regular_file(file_ec) && is_document_file(it->path())) {
+        files.push_back(it->path().generic_string());
+        const auto size = it->file_size(file_ec);
+        if (!file_ec) r->bytes_total_ += size;
+      }
+    }
+    if (ec) {
+      r->pending_.push_back({input, "cannot list directory: " + ec.message()});
+    } else if (files.empty()) {
+      r->pending_.push_back({input, "directory has no .txt, .md or .jsonl files"});
+    }
+    std::sort(files.begin(), files.end());
+    for (auto& f : files) r->inputs_.push_back({f, has_extension(f, ".jsonl")});
+  }
+  *out = std::move(r);
+  return Status::Ok();
+}
+
+DocumentReader::Item DocumentReader::next(Document* doc, Problem* problem) {
+  while (true) {
+    if (!pending_.empty()) {
+      *problem = std::move(pending_.front());
+      pending_.erase(pending_.begin());
+      return Item::kProblem;
+    }
+    if (jsonl_stream_ != nullptr) {
+      const Item item = next_jsonl(doc, problem);
+      if (item != Item::kEnd) return item;
+      jsonl_stream_ = nullptr;
+      jsonl_file_.reset();
+      continue;
+    }
+    if (next_input_ == inputs_.size()) return Item::kEnd;
+    const Input& input = inputs_[next_input_++];
+    if (!input.jsonl) return read_whole(input, doc, problem);
+    if (!open_jsonl(input, problem)) return Item::kProblem;
+  }
+}
+
+DocumentReader::Item DocumentReader::read_whole(const Input& input, Document* doc,
+                                                Problem* problem) {
+  const bool is_stdin = input.path == "-";
+  const std::string origin = is_stdin ? kStdinName : input.path;
+  std::string text;
+  if (is_stdin) {
+    std::ostringstream all;
+    all << options_.stdin_stream->rdbuf();
+    text = all.str();
+  } else {
+    std::error_code ec;
+    if (fs::is_directory(input.path, ec)) {
+      *problem = {origin, "is a directory"};
+      return Item::kProblem;
+    }
+    std::ifstream f(input.path, std::ios::binary);
+    if (!f) {
+      *problem = {origin, std::string("cannot open: ") + std::strerror(errno)};
+      return Item::kProblem;
+    }
+    text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    if (f.bad()) {
+      *problem = {origin, std::string("read failed: ") + std::strerror(errno)};
+      return Item::kProblem;
+    }
+  }
+  bytes_read_ += text.size();
+  if (std::string bad = describe_invalid_utf8(text); !bad.empty()) {
+    *problem = {origin, std::move(bad)};
+    return Item::kProblem;
+  }
+  doc->id = origin;
+  doc->text = std::move(text);
+  doc->origin = origin;
+  return Item::kDocument;
+}
+
+bool DocumentReader::open_jsonl(const Input& input, Problem* problem) {
+  jsonl_line_ = 0;
+  if (input.path == "-") {
+    jsonl_path_ = kStdinName;
+    jsonl_stream_ = options_.stdin_stream;
+    return true;
+  }
+  jsonl_path_ = input.path;
+  jsonl_file_ = std::make_unique<std::ifstream>(input.path, std::ios::binary);
+  if (!*jsonl_file_) {
+    *problem = {input.path, std::string("cannot open: ") + std::strerror(errno)};
+    jsonl_file_.reset();
+    return false;
+  }
+  jsonl_stream_ = jsonl_file_.get();
+  return true;
+}
+
+DocumentReader::Item DocumentReader::next_jsonl(Document* doc, Problem* problem) {
+  std::string line;
+  while (std::getline(*jsonl_stream_, line)) {
+    ++jsonl_line_;
+    bytes_read_ += line.size() + 1;
+    if (is_blank(line)) continue;
+    const std::string origin = jsonl_path_ + ":" + std::to_string(jsonl_line_);
+    nlohmann::json record;
+    try {
+      record = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error& e) {
+      *problem = {origin, std::string("malformed JSON: ") + e.what()};
+      return Item::kProblem;
+    }
+    if (!record.is_object()) {
+      *problem = {origin, std::string("expected a JSON object {\"id\": ..., \"text\": ...}, got ") +
+                              record.type_name()};
+      return Item::kProblem;
+    }
+    const auto text = record.find("text");
+    if (text == record.end()) {
+      *problem = {origin, "missing \"text\""};
+      return Item::kProblem;
+    }
+    if (!text->is_string()) {
+      *problem = {origin, std::string("\"text\" must be a string, got ") + text->type_name()};
+      return Item::kProblem;
+    }
+    const auto id = record.find("id");
+    if (id != record.end() && !id->is_string() && !id->is_number()) {
+      *problem = {origin,
+                  std::string("\"id\" must be a string or a number, got ") + id->type_name()};
+      return Item::kProblem;
+    }
+    doc->text = text->get<std::string>();
+    if (std::string bad = describe_invalid_utf8(doc->text); !bad.empty()) {
+      *problem = {origin, "\"text\" is " + bad};
+      return Item::kProblem;
+    }
+    doc->id = id != record.end() ? *id : nlohmann::json(origin);
+    doc->origin = origin;
+    return Item::kDocument;
+  }
+  if (jsonl_stream_->bad()) {
+    *problem = {jsonl_path_, "read failed after line " + std::to_string(jsonl_line_)};
+    jsonl_stream_ = nullptr;
+    jsonl_file_.reset();
+    return Item::kProblem;
+  }
+  return Item::kEnd;
+}
+
+}  // namespace tessera::pipeline

@@ -1,0 +1,70 @@
+// DocumentReader: streams documents from the command line's inputs, one at a
+// time, so memory stays bounded however large the corpus.
+//   file.jsonl          one document per line: {"id": "..." or 12, "text": "..."}
+//   file (other names)  the whole file is one document; id = the path
+//   directory           recursively, in sorted path order: *.txt and *.md (one
+//                       document each) and *.jsonl (records)
+//   "-"                 stdin: one text document (id "stdin"), or JSONL records
+// A bad document (unreadable file, invalid UTF-8, malformed JSONL line, missing
+// "text") is returned as a Problem naming the file / line; reading goes on.
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <istream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pipeline/document.h"
+#include "tessera/status.h"
+
+namespace tessera::pipeline {
+
+enum class StdinFormat { kText, kJsonl };
+
+struct ReaderOptions {
+  StdinFormat stdin_format = StdinFormat::kText;
+  std::istream* stdin_stream = nullptr;  // tests substitute; default std::cin
+};
+
+class DocumentReader {
+ public:
+  enum class Item { kDocument, kProblem, kEnd };
+
+  // Expands directories now (so a progress bar knows the total bytes). Inputs
+  // that do not exist become problems when reached, not errors here.
+  static Status open(const std::vector<std::string>& inputs, const ReaderOptions& options,
+                     std::unique_ptr<DocumentReader>* out);
+
+  // Fills *doc or *problem and says which; kEnd when every input is read.
+  Item next(Document* doc, Problem* problem);
+
+  // Bytes in the input files (0 when unknown: stdin) and bytes consumed.
+  uint64_t bytes_total() const { return bytes_total_; }
+  uint64_t bytes_read() const { return bytes_read_; }
+
+ private:
+  struct Input {
+    std::string path;  // "-" for stdin
+    bool jsonl = false;
+  };
+  DocumentReader() = default;
+  Item next_jsonl(Document* doc, Problem* problem);
+  Item read_whole(const Input& input, Document* doc, Problem* problem);
+  bool open_jsonl(const Input& input, Problem* problem);
+
+  ReaderOptions options_;
+  std::vector<Input> inputs_;
+  std::vector<Problem> pending_;  // found while expanding directories
+  size_t next_input_ = 0;
+  // The JSONL input being read, if any.
+  std::string jsonl_path_;
+  std::unique_ptr<std::ifstream> jsonl_file_;
+  std::istream* jsonl_stream_ = nullptr;
+  int64_t jsonl_line_ = 0;
+  uint64_t bytes_total_ = 0;
+  uint64_t bytes_read_ = 0;
+};
+
+}  // namespace tessera::pipeline

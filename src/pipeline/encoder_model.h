@@ -1,0 +1,38 @@
+// EncoderModel: the pipeline's EmbeddingModel backed by a real
+// model::Encoder, running attention through a Dispatcher.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "model/encoder.h"
+#include "pipeline/embedding_model.h"
+#include "tessera/dispatcher.h"
+
+namespace tessera::pipeline {
+
+class EncoderModel final : public EmbeddingModel {
+ public:
+  EncoderModel(std::unique_ptr<model::Encoder> encoder, Dispatcher& attention)
+      : encoder_(std::move(encoder)), attention_(attention) {}
+
+  int dim() const override { return encoder_->dim(); }
+  int max_seq_length() const override { return encoder_->max_seq_length(); }
+  bool normalized() const override { return encoder_->config().normalize; }
+  int32_t cls_id() const override { return encoder_->tokenizer().cls_id(); }
+  int32_t sep_id() const override { return encoder_->tokenizer().sep_id(); }
+  Status tokenize(std::string_view text, std::vector<model::TokenSpan>* out) const override {
+    return encoder_->tokenizer().tokenize(text, out);
+  }
+  Status embed(const std::vector<std::vector<int32_t>>& sequences, Context& ctx,
+               float* out) override {
+    return encoder_->embed(sequences, attention_, ctx, out);
+  }
+  const model::Encoder& encoder() const { return *encoder_; }
+
+ private:
+  std::unique_ptr<model::Encoder> encoder_;
+  Dispatcher& attention_;
+};
+
+}  // namespace tessera::pipeline

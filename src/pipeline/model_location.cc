@@ -1,0 +1,38 @@
+#include "pipeline/model_location.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#ifndef TESSERA_DEFAULT_MODEL_DIR
+#error "TESSERA_DEFAULT_MODEL_DIR must be defined by the build"
+#endif
+
+namespace tessera::pipeline {
+
+const char* default_model_dir() { return TESSERA_DEFAULT_MODEL_DIR; }
+
+Status resolve_model_dir(const std::string& flag_value, std::string* out) {
+  std::string dir = flag_value;
+  std::string source = "--model";
+  if (dir.empty()) {
+    const char* env = std::getenv("TESSERA_MODEL");
+    if (env != nullptr && *env != '\0') {
+      dir = env;
+      source = "$TESSERA_MODEL";
+    } else {
+      dir = default_model_dir();
+      source = "the default model";
+    }
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    return not_found("no model directory at " + dir + " (" + source +
+                     "): run scripts/install-deps.sh to install the default model "
+                     "(all-MiniLM-L6-v2), or pass --model DIR (a Hugging Face / "
+                     "sentence-transformers BERT-family directory)");
+  }
+  *out = dir;
+  return Status::Ok();
+}
+
+}  // namespace tessera::pipeline

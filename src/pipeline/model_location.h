@@ -1,0 +1,18 @@
+// Where `tessera embed` (and the server) find their model when none is named:
+// --model DIR, else $TESSERA_MODEL, else the compiled-in default
+// <source>/models/all-MiniLM-L6-v2 (the link scripts/install-deps.sh makes).
+#pragma once
+
+#include <string>
+
+#include "tessera/status.h"
+
+namespace tessera::pipeline {
+
+const char* default_model_dir();
+
+// Picks the directory by the rule above and checks that it exists; the error
+// says where the path came from and how to get a model.
+Status resolve_model_dir(const std::string& flag_value, std::string* out);
+
+}  // namespace tessera::pipeline

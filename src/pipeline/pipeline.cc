@@ -1,0 +1,294 @@
+#include "pipeline/pipeline.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "pipeline/batching.h"
+#include "pipeline/utf8_text.h"
+#include "tessera/allocator.h"
+#include "tessera/profiler.h"
+
+namespace tessera::pipeline {
+
+namespace {
+
+constexpr int kSpecialTokens = 2;  // [CLS] and [SEP]
+constexpr double kNsPerSecond = 1e9;
+
+using Aggregates = std::map<std::pair<std::string, std::string>, SpanAggregate>;
+
+struct RoundDoc {
+  Document doc;
+  std::vector<model::TokenSpan> tokens;
+  std::string problem;  // non-empty: reported and skipped
+  int64_t first_chunk = 0;
+  int64_t num_chunks = 0;
+};
+
+struct Chunk {
+  int64_t doc = 0;  // index into the round
+  Window window;
+};
+
+// "model.layer3.qkv_gemm" -> "layer.qkv_gemm": one line per stage, all layers.
+std::string stage_key(const std::string& name) {
+  constexpr std::string_view kLayer = "model.layer";
+  if (name.compare(0, kLayer.size(), kLayer) != 0) return name;
+  size_t i = kLayer.size();
+  while (i < name.size() && name[i] >= '0' && name[i] <= '9') ++i;
+  if (i == kLayer.size() || i == name.size() || name[i] != '.') return name;
+  return "layer" + name.substr(i);
+}
+
+bool all_finite(const float* v, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(v[i])) return false;
+  }
+  return true;
+}
+
+class Runner {
+ public:
+  Runner(DocumentReader& reader, EmbeddingModel& model, const PipelineOptions& options,
+         EmbeddingWriter& writer, Context& ctx, const PipelineCallbacks& callbacks,
+         PipelineStats* stats)
+      : reader_(reader),
+        model_(model),
+        options_(options),
+        writer_(writer),
+        ctx_(ctx),
+        callbacks_(callbacks),
+        stats_(*stats) {}
+
+  Status run() {
+    const auto start = std::chrono::steady_clock::now();
+    const auto baseline = ctx_.profiler().aggregates();
+    std::vector<RoundDoc> docs;
+    Status status;
+    while (status.ok() && fill_round(&docs)) {
+      tokenize(docs);
+      status = embed_and_write(docs);
+    }
+    stats_.elapsed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+    add_profile(baseline, ctx_.profiler().aggregates());
+    return status;
+  }
+
+ private:
+  void report(Problem problem) {
+    ++stats_.skipped;
+    if (callbacks_.on_problem) callbacks_.on_problem(problem);
+  }
+
+  // Reads the next round of documents; false when the input is exhausted.
+  bool fill_round(std::vector<RoundDoc>* docs) {
+    docs->clear();
+    int64_t bytes = 0;
+    while (bytes < options_.round_bytes &&
+           static_cast<int64_t>(docs->size()) < options_.round_documents) {
+      RoundDoc rd;
+      Problem problem;
+      const auto item = reader_.next(&rd.doc, &problem);
+      if (item == DocumentReader::Item::kEnd) break;
+      if (item == DocumentReader::Item::kProblem) {
+        report(std::move(problem));
+        continue;
+      }
+      bytes += static_cast<int64_t>(rd.doc.text.size());
+      docs->push_back(std::move(rd));
+    }
+    return !docs->empty();
+  }
+
+  // Tokenizes the round's documents in parallel; marks the ones with no tokens.
+  void tokenize(std::vector<RoundDoc>& docs) {
+    ctx_.pool().parallel_for(static_cast<int64_t>(docs.size()), [&](int64_t i, int) {
+      RoundDoc& rd = docs[i];
+      Status s = model_.tokenize(rd.doc.text, &rd.tokens);
+      if (!s.ok()) {
+        rd.problem = "tokenizer: " + s.message();
+      } else if (rd.tokens.empty()) {
+        rd.problem = rd.doc.text.empty()
+                         ? "empty document"
+                         : "empty document: no tokens (only whitespace or control characters, " +
+                               std::to_string(rd.doc.text.size()) + " bytes)";
+      }
+    });
+  }
+
+  Status embed_and_write(std::vector<RoundDoc>& docs) {
+    std::vector<Chunk> chunks;
+    std::vector<int64_t> lengths;
+    for (int64_t d = 0; d < static_cast<int64_t>(docs.size()); ++d) {
+      RoundDoc& rd = docs[d];
+      if (!rd.problem.empty()) continue;
+      rd.first_chunk = static_cast<int64_t>(chunks.size());
+      for (const Window& w :
+           plan_windows(static_cast<int64_t>(rd.tokens.size()), options_.window)) {
+        chunks.push_back({d, w});
+        lengths.push_back(w.end - w.begin + kSpecialTokens);
+      }
+      rd.num_chunks = static_cast<int64_t>(chunks.size()) - rd.first_chunk;
+    }
+    Buffer embeddings;
+    if (!chunks.empty()) TESSERA_RETURN_IF_ERROR(embed_chunks(docs, chunks, lengths, &embeddings));
+    return write_round(docs, chunks, embeddings.as<float>());
+  }
+
+  // Embeds every chunk into *out (chunks.size() x dim floats, chunk order).
+  Status embed_chunks(const std::vector<RoundDoc>& docs, const std::vector<Chunk>& chunks,
+                      const std::vector<int64_t>& lengths, Buffer* out) {
+    const int64_t dim = model_.dim();
+    const std::vector<Batch> batches = plan_batches(lengths, options_.batch_tokens);
+    size_t widest = 0;
+    for (const Batch& b : batches) widest = std::max(widest, b.chunks.size());
+    TESSERA_RETURN_IF_ERROR(Buffer::allocate(ctx_.allocator(), chunks.size() * dim * sizeof(float),
+                                             "pipeline.embeddings", out));
+    Buffer batch_out;
+    TESSERA_RETURN_IF_ERROR(Buffer::allocate(ctx_.allocator(), widest * dim * sizeof(float),
+                                             "pipeline.batch", &batch_out));
+    std::vector<std::vector<int32_t>> sequences;
+    for (const Batch& batch : batches) {
+      sequences.resize(batch.chunks.size());
+      for (size_t s = 0; s < batch.chunks.size(); ++s) {
+        const Chunk& c = chunks[batch.chunks[s]];
+        const auto& tokens = docs[c.doc].tokens;
+        std::vector<int32_t>& seq = sequences[s];
+        seq.clear();
+        seq.push_back(model_.cls_id());
+        for (int64_t t = c.window.begin; t < c.window.end; ++t) seq.push_back(tokens[t].id);
+        seq.push_back(model_.sep_id());
+      }
+      TESSERA_RETURN_IF_ERROR(model_.embed(sequences, ctx_, batch_out.as<float>()));
+      for (size_t s = 0; s < batch.chunks.size(); ++s) {
+        std::memcpy(out->as<float>() + batch.chunks[s] * dim, batch_out.as<float>() + s * dim,
+                    dim * sizeof(float));
+      }
+      ++stats_.batches;
+      stats_.tokens += batch.tokens;
+      stats_.chunks += static_cast<int64_t>(batch.chunks.size());
+      if (callbacks_.on_progress) {
+        callbacks_.on_progress(stats_, reader_.bytes_read(), reader_.bytes_total());
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status write_round(const std::vector<RoundDoc>& docs, const std::vector<Chunk>& chunks,
+                     const float* embeddings) {
+    const int dim = model_.dim();
+    std::vector<float> mean(dim);
+    for (const RoundDoc& rd : docs) {
+      if (!rd.problem.empty()) {
+        report({rd.doc.origin, rd.problem});
+        continue;
+      }
+      const float* rows = embeddings + rd.first_chunk * dim;
+      if (!all_finite(rows, rd.num_chunks * dim)) {
+        report({rd.doc.origin, "the model produced a non-finite embedding"});
+        continue;
+      }
+      const CodePointIndex cp(rd.doc.text);
+      auto offsets = [&](const Chunk& c) {
+        return std::pair<int64_t, int64_t>(cp.at(rd.tokens[c.window.begin].begin),
+                                           cp.at(rd.tokens[c.window.end - 1].end));
+      };
+      if (options_.doc_embedding) {
+        OutputRow row{&rd.doc.id, 0, rd.num_chunks, offsets(chunks[rd.first_chunk]).first,
+                      offsets(chunks[rd.first_chunk + rd.num_chunks - 1]).second};
+        mean_rows(rows, rd.num_chunks, dim, mean.data());
+        TESSERA_RETURN_IF_ERROR(writer_.write(row, mean.data()));
+        ++stats_.rows;
+      } else {
+        for (int64_t k = 0; k < rd.num_chunks; ++k) {
+          const auto [begin, end] = offsets(chunks[rd.first_chunk + k]);
+          OutputRow row{&rd.doc.id, k, 0, begin, end};
+          TESSERA_RETURN_IF_ERROR(writer_.write(row, rows + k * dim));
+          ++stats_.rows;
+        }
+      }
+      ++stats_.documents;
+    }
+    return Status::Ok();
+  }
+
+  // out = mean of n rows, re-normalized when the model's rows are normalized.
+  void mean_rows(const float* rows, int64_t n, int dim, float* out) const {
+    std::fill(out, out + dim, 0.0f);
+    for (int64_t r = 0; r < n; ++r) {
+      for (int i = 0; i < dim; ++i) out[i] += rows[r * dim + i];
+    }
+    double norm2 = 0;
+    for (int i = 0; i < dim; ++i) {
+      out[i] /= static_cast<float>(n);
+      norm2 += static_cast<double>(out[i]) * out[i];
+    }
+    if (!model_.normalized() || norm2 <= 0) return;
+    const float inv = static_cast<float>(1.0 / std::sqrt(norm2));
+    for (int i = 0; i < dim; ++i) out[i] *= inv;
+  }
+
+  // Adds the spans recorded during the run (the profiler's aggregates, which
+  // keep everything however many spans its ring drops) to the stats.
+  void add_profile(const Aggregates& before, const Aggregates& after) {
+    for (const auto& [key, agg] : after) {
+      const auto& [name, backend] = key;
+      const auto prior = before.find(key);
+      const uint64_t calls = agg.count - (prior == before.end() ? 0 : prior->second.count);
+      const double secs = agg.seconds - (prior == before.end() ? 0.0 : prior->second.seconds);
+      if (calls == 0) continue;
+      const auto ns = static_cast<int64_t>(secs * kNsPerSecond);
+      stats_.stage_ns[stage_key(name)] += ns;
+      if (name != "attention") continue;
+      BackendUse& use = stats_.attention[backend];
+      use.calls += static_cast<int64_t>(calls);
+      use.ns += ns;
+      stats_.attention_ns += ns;
+    }
+  }
+
+  DocumentReader& reader_;
+  EmbeddingModel& model_;
+  const PipelineOptions& options_;
+  EmbeddingWriter& writer_;
+  Context& ctx_;
+  const PipelineCallbacks& callbacks_;
+  PipelineStats& stats_;
+};
+
+}  // namespace
+
+Status resolve_options(const EmbeddingModel& model, PipelineOptions* options) {
+  const int limit = model.max_seq_length();
+  if (options->window.max_tokens == 0) options->window.max_tokens = limit;
+  if (options->window.max_tokens > limit) {
+    return invalid_argument("--max-tokens = " + std::to_string(options->window.max_tokens) +
+                            " exceeds the model's max_seq_length " + std::to_string(limit));
+  }
+  if (options->window.stride < 0) {
+    options->window.stride =
+        std::min(kDefaultStride, (options->window.max_tokens - kSpecialTokens) / 4);
+  }
+  TESSERA_RETURN_IF_ERROR(check_window_options(options->window));
+  if (options->batch_tokens < options->window.max_tokens) {
+    return invalid_argument(
+        "--batch-tokens = " + std::to_string(options->batch_tokens) + " is below --max-tokens = " +
+        std::to_string(options->window.max_tokens) + ": a full window must fit in one batch");
+  }
+  return Status::Ok();
+}
+
+Status run_pipeline(DocumentReader& reader, EmbeddingModel& model, const PipelineOptions& options,
+                    EmbeddingWriter& writer, Context& ctx, const PipelineCallbacks& callbacks,
+                    PipelineStats* stats) {
+  return Runner(reader, model, options, writer, ctx, callbacks, stats).run();
+}
+
+}  // namespace tessera::pipeline

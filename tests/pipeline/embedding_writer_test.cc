@@ -1,0 +1,129 @@
+#include "pipeline/embedding_writer.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "temp_dir.h"
+
+namespace tessera::pipeline {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+size_t count_files(const std::string& dir) {
+  return static_cast<size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
+}
+
+TEST(EmbeddingWriter, FormatRowHasTheSchemaAndRoundTripsFloats) {
+  const nlohmann::json id = "d\xC3\xA9";
+  const float e[3] = {0.1f, -1.0e-7f, 0.33333334f};
+  const auto row = nlohmann::json::parse(format_row({&id, 2, 0, 5, 9}, e, 3));
+  EXPECT_EQ(row["id"], "d\xC3\xA9");
+  EXPECT_EQ(row["chunk"], 2);
+  EXPECT_FALSE(row.contains("chunks"));
+  EXPECT_EQ(row["offsets"], nlohmann::json::array({5, 9}));
+  ASSERT_EQ(row["embedding"].size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(row["embedding"][i].get<float>(), e[i]);
+  const nlohmann::json num = 12;
+  const auto doc = nlohmann::json::parse(format_row({&num, 0, 4, 0, 100}, nullptr, 3, 7));
+  EXPECT_EQ(doc["id"], 12);
+  EXPECT_EQ(doc["chunks"], 4);
+  EXPECT_FALSE(doc.contains("chunk"));
+  EXPECT_FALSE(doc.contains("embedding"));
+  EXPECT_EQ(doc["row"], 7);
+}
+
+TEST(EmbeddingWriter, JsonlFileAppearsOnlyOnFinish) {
+  TempDir dir;
+  const std::string path = dir.path() + "/out.jsonl";
+  const nlohmann::json id = "a";
+  const float e[2] = {1.0f, 0.0f};
+  {
+    std::unique_ptr<EmbeddingWriter> w;
+    ASSERT_TRUE(make_jsonl_writer(path, 2, &w).ok());
+    ASSERT_TRUE(w->write({&id, 0, 0, 0, 1}, e).ok());
+    EXPECT_FALSE(fs::exists(path));
+    ASSERT_TRUE(w->finish().ok());
+  }
+  std::istringstream lines(slurp(path));
+  std::string line;
+  int n = 0;
+  while (std::getline(lines, line)) {
+    EXPECT_EQ(nlohmann::json::parse(line)["embedding"], nlohmann::json::array({1.0, 0.0}));
+    ++n;
+  }
+  EXPECT_EQ(n, 1);
+  EXPECT_EQ(count_files(dir.path()), 1u);  // no temp file left
+}
+
+TEST(EmbeddingWriter, AbandonedWriterLeavesNothing) {
+  TempDir dir;
+  const nlohmann::json id = "a";
+  const float e[2] = {1.0f, 0.0f};
+  {
+    std::unique_ptr<EmbeddingWriter> jsonl, npy;
+    ASSERT_TRUE(make_jsonl_writer(dir.path() + "/x.jsonl", 2, &jsonl).ok());
+    ASSERT_TRUE(make_npy_writer(dir.path() + "/x.npy", 2, &npy).ok());
+    ASSERT_TRUE(jsonl->write({&id, 0, 0, 0, 1}, e).ok());
+    ASSERT_TRUE(npy->write({&id, 0, 0, 0, 1}, e).ok());
+    EXPECT_EQ(count_files(dir.path()), 3u);  // the temp files
+  }
+  EXPECT_EQ(count_files(dir.path()), 0u);
+}
+
+TEST(EmbeddingWriter, NpyHasShapeDataAndAnIndex) {
+  TempDir dir;
+  const std::string path = dir.path() + "/emb.npy";
+  EXPECT_EQ(npy_index_path(path), dir.path() + "/emb.index.jsonl");
+  EXPECT_EQ(npy_index_path("out.bin"), "out.bin.index.jsonl");
+  const nlohmann::json ids[3] = {"a", 5, "c"};
+  std::unique_ptr<EmbeddingWriter> w;
+  ASSERT_TRUE(make_npy_writer(path, 3, &w).ok());
+  for (int r = 0; r < 3; ++r) {
+    const float e[3] = {static_cast<float>(r), 0.5f, -2.0f};
+    ASSERT_TRUE(w->write({&ids[r], r, 0, r * 10, r * 10 + 4}, e).ok());
+  }
+  ASSERT_TRUE(w->finish().ok());
+  const std::string bytes = slurp(path);
+  ASSERT_EQ(bytes.compare(0, 8, std::string("\x93NUMPY\x01\x00", 8)), 0);
+  const size_t header_len =
+      static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
+  const size_t data_start = 10 + header_len;
+  EXPECT_EQ(data_start % 64, 0u);
+  const std::string header = bytes.substr(10, header_len);
+  EXPECT_NE(header.find("'descr': '<f4'"), std::string::npos) << header;
+  EXPECT_NE(header.find("'shape': (3, 3)"), std::string::npos) << header;
+  EXPECT_EQ(header.back(), '\n');
+  ASSERT_EQ(bytes.size(), data_start + 9 * sizeof(float));
+  float data[9];
+  std::memcpy(data, bytes.data() + data_start, sizeof data);
+  EXPECT_EQ(data[3], 1.0f);
+  EXPECT_EQ(data[7], 0.5f);
+  std::istringstream index(slurp(npy_index_path(path)));
+  std::string line;
+  for (int r = 0; r < 3; ++r) {
+    ASSERT_TRUE(std::getline(index, line));
+    const auto j = nlohmann::json::parse(line);
+    EXPECT_EQ(j["id"], ids[r]);
+    EXPECT_EQ(j["row"], r);
+    EXPECT_EQ(j["chunk"], r);
+    EXPECT_EQ(j["offsets"][0], r * 10);
+  }
+  EXPECT_FALSE(std::getline(index, line));
+  std::unique_ptr<EmbeddingWriter> to_stdout;
+  EXPECT_FALSE(make_npy_writer("", 3, &to_stdout).ok());
+}
+
+}  // namespace
+}  // namespace tessera::pipeline
