@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "server/auth.h"
+#include "server/connection_pool.h"
 #include "server/json_out.h"
 
 namespace tessera::server {
@@ -55,7 +56,7 @@ class EmbeddingServer::Impl {
         info_(std::move(info)),
         batcher_(model, alloc, options_.batching,
                  [this](const BatchReport& r) { metrics_.observe_batch(r); }),
-        rc_{model, batcher_, metrics_, options_, info_, std::move(extra), draining_} {
+        rc_{model, batcher_, metrics_, options_, info_, std::move(extra), draining_, connections_} {
     if (!options_.api_key.empty()) auth_ = ApiKeyCheck(options_.api_key);
     configure();
   }
@@ -122,10 +123,13 @@ class EmbeddingServer::Impl {
   using GetRoute = Reply (*)(RouteContext&);
 
   void configure() {
-    const size_t threads = options_.http_threads > 0
-                               ? static_cast<size_t>(options_.http_threads)
-                               : options_.batching.max_concurrent_requests + kSpareHttpThreads;
-    http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    // cpp-httplib owns the pool and deletes it after joining its threads,
+    // when no handler (the only reader of connections_) can run any more.
+    http_.new_task_queue = [this]() -> httplib::TaskQueue* {
+      auto* pool = new ConnectionPool(http_thread_cap(options_));
+      connections_ = pool;
+      return pool;
+    };
     http_.set_payload_max_length(options_.payload_limit_bytes);
     http_.set_tcp_nodelay(true);
     http_.set_keep_alive_max_count(kKeepAliveRequests);
@@ -217,6 +221,7 @@ class EmbeddingServer::Impl {
   ServerOptions options_;
   ServingInfo info_;
   std::atomic<bool> draining_{false};
+  std::atomic<const ConnectionPool*> connections_{nullptr};
   ServerMetrics metrics_;  // before batcher_: its thread reports here
   Batcher batcher_;
   RouteContext rc_;

@@ -15,6 +15,8 @@
 
 namespace tessera::server {
 
+class ConnectionPool;
+
 struct Reply {
   int status = 200;
   std::string body;
@@ -32,6 +34,8 @@ struct RouteContext {
   const ServingInfo& info;
   MetricsSource extra_metrics;
   const std::atomic<bool>& draining;
+  // The HTTP server's connection threads (null before it listens).
+  const std::atomic<const ConnectionPool*>& connections;
 };
 
 Reply handle_embed(RouteContext& rc, std::string_view body);         // POST /embed

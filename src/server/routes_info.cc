@@ -7,6 +7,7 @@
 #include "server/inputs.h"
 #include "server/json_out.h"
 #include "runtime/metrics.h"
+#include "server/connection_pool.h"
 #include "server/request_parse.h"
 #include "server/routes.h"
 
@@ -103,6 +104,12 @@ Reply handle_metrics(RouteContext& rc) {
           static_cast<double>(rc.batcher.queued()));
   m.gauge("tessera_server_max_concurrent_requests", "Admission limit (--max-concurrent-requests)",
           {}, static_cast<double>(rc.options.batching.max_concurrent_requests));
+  if (const ConnectionPool* pool = rc.connections.load()) {
+    m.gauge("tessera_server_http_threads", "Connection threads started (they are kept for reuse)",
+            {}, static_cast<double>(pool->threads()));
+    m.gauge("tessera_server_http_connections", "Connections being served", {},
+            static_cast<double>(pool->busy()));
+  }
   m.gauge("process_resident_memory_bytes", "Resident set size of this process", {},
           static_cast<double>(resident_bytes()));
   Reply reply{200, m.render(), "text/plain; version=0.0.4; charset=utf-8"};

@@ -17,12 +17,19 @@ struct ServerOptions {
   size_t max_client_batch_size = 32;   // texts per request; more: 413
   size_t payload_limit_bytes = 2 << 20;  // request body; more: 413
   bool auto_truncate = false;          // default of `truncate`
-  int http_threads = 0;  // 0: max_concurrent_requests + kSpareHttpThreads
+  int http_threads = 0;  // cap on connection threads; 0: default_http_threads()
 };
 
-// Connections beyond the admitted requests still need a thread to be told
-// 429 at once (and to serve /health, /metrics) while the queue is full.
-constexpr int kSpareHttpThreads = 16;
+// Connection threads start on demand up to the cap. Past the admitted
+// requests, connections still need a thread to be told 429 at once (and to
+// serve /health, /metrics) while the queue is full.
+constexpr size_t kSpareHttpThreads = 16;
+constexpr size_t kDefaultHttpThreads = 1024;
+inline size_t http_thread_cap(const ServerOptions& o) {
+  if (o.http_threads > 0) return static_cast<size_t>(o.http_threads);
+  const size_t needed = o.batching.max_concurrent_requests + kSpareHttpThreads;
+  return needed > kDefaultHttpThreads ? needed : kDefaultHttpThreads;
+}
 
 struct ServingInfo {
   std::string version;

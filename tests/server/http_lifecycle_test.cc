@@ -140,6 +140,36 @@ TEST(Lifecycle, ABackendFailureIs424AndTheServerStaysUp) {
   EXPECT_EQ(check_rows(model, {"a"}, r->body), "");
 }
 
+// The value of an unlabelled sample in Prometheus text, or -1.
+double metric(const std::string& text, const std::string& name) {
+  const std::string key = "\n" + name + " ";
+  const size_t at = text.find(key);
+  return at == std::string::npos ? -1 : std::stod(text.substr(at + key.size()));
+}
+
+TEST(Lifecycle, OpenKeepAliveConnectionsDoNotHoldBackNewOnes) {
+  FakeModel model;
+  TrackingAllocator alloc;
+  RunningServer server(model, alloc, limits(2));
+  // Each client keeps its connection, and so a server thread, after its answer.
+  constexpr int kIdle = 40;
+  std::vector<std::unique_ptr<httplib::Client>> idle;
+  for (int i = 0; i < kIdle; ++i) {
+    idle.push_back(server.client());
+    idle.back()->set_keep_alive(true);
+    auto r = idle.back()->Get("/health");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200);
+  }
+  // A fixed pool of max_concurrent_requests + 16 = 18 threads would leave
+  // this connection unserved until kept-alive ones time out; it is served
+  // while all 40 are still open.
+  auto r = server.client()->Get("/metrics");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(metric(r->body, "tessera_server_http_connections"), kIdle + 1) << r->body;
+  EXPECT_GE(metric(r->body, "tessera_server_http_threads"), kIdle + 1);
+}
+
 TEST(Lifecycle, StopAnswersEveryAcceptedRequestThenRefusesConnections) {
   FakeModel model;
   TrackingAllocator alloc;

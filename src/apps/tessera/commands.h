@@ -15,6 +15,7 @@ void add_backends_command(CLI::App& app, AppState& state);
 void add_bench_command(CLI::App& app, AppState& state);
 void add_attention_command(CLI::App& app, AppState& state);
 void add_verify_command(CLI::App& app, AppState& state);
+void add_serve_command(CLI::App& app, AppState& state);
 void add_tune_command(CLI::App& app, AppState& state);
 void add_embed_command(CLI::App& app, AppState& state);
 

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   add_bench_command(app, state);
   add_attention_command(app, state);
   add_verify_command(app, state);
+  add_serve_command(app, state);
   add_tune_command(app, state);
   add_embed_command(app, state);
 

@@ -1,0 +1,164 @@
+"""The embedding benchmark: tessera vs sentence-transformers (torch, CPU) vs
+ONNX Runtime (fused attention), same corpus, same threads, one run.
+
+Usage (from the repository root, after bench/embed/setup-venv.sh and a
+release build):
+  .venv-bench/bin/python bench/embed/run_bench.py [--repeats 3] [--threads 2] [--boost]
+Each engine runs in its own process, interleaved (tessera, st, ort, tessera,
+...); figures are medians over the repeats. Embedding time excludes model
+loading (each engine's load is reported apart): for tessera it is the
+pipeline's own clock (read, tokenize, embed, write .npy), for the Python
+engines encode() with tokenization. Peak RSS is the whole process's
+(os.wait4). Every engine's embeddings are checked against tessera's (cosine).
+Writes OUT/results.json and prints the Markdown table for docs/BENCHMARKS.md.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+
+
+def cpu_model():
+    for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
+        if line.startswith("Model name:"):
+            return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
+def timed(cmd, env=None):
+    """Runs cmd under GNU time-like accounting via os.wait4: (stdout, stderr, peak MiB)."""
+    r, w = os.pipe()
+    re, we = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.dup2(w, 1)
+        os.dup2(we, 2)
+        os.close(r)
+        os.close(re)
+        os.execvpe(cmd[0], cmd, env or os.environ)
+    os.close(w)
+    os.close(we)
+    with os.fdopen(r) as fo, os.fdopen(re) as fe:
+        import threading
+        err_chunks = []
+        t = threading.Thread(target=lambda: err_chunks.append(fe.read()))
+        t.start()
+        out = fo.read()
+        t.join()
+    _, status, usage = os.wait4(pid, 0)
+    err = "".join(err_chunks)
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit("%s failed:\n%s" % (" ".join(cmd), err[-3000:]))
+    return out, err, usage.ru_maxrss / 1024.0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--tessera", default=os.path.join(REPO, "build/release/tessera"))
+    ap.add_argument("--model", default=os.path.join(REPO, "models/all-MiniLM-L6-v2"))
+    ap.add_argument("--out", default=os.path.join(REPO, "build/bench-embed"))
+    ap.add_argument("--batch-tokens", type=int, default=0, help="tessera --batch-tokens (0: default)")
+    ap.add_argument("--engines", default="tessera,st,ort")
+    ap.add_argument("--boost", action="store_true",
+                    help="own scheduler autogroup at nice -20 (root), as bench/attention_table.py")
+    args = ap.parse_args()
+    if args.boost:
+        sys.path.insert(0, os.path.dirname(HERE))
+        from attention_table import boost  # noqa: E402 (shared with the attention table)
+        boost()
+    os.makedirs(args.out, exist_ok=True)
+    py = sys.executable
+    corpus = os.path.join(args.out, "corpus.jsonl")
+    if not os.path.exists(corpus):
+        subprocess.run([py, os.path.join(HERE, "make_corpus.py"), args.model, corpus], check=True)
+    onnx_dir = os.path.join(args.out, "onnx")
+    fused = os.path.join(onnx_dir, "model-fused.onnx")
+    engines = args.engines.split(",")
+    if "ort" in engines and not os.path.exists(fused):
+        subprocess.run([py, os.path.join(HERE, "export_onnx.py"), args.model, onnx_dir], check=True)
+    with open(corpus, encoding="utf-8") as f:
+        n_docs = sum(1 for line in f if line.strip())
+
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads))
+    results = {e: [] for e in engines}
+    tokens = None
+    for rep in range(args.repeats):
+        for engine in engines:
+            out_npy = os.path.join(args.out, "%s.npy" % engine)
+            if engine == "tessera":
+                summary = os.path.join(args.out, "tessera-summary.json")
+                cmd = [args.tessera, "--threads", str(args.threads), "embed", corpus, "-o", out_npy,
+                       "--summary-json", summary]
+                if args.batch_tokens:
+                    cmd += ["--batch-tokens", str(args.batch_tokens)]
+                _, _, rss = timed(cmd, env)
+                with open(summary) as f:
+                    s = json.load(f)
+                tokens = s["tokens"]
+                run = {"load_seconds": s["load_seconds"], "embed_seconds": s["seconds"],
+                       "attention_seconds": s["attention_seconds"],
+                       "attention": list(s["attention"]), "stage_seconds": s["stage_seconds"],
+                       "peak_tracked_mib": s["peak_tracked_bytes"] / 2**20}
+            else:
+                cmd = [py, os.path.join(HERE, "py_engines.py"), engine, args.model, corpus,
+                       out_npy, "--threads", str(args.threads)]
+                if engine == "ort":
+                    cmd += ["--onnx", fused]
+                stdout, _, rss = timed(cmd, env)
+                run = json.loads(stdout.strip().splitlines()[-1])
+            run["peak_rss_mib"] = rss
+            results[engine].append(run)
+            print("repeat %d %-8s embed %.2f s  load %.2f s  peak RSS %.0f MiB" %
+                  (rep, engine, run["embed_seconds"], run["load_seconds"], rss), flush=True)
+
+    base = np.load(os.path.join(args.out, "%s.npy" % engines[0]))
+    agreement = {}
+    for engine in engines[1:]:
+        other = np.load(os.path.join(args.out, "%s.npy" % engine))
+        cos = np.sum(base * other, axis=1) / (np.linalg.norm(base, axis=1) *
+                                             np.linalg.norm(other, axis=1))
+        agreement[engine] = float(cos.min())
+
+    model_mib = os.path.getsize(os.path.join(args.model, "model.safetensors")) / 2**20
+    summary = {"cpu": cpu_model(), "threads": args.threads, "repeats": args.repeats,
+               "documents": n_docs, "tokens": tokens, "model_mib": model_mib,
+               "min_cosine_vs_" + engines[0]: agreement, "engines": {}}
+    for engine, runs in results.items():
+        secs = statistics.median(r["embed_seconds"] for r in runs)
+        summary["engines"][engine] = {
+            "embed_seconds_median": secs,
+            "embed_seconds_all": [r["embed_seconds"] for r in runs],
+            "load_seconds_median": statistics.median(r["load_seconds"] for r in runs),
+            "docs_per_second": n_docs / secs,
+            "tokens_per_second": tokens / secs if tokens else None,
+            "peak_rss_mib_median": statistics.median(r["peak_rss_mib"] for r in runs),
+            "runs": runs}
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+
+    print("\nCPU: %s, %d threads, %d documents, %s tokens, medians of %d runs\n" %
+          (summary["cpu"], args.threads, n_docs, tokens, args.repeats))
+    print("| engine | embed s | docs/s | tokens/s | peak RSS MiB | load s | tessera speed-up |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    t_secs = summary["engines"].get("tessera", {}).get("embed_seconds_median")
+    for engine, e in summary["engines"].items():
+        ratio = "%.2fx" % (e["embed_seconds_median"] / t_secs) if t_secs else "-"
+        print("| %s | %.2f | %.1f | %.0f | %.0f | %.2f | %s |" %
+              (engine, e["embed_seconds_median"], e["docs_per_second"],
+               e["tokens_per_second"] or 0, e["peak_rss_mib_median"], e["load_seconds_median"],
+               ratio))
+    print("\nmodel.safetensors: %.1f MiB; min cosine vs %s: %s" %
+          (model_mib, engines[0], json.dumps(agreement)))
+
+
+if __name__ == "__main__":
+    main()

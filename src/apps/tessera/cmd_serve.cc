@@ -1,0 +1,162 @@
+// tessera serve [--model DIR] [--host H] [--port P] [--api-key KEY] [limits...]
+// The embedding HTTP service (TEI- and OpenAI-compatible routes) over the
+// same encoder, dispatcher, allocator and profiler as every other command.
+// SIGINT / SIGTERM: stop accepting, answer what was accepted, exit 0; a
+// second signal exits at once (130).
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "attention/dispatch_metrics.h"
+#include "commands.h"
+#include "model/encoder.h"
+#include "pipeline/model_location.h"
+#include "runtime/machine_info.h"
+#include "server/encoder_model.h"
+#include "server/http_server.h"
+#include "server/signal_watcher.h"
+
+namespace tessera::cli {
+
+namespace {
+
+struct ServeFlags {
+  std::string model;
+  std::string payload_limit = "2M";
+  server::ServerOptions options;
+};
+
+constexpr int kExitSecondSignal = 130;
+
+Status check_limits(const server::ServerOptions& o, int max_length) {
+  if (o.batching.max_batch_tokens < max_length) {
+    return invalid_argument("--max-batch-tokens = " + std::to_string(o.batching.max_batch_tokens) +
+                            " is below the model's max_length " + std::to_string(max_length) +
+                            ": one full-length input would never fit in a batch");
+  }
+  if (o.batching.max_concurrent_requests == 0) {
+    return invalid_argument("--max-concurrent-requests must be at least 1");
+  }
+  if (o.max_client_batch_size == 0) {
+    return invalid_argument("--max-client-batch-size must be at least 1");
+  }
+  return Status::Ok();
+}
+
+std::string names_of(const Registry& registry, std::vector<std::string>* out) {
+  std::string joined;
+  for (Backend* b : registry.backends()) {
+    out->emplace_back(b->name());
+    joined += (joined.empty() ? "" : ",") + std::string(b->name());
+  }
+  return joined;
+}
+
+int run_serve(AppState& state, ServeFlags& flags) {
+  // Before any thread exists, so that every thread inherits the mask and the
+  // watcher alone receives SIGINT / SIGTERM.
+  server::SignalWatcher::block_stop_signals();
+  if (Status s = state.init(); !s.ok()) return fail(s);
+  server::ServerOptions& o = flags.options;
+  if (Status s = parse_byte_size(flags.payload_limit, "--payload-limit", &o.payload_limit_bytes);
+      !s.ok()) {
+    return fail(s);
+  }
+  std::string dir;
+  if (Status s = pipeline::resolve_model_dir(flags.model, &dir); !s.ok()) return fail(s);
+  std::unique_ptr<model::Encoder> encoder;
+  if (Status s = model::Encoder::load(dir, {}, state.context(), &encoder); !s.ok()) {
+    return fail(s);
+  }
+  server::EncoderServedModel model(std::move(encoder), state.dispatcher(), state.context());
+  if (Status s = check_limits(o, model.info().max_length); !s.ok()) return fail(s);
+
+  server::ServingInfo info;
+  info.version = machine_info().tessera_version;
+  info.attention_policy = state.policy().to_string();
+  const std::string backends = names_of(state.registry(), &info.backends);
+  Context& ctx = state.context();
+  Dispatcher& dispatcher = state.dispatcher();
+  server::EmbeddingServer http(model, ctx.allocator(), o, info, [&ctx, &dispatcher](std::string* out) {
+    *out += prometheus_text(ctx, &dispatcher);
+  });
+  int port = 0;
+  if (Status s = http.bind(&port); !s.ok()) return fail(s);
+
+  std::printf(
+      "tessera serve: listening on http://%s:%d\n"
+      "  model %s (%s): dim %d, max_length %d, %.1f MiB of weights\n"
+      "  attention %s over [%s]; max_batch_tokens %lld, max_concurrent_requests %zu, "
+      "max_client_batch_size %zu, auth %s\n",
+      o.host.c_str(), port, model.info().id.c_str(), dir.c_str(), model.info().dim,
+      model.info().max_length, static_cast<double>(model.info().weight_bytes) / (1 << 20),
+      info.attention_policy.c_str(), backends.c_str(),
+      static_cast<long long>(o.batching.max_batch_tokens), o.batching.max_concurrent_requests,
+      o.max_client_batch_size, o.api_key.empty() ? "off" : "bearer");
+  std::fflush(stdout);
+
+  int signals = 0;
+  server::SignalWatcher watcher([&](int signo) {
+    if (++signals > 1) {
+      std::fprintf(stderr, "tessera serve: second signal: exiting now\n");
+      std::_Exit(kExitSecondSignal);
+    }
+    std::fprintf(stderr,
+                 "tessera serve: %s: no new connections; answering the %zu accepted "
+                 "requests, then exiting\n",
+                 signo == SIGINT ? "SIGINT" : "SIGTERM", http.batcher().in_flight());
+    http.stop();
+  });
+  const Status served = http.serve();
+  if (!served.ok()) return fail(served);
+  std::fprintf(stderr, "tessera serve: stopped\n");
+  return 0;
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app, AppState& state) {
+  auto flags = std::make_shared<ServeFlags>();
+  server::ServerOptions& o = flags->options;
+  CLI::App* cmd = app.add_subcommand(
+      "serve",
+      "Embedding HTTP service: POST /embed (TEI), POST /v1/embeddings (OpenAI), POST /tokenize,\n"
+      "GET /health, /info, /metrics. Requests are batched dynamically; past\n"
+      "--max-concurrent-requests the answer is 429 at once. See docs/SERVING.md.");
+  cmd->add_option("--model", flags->model,
+                  "Model directory (HF / sentence-transformers BERT). Default: $TESSERA_MODEL, "
+                  "else the installed all-MiniLM-L6-v2");
+  cmd->add_option("--host", o.host, "Address to listen on")->capture_default_str();
+  cmd->add_option("--port", o.port, "TCP port (0: any free port, printed at start)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--api-key", o.api_key,
+                  "Require 'Authorization: Bearer KEY' on every route but /health")
+      ->envname("TESSERA_API_KEY");
+  cmd->add_option("--max-batch-tokens", o.batching.max_batch_tokens,
+                  "Token budget of one batch (>= the model's max_length)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-batch-sequences", o.batching.max_batch_sequences,
+                  "Sequences per batch (0: only the token budget; 1: batching off)")
+      ->capture_default_str();
+  cmd->add_option("--max-concurrent-requests", o.batching.max_concurrent_requests,
+                  "Embedding requests admitted at once; more are answered 429")
+      ->capture_default_str();
+  cmd->add_option("--max-client-batch-size", o.max_client_batch_size,
+                  "Texts in one request; more: 413")
+      ->capture_default_str();
+  cmd->add_option("--payload-limit", flags->payload_limit, "Request body limit (K/M/G); more: 413")
+      ->capture_default_str();
+  cmd->add_flag("--auto-truncate", o.auto_truncate,
+                "Truncate over-long inputs by default (else 422 unless the request sets "
+                "truncate)");
+  cmd->add_option("--http-threads", o.http_threads,
+                  "Cap on HTTP connection threads, started on demand (0: the larger of 1024 and\n"
+                  "max-concurrent-requests + 16)")
+      ->capture_default_str();
+  cmd->callback([&state, flags] { exit_code = run_serve(state, *flags); });
+}
+
+}  // namespace tessera::cli
