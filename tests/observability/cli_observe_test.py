@@ -122,6 +122,15 @@ with tempfile.TemporaryDirectory() as tmp:
     check("tessera_memory_peak_bytes" in fams, "memory metrics present")
     check("tessera_shadow_mismatches" in fams, "shadow metrics present")
 
+    # --- bench --trace: one span per timed (and warm-up) run ---
+    bench_trace = f"{tmp}/bench_trace.json"
+    run(["--trace", bench_trace, "bench", "attention", "--shapes", "B=1,S=16,H=2,D=8,dtype=f32",
+         "--backends", "reference", "--warmup", "1", "--iters", "3", "--min-seconds", "0"])
+    with open(bench_trace) as f:
+        bench_spans = [e for e in json.load(f)["traceEvents"]
+                       if e.get("ph") == "X" and e["name"].split(" ")[0] == "attention"]
+    check(len(bench_spans) == 4, f"bench trace: 4 dispatch spans, got {len(bench_spans)}")
+
     # --- tune, then a table that ranks the reference first ---
     shape = "B=1,S=16,H=2,D=8,dtype=f32"
     table = f"{tmp}/tuning.json"

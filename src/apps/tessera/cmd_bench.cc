@@ -104,7 +104,7 @@ Row bench_one(AppState& state, const ShapeSpec& spec, Backend* backend, const Be
     times_ms.push_back(ms);
     total_ms += ms;
   }
-  ctx.profiler().clear();
+  // Spans stay for --trace / --profile: the profiler's ring bounds them.
   std::sort(times_ms.begin(), times_ms.end());
   row.iters = static_cast<int>(times_ms.size());
   row.median_ms = times_ms[times_ms.size() / 2];

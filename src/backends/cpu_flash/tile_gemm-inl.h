@@ -84,28 +84,29 @@ HWY_INLINE void MicroTileRows(DF df, int64_t mr, StridedA a, const float* HWY_RE
 }
 
 // C[m x n] (=|+=) A[m x k] * B[k x n]; n % Lanes(df) == 0, C rows aligned.
-// Column blocks outside, row blocks inside: one B panel (k x 2 vectors)
-// stays in L1 while every row block of A streams past it.
+// Row blocks outside, column blocks inside: the A panel (MR columns of A
+// over k: for P^T that is one cache line per key) and the C rows stay in L1
+// while B (one K/V tile, 16 KiB at D = 64) is swept from L1; A is read once.
 template <bool kScaleC, class DF>
 HWY_NOINLINE void TileGemm(DF df, int64_t m, int64_t n, int64_t k, StridedA a,
                            const float* HWY_RESTRICT b, int64_t ldb, float* HWY_RESTRICT c,
                            int64_t ldc, const float* HWY_RESTRICT row_scale) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   static_assert(kMicroVecs == 2, "the column loop below handles 2- and 1-vector blocks");
-  for (int64_t col = 0; col < n;) {
-    const bool two = col + 2 * lanes <= n;
-    for (int64_t row = 0; row < m; row += kMicroRows) {
-      const int64_t mr = m - row < kMicroRows ? m - row : kMicroRows;
-      const StridedA ar{a.base + row * a.row, a.row, a.col};
+  for (int64_t row = 0; row < m; row += kMicroRows) {
+    const int64_t mr = m - row < kMicroRows ? m - row : kMicroRows;
+    const StridedA ar{a.base + row * a.row, a.row, a.col};
+    const float* scale = kScaleC ? row_scale + row : nullptr;
+    for (int64_t col = 0; col < n;) {
       float* cr = c + row * ldc + col;
-      const float* scale = kScaleC ? row_scale + row : nullptr;
-      if (two) {
+      if (col + 2 * lanes <= n) {
         MicroTileRows<2, kScaleC>(df, mr, ar, b + col, ldb, k, cr, ldc, scale);
+        col += 2 * lanes;
       } else {
         MicroTileRows<1, kScaleC>(df, mr, ar, b + col, ldb, k, cr, ldc, scale);
+        col += lanes;
       }
     }
-    col += two ? 2 * lanes : lanes;
   }
 }
 
