@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/stage_span.h"
 #include "pipeline/batching.h"
 #include "pipeline/utf8_text.h"
 #include "tessera/allocator.h"
@@ -90,6 +91,7 @@ class Runner {
   // Reads the next round of documents; false when the input is exhausted.
   bool fill_round(std::vector<RoundDoc>* docs) {
     docs->clear();
+    model::StageSpan span(ctx_.profiler(), "pipeline.read");
     int64_t bytes = 0;
     while (bytes < options_.round_bytes &&
            static_cast<int64_t>(docs->size()) < options_.round_documents) {
@@ -109,6 +111,8 @@ class Runner {
 
   // Tokenizes the round's documents in parallel; marks the ones with no tokens.
   void tokenize(std::vector<RoundDoc>& docs) {
+    model::StageSpan span(ctx_.profiler(), "pipeline.tokenize",
+                          "docs=" + std::to_string(docs.size()));
     ctx_.pool().parallel_for(static_cast<int64_t>(docs.size()), [&](int64_t i, int) {
       RoundDoc& rd = docs[i];
       Status s = model_.tokenize(rd.doc.text, &rd.tokens);
@@ -183,6 +187,7 @@ class Runner {
 
   Status write_round(const std::vector<RoundDoc>& docs, const std::vector<Chunk>& chunks,
                      const float* embeddings) {
+    model::StageSpan span(ctx_.profiler(), "pipeline.write");
     const int dim = model_.dim();
     std::vector<float> mean(dim);
     for (const RoundDoc& rd : docs) {

@@ -224,6 +224,23 @@ class EmbedCli(unittest.TestCase):
             self.assertIn("nothing was written", proc.stderr)
             self.assertEqual(os.listdir(d), [])
 
+    def test_peak_memory_within_model_size_plus_200_mib(self):
+        if os.environ.get("TESSERA_TEST_SANITIZED"):
+            self.skipTest("sanitizer build: RSS includes shadow memory")
+        model = os.path.join(SOURCE, "models/all-MiniLM-L6-v2/model.safetensors")
+        pid = os.fork()
+        if pid == 0:
+            os.chdir(SOURCE)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.dup2(devnull, 2)
+            os.execv(TESSERA, [TESSERA, "embed", "data/sample", "-o", os.devnull])
+        _, status, usage = os.wait4(pid, 0)
+        self.assertEqual(os.waitstatus_to_exitcode(status), 0)
+        peak_mib = usage.ru_maxrss / 1024
+        limit_mib = os.path.getsize(model) / 2**20 + 200
+        self.assertLessEqual(peak_mib, limit_mib, "peak RSS of embedding data/sample")
+
     def test_progress_bar_only_on_a_terminal(self):
         self.assertNotIn("\r", self.proc.stderr)
         master, slave = pty.openpty()

@@ -7,12 +7,11 @@
 // is issued transposed (S^T = K Q^T, O^T = V^T P^T).
 #include "cuda_vendor/cuda_vendor_backend.h"
 
-#include <cublas_v2.h>
-
 #include <algorithm>
 #include <mutex>
 #include <vector>
 
+#include "cuda_vendor/cublas_library.h"
 #include "cuda_vendor/softmax_params.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_runtime.h"
@@ -24,10 +23,10 @@ namespace {
 constexpr int kDevice = 0;
 constexpr size_t kDefaultWorkspaceCap = size_t{1} << 30;  // without a budget
 
-Status from_cublas(cublasStatus_t st, const char* call) {
+Status from_cublas(const cublas::Library& lib, cublasStatus_t st, const char* call) {
   if (st == CUBLAS_STATUS_SUCCESS) return Status::Ok();
-  return internal_error(std::string(call) + ": " + cublasGetStatusName(st) + " (" +
-                        cublasGetStatusString(st) + ")");
+  return internal_error(std::string(call) + ": " + lib.status_name(st) + " (" +
+                        lib.status_string(st) + ")");
 }
 
 // Bytes of S (f32) and P (2 bytes) for one head of an [sq, sk] problem.
@@ -36,7 +35,7 @@ size_t per_head_bytes(int64_t sq, int64_t sk) { return static_cast<size_t>(sq * 
 class CudaVendorBackend final : public Backend {
  public:
   ~CudaVendorBackend() override {
-    if (handle_ != nullptr) cublasDestroy(handle_);
+    if (handle_ != nullptr) cublas::library(nullptr)->destroy(handle_);
   }
   std::string_view name() const override { return "cuda.vendor"; }
   Device device() const override { return Device::cuda(kDevice); }
@@ -51,6 +50,7 @@ class CudaVendorBackend final : public Backend {
   Availability availability() const override {
     std::string why;
     if (!cuda::device_available(kDevice, &why)) return {false, why};
+    if (cublas::library(&why) == nullptr) return {false, why};
     return {};
   }
   std::vector<std::string> check(const AttentionArgs& args, const Context& ctx) const override {
@@ -79,16 +79,19 @@ class CudaVendorBackend final : public Backend {
   Status run(const AttentionArgs& args, Context& ctx) override;
 
  private:
-  Status handle(void* stream, cublasHandle_t* out);
+  Status handle(const cublas::Library& lib, void* stream, cublasHandle_t* out);
   std::mutex mu_;
   cublasHandle_t handle_ = nullptr;
 };
 
-Status CudaVendorBackend::handle(void* stream, cublasHandle_t* out) {
+Status CudaVendorBackend::handle(const cublas::Library& lib, void* stream,
+                                 cublasHandle_t* out) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (handle_ == nullptr) TESSERA_RETURN_IF_ERROR(from_cublas(cublasCreate(&handle_), "cublasCreate"));
-  TESSERA_RETURN_IF_ERROR(from_cublas(cublasSetStream(handle_, static_cast<cudaStream_t>(stream)),
-                                      "cublasSetStream"));
+  if (handle_ == nullptr) {
+    TESSERA_RETURN_IF_ERROR(from_cublas(lib, lib.create(&handle_), "cublasCreate"));
+  }
+  TESSERA_RETURN_IF_ERROR(from_cublas(
+      lib, lib.set_stream(handle_, static_cast<cudaStream_t>(stream)), "cublasSetStream"));
   *out = handle_;
   return Status::Ok();
 }
@@ -96,8 +99,11 @@ Status CudaVendorBackend::handle(void* stream, cublasHandle_t* out) {
 Status CudaVendorBackend::run(const AttentionArgs& args, Context& ctx) {
   const AttentionDims d = dims_of(args);
   void* stream = ctx.device_stream();
+  std::string why;
+  const cublas::Library* lib = cublas::library(&why);
+  if (lib == nullptr) return unavailable("cuda.vendor: " + why);
   cublasHandle_t blas = nullptr;
-  TESSERA_RETURN_IF_ERROR(handle(stream, &blas));
+  TESSERA_RETURN_IF_ERROR(handle(*lib, stream, &blas));
   const bool bf16 = args.q.dtype == DType::kBF16;
   const cudaDataType_t in_type = bf16 ? CUDA_R_16BF : CUDA_R_16F;
   const size_t elt = dtype_size(args.q.dtype);
@@ -148,7 +154,7 @@ Status CudaVendorBackend::run(const AttentionArgs& args, Context& ctx) {
           cuda::copy_to_device(ptrs.data(), host.data(), host.size() * sizeof(void*), stream));
       auto* const* dp = ptrs.as<void*>();
       TESSERA_RETURN_IF_ERROR(from_cublas(
-          cublasGemmBatchedEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(r.k_len),
+          *lib, lib->gemm_batched_ex(blas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(r.k_len),
                               static_cast<int>(r.q_len), static_cast<int>(d.d), &one, dp, in_type,
                               static_cast<int>(args.k.strides[1]), dp + heads, in_type,
                               static_cast<int>(args.q.strides[1]), &zero, dp + 2 * heads,
@@ -192,7 +198,7 @@ Status CudaVendorBackend::run(const AttentionArgs& args, Context& ctx) {
         continue;
       }
       TESSERA_RETURN_IF_ERROR(from_cublas(
-          cublasGemmBatchedEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(d.dv),
+          *lib, lib->gemm_batched_ex(blas, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(d.dv),
                               static_cast<int>(r.q_len), static_cast<int>(r.k_len), &one,
                               dp + 3 * heads, in_type, static_cast<int>(args.v.strides[1]),
                               dp + 4 * heads, in_type, static_cast<int>(r.k_len), &zero,
