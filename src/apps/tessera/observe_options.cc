@@ -95,8 +95,11 @@ std::string canary_record_path(const ObserveOptions& o) {
 
 Status configure_observability(const ObserveOptions& o, Context& ctx, Dispatcher& dispatcher,
                                ObserveState* state) {
-  // The span ring stays at its bounded default even without --trace: commands
-  // (embed) read recent spans for their own reports.
+  // Only --trace reads the span ring; reports, --profile and /metrics read
+  // the aggregates. Without --trace the ring would still fill up to its
+  // 65,536 spans (~20 MiB of strings) over a long embed or serve run, which
+  // the soaks measured as RSS growth, for no reader.
+  if (o.trace.empty()) ctx.profiler().set_span_capacity(0);
   ctx.profiler().set_enabled(!o.no_profiler);
   const std::string shadow_text = env_or(o.shadow, "TESSERA_SHADOW");
   if (!shadow_text.empty()) {
