@@ -8,6 +8,8 @@
 // server's resident memory (from /metrics) before and after.
 #include <httplib.h>
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -76,36 +78,38 @@ double percentile(std::vector<double>& v, double p) {
   return v[i];
 }
 
-bool parse_args(int argc, char** argv, Options* o) {
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i];
-    const std::string v = argv[i + 1];
-    if (k == "--host") o->host = v;
-    else if (k == "--port") o->port = std::stoi(v);
-    else if (k == "--route") o->route = v;
-    else if (k == "--rate") o->rate = std::stod(v);
-    else if (k == "--connections") o->connections = std::stoi(v);
-    else if (k == "--requests") o->requests = std::stoll(v);
-    else if (k == "--inputs") o->inputs = std::stoi(v);
-    else if (k == "--min-words") o->min_words = std::stoi(v);
-    else if (k == "--max-words") o->max_words = std::stoi(v);
-    else if (k == "--seed") o->seed = static_cast<uint32_t>(std::stoul(v));
-    else return false;
-  }
-  return argc % 2 == 1;
+// Later occurrences of an option win: run_load.sh appends per-step
+// overrides (--min-words ...) to its common arguments.
+void add_options(CLI::App& app, Options* o) {
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("--host", o->host, "Server host")->capture_default_str();
+  app.add_option("--port", o->port, "Server port")->capture_default_str();
+  app.add_option("--route", o->route, "Route to load")
+      ->check(CLI::IsMember({"/embed", "/v1/embeddings"}))
+      ->capture_default_str();
+  app.add_option("--rate", o->rate, "Requests per second (0: closed loop)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--connections", o->connections, "Client threads, one connection each")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--requests", o->requests, "Requests to send")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--inputs", o->inputs, "Texts per request")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--min-words", o->min_words, "Fewest words per text")->capture_default_str();
+  app.add_option("--max-words", o->max_words, "Most words per text")->capture_default_str();
+  app.add_option("--seed", o->seed, "Random seed of the texts")->capture_default_str();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   Options o;
-  if (!parse_args(argc, argv, &o)) {
-    std::fprintf(stderr,
-                 "usage: tessera_load [--host H] [--port P] [--route /embed|/v1/embeddings] "
-                 "[--rate R (0: closed loop)] [--connections C] [--requests N] [--inputs K] "
-                 "[--min-words A] [--max-words B] [--seed S]\n");
-    return 2;
-  }
+  CLI::App app{"tessera_load: HTTP load generator for `tessera serve` (prints one JSON object)"};
+  add_options(app, &o);
+  CLI11_PARSE(app, argc, argv);
   const double rss_before = resident_mib(o);
   std::atomic<int64_t> next{0};
   std::mutex mu;

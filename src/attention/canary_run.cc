@@ -53,16 +53,10 @@ void Dispatcher::canary_run(const AttentionArgs& args, Context& ctx, const Serve
                    : (cmp.ok ? "agrees with " : "DISAGREES with ") + served.name + "; " + cmp.worst;
   if (ctx.profiler().enabled()) {
     Span span;
-    span.name = "attention.canary";
-    span.backend = opts.backend;
-    span.shape = describe_shape(args);
-    span.device = candidate->device().to_string();
-    span.dtype = std::string(dtype_name(args.q.dtype));
-    span.mask = args.mask.describe();
+    fill_attention_span_basics(args, *candidate, "attention.canary", &span);
     span.decision = "canary in bucket '" + bucket + "': " + verdict;
     span.start_ns = start;
     span.duration_ns = end - start;
-    span.flops = attention_flops(args);
     span.bytes = attention_bytes(args);
     span.workspace_bytes = candidate->workspace_bytes(args);
     span.ok = agrees;

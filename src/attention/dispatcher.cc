@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "attention/shadow.h"
 #include "attention/tuning.h"
@@ -175,13 +176,8 @@ Explanation Dispatcher::explain(const AttentionArgs& args, const Context& ctx) c
 namespace {
 
 void fill_span(const AttentionArgs& args, Backend& backend, Span* span) {
+  fill_attention_span_basics(args, backend, "attention", span);
   const AttentionDims d = dims_of(args);
-  span->name = "attention";
-  span->backend = std::string(backend.name());
-  span->shape = describe_shape(args);
-  span->device = backend.device().to_string();
-  span->dtype = std::string(dtype_name(args.q.dtype));
-  span->mask = args.mask.describe();
   span->b = d.batch;
   span->hq = d.hq;
   span->hkv = d.hkv;
@@ -189,12 +185,22 @@ void fill_span(const AttentionArgs& args, Backend& backend, Span* span) {
   span->sk = d.sk;
   span->d = d.d;
   span->dv = d.dv;
-  span->flops = attention_flops(args);
   span->bytes = attention_bytes(args);
   span->workspace_bytes = backend.workspace_bytes(args);
 }
 
 }  // namespace
+
+void fill_attention_span_basics(const AttentionArgs& args, const Backend& backend,
+                                std::string name, Span* span) {
+  span->name = std::move(name);
+  span->backend = std::string(backend.name());
+  span->shape = describe_shape(args);
+  span->device = backend.device().to_string();
+  span->dtype = std::string(dtype_name(args.q.dtype));
+  span->mask = args.mask.describe();
+  span->flops = attention_flops(args);
+}
 
 Status run_backend_guarded(Backend& backend, const AttentionArgs& args, Context& ctx) {
   try {

@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <string>
 
+#include "attention/run_guarded.h"
 #include "tessera/allocator.h"
 #include "tessera/attention.h"
 #include "tessera/backend.h"
 #include "tessera/context.h"
+#include "tessera/profiler.h"
 
 namespace tessera {
 
@@ -57,7 +59,9 @@ Status write_replay_case(const AttentionArgs& args, const AttentionArgs* got,
                          const std::string& backend, const std::string& trusted,
                          std::string* commands);
 
-// backend.run(args, ctx), with an exception turned into an Internal status.
-Status run_backend_guarded(Backend& backend, const AttentionArgs& args, Context& ctx);
+// The fields every attention span shares (dispatch, shadow, canary): name,
+// backend, shape, device, dtype, mask and FLOPs. Callers add the rest.
+void fill_attention_span_basics(const AttentionArgs& args, const Backend& backend,
+                                std::string name, Span* span);
 
 }  // namespace tessera

@@ -63,17 +63,11 @@ void Dispatcher::shadow_check(const AttentionArgs& args, Context& ctx, const Ser
   std::snprintf(err, sizeof err, "max |err| %.3g", cmp.max_abs_error);
   if (ctx.profiler().enabled()) {
     Span span;
-    span.name = "attention.shadow";
-    span.backend = opts.trusted;
-    span.shape = describe_shape(args);
-    span.device = trusted->device().to_string();
-    span.dtype = std::string(dtype_name(args.q.dtype));
-    span.mask = args.mask.describe();
+    fill_attention_span_basics(args, *trusted, "attention.shadow", &span);
     span.decision = "shadow check of " + served.name + " (call " + std::to_string(call) +
                     "): " + (cmp.ok ? "agrees" : "MISMATCH") + ", " + err + "; " + cmp.worst;
     span.start_ns = start;
     span.duration_ns = end - start;
-    span.flops = attention_flops(args);
     span.ok = cmp.ok;
     ctx.profiler().record(std::move(span));
   }

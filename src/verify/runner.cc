@@ -1,8 +1,8 @@
 #include "verify/runner.h"
 
-#include <exception>
 #include <limits>
 
+#include "attention/run_guarded.h"
 #include "tessera/dispatcher.h"
 #include "verify/naive.h"
 #include "verify/tolerance.h"
@@ -25,17 +25,6 @@ std::string join(const std::vector<std::string>& parts) {
 }
 
 CaseOutcome skip(std::string reason) { return {Verdict::kSkip, {std::move(reason)}}; }
-
-// Runs and reports a throw as an error, as the dispatcher does.
-Status guarded_run(Backend& backend, const AttentionArgs& args, Context& ctx) {
-  try {
-    return backend.run(args, ctx);
-  } catch (const std::exception& e) {
-    return internal_error(std::string("threw: ") + e.what());
-  } catch (...) {
-    return internal_error("threw a non-standard exception");
-  }
-}
 
 // Judges out (and lse when the case asks for it) against the expectation.
 void judge_outputs(const MaterializedCase& m, const Expected& expected, Context& ctx,
@@ -107,7 +96,7 @@ Status Expected::compute(const MaterializedCase& m, Backend& reference, Context&
   TESSERA_RETURN_IF_ERROR(allocate_floats(ctx, m.rows() * c.dv, &e.out_naive_));
   TESSERA_RETURN_IF_ERROR(allocate_floats(ctx, m.rows(), &e.lse_naive_));
   const AttentionArgs ref_args = m.logical_args(e.out_ref_.as<float>(), e.lse_ref_.as<float>());
-  Status s = guarded_run(reference, ref_args, ctx);
+  Status s = run_backend_guarded(reference, ref_args, ctx);
   if (!s.ok()) return internal_error(std::string(reference.name()) + " failed: " + s.to_string());
   TESSERA_RETURN_IF_ERROR(naive_attention(
       m.logical_args(e.out_naive_.as<float>(), e.lse_naive_.as<float>()), c.dtype, ctx));
@@ -125,7 +114,7 @@ CaseOutcome check_backend(Backend& backend, MaterializedCase& m, const Expected&
   }
   m.poison_outputs();
   const auto before = ctx.allocator().by_owner();
-  const Status s = guarded_run(backend, m.args(), ctx);
+  const Status s = run_backend_guarded(backend, m.args(), ctx);
   CaseOutcome outcome;
   for (auto& leak : leaked_since(before, ctx.allocator().by_owner())) {
     outcome.verdict = Verdict::kFail;
