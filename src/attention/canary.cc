@@ -39,18 +39,24 @@ Status load_canary_records(const std::string& path, CanaryRecords* out) {
   return Status::Ok();
 }
 
+nlohmann::json canary_buckets_to_json(const std::map<std::string, CanaryBucketRecord>& buckets) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [bucket, r] : buckets) {
+    out[bucket] = {{"runs", r.runs},
+                   {"agreements", r.agreements},
+                   {"failures", r.failures},
+                   {"max_abs_error", r.max_abs_error},
+                   {"serving_seconds", r.serving_seconds},
+                   {"canary_seconds", r.canary_seconds},
+                   {"serving", r.serving}};
+  }
+  return out;
+}
+
 Status save_canary_records(const std::string& path, const CanaryRecords& records) {
   nlohmann::json backends = nlohmann::json::object();
   for (const auto& [backend, buckets] : records) {
-    for (const auto& [bucket, r] : buckets) {
-      backends[backend][bucket] = {{"runs", r.runs},
-                                   {"agreements", r.agreements},
-                                   {"failures", r.failures},
-                                   {"max_abs_error", r.max_abs_error},
-                                   {"serving_seconds", r.serving_seconds},
-                                   {"canary_seconds", r.canary_seconds},
-                                   {"serving", r.serving}};
-    }
+    if (!buckets.empty()) backends[backend] = canary_buckets_to_json(buckets);
   }
   const nlohmann::json j = {
       {"format", "tessera.canary"}, {"version", 1}, {"backends", backends}};

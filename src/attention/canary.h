@@ -7,6 +7,8 @@
 //      "canary_seconds": 0.1, "serving": "cpu.gemm"}}}}
 #pragma once
 
+#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "tessera/dispatcher.h"
@@ -16,6 +18,8 @@ namespace tessera {
 // A missing file is an empty record, not an error.
 Status load_canary_records(const std::string& path, CanaryRecords* out);
 Status save_canary_records(const std::string& path, const CanaryRecords& records);
+// One backend's buckets as the file stores them ({"BUCKET": {"runs": ...}}).
+nlohmann::json canary_buckets_to_json(const std::map<std::string, CanaryBucketRecord>& buckets);
 // Adds `more` into `into` (counts and times add, errors take the max).
 void merge_canary_records(const CanaryRecords& more, CanaryRecords* into);
 // "12 runs in 2 buckets, 12 agree (100%), 3.1x the serving backend's speed"

@@ -36,20 +36,6 @@ std::vector<std::string> dtypes_of(const Capabilities& c) {
   return d;
 }
 
-nlohmann::json canary_json(const std::map<std::string, CanaryBucketRecord>& buckets) {
-  nlohmann::json out = nlohmann::json::object();
-  for (const auto& [bucket, r] : buckets) {
-    out[bucket] = {{"runs", r.runs},
-                   {"agreements", r.agreements},
-                   {"failures", r.failures},
-                   {"max_abs_error", r.max_abs_error},
-                   {"serving_seconds", r.serving_seconds},
-                   {"canary_seconds", r.canary_seconds},
-                   {"serving", r.serving}};
-  }
-  return out;
-}
-
 int list_backends(AppState& state, bool json) {
   nlohmann::json rows = nlohmann::json::array();
   // What `--canary NAME` runs recorded (docs/OBSERVABILITY.md).
@@ -77,7 +63,7 @@ int list_backends(AppState& state, bool json) {
                       {"min_head_dim", caps.min_head_dim},
                       {"max_head_dim", caps.max_head_dim},
                       {"features", features_of(caps)},
-                      {"canary", canary_json(canary[std::string(b->name())])}});
+                      {"canary", canary_buckets_to_json(canary[std::string(b->name())])}});
       continue;
     }
     std::printf(
