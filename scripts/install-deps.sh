@@ -8,6 +8,9 @@ APT_PACKAGES=(
   cmake ninja-build g++ pkg-config python3-venv
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev libopenblas-dev libhwy-dev
+  # libdnnl-dev's CMake config finds OpenCL (Debian builds oneDNN with its
+  # OpenCL GPU runtime) but does not depend on its headers and link library.
+  ocl-icd-opencl-dev opencl-c-headers
   nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libssl-dev libutf8proc-dev libicu-dev
 )
 missing=()
