@@ -21,6 +21,7 @@
 #include <cstring>
 #include <limits>
 
+#include "cpu_flash/bf16_dot-inl.h"
 #include "cpu_flash/flash_params.h"
 #include "cpu_flash/flash_unit.h"
 #include "hwy/cache_control.h"
@@ -111,8 +112,8 @@ inline void PrefetchKV(const FlashParams& p, const UnitGeom& g, int64_t j0, int6
 // while it is swept; the copy is one load and store per element against
 // 2 * rows * sub-blocks FMA lanes of use.
 template <class DF>
-HWY_INLINE void PackKV(DF df, const FlashParams& p, const UnitGeom& g, const Scratch& s,
-                       int64_t j0, int64_t kb) {
+HWY_INLINE void PackKV(DF df, const FlashParams& p, const UnitGeom& g, const Scratch& s, int64_t j0,
+                       int64_t kb) {
   const int64_t ld = s.lay.ld_dv;
   for (int64_t j = 0; j < kb; ++j) {
     RowToF32(df, element(p.k, p.dtype, k_offset(p, g, j0 + j)), p.dtype, p.ks[3], p.d,
@@ -121,6 +122,42 @@ HWY_INLINE void PackKV(DF df, const FlashParams& p, const UnitGeom& g, const Scr
     RowToF32(df, element(p.v, p.dtype, v_offset(p, g, j0 + j)), p.dtype, p.vs[3], p.dv, row);
     std::fill(row + p.dv, row + ld, 0.0f);
   }
+}
+
+// The bf16 dot-product path (bf16_dot-inl.h; p.bf16_dot, bf16 inputs, D
+// even): the same tiles, with Q, K and V kept in bf16 and packed in pairs.
+// Q pairs [D/2 x ld_rows] in the block's qt: column r holds row r's
+// (q[2i], q[2i+1]); padding columns 0.
+inline void PackQPairs(const FlashParams& p, int64_t ld, const Block& b) {
+  auto* qp = reinterpret_cast<uint32_t*>(b.qt);
+  const int64_t d2 = p.d / 2, stride = p.qs[3];
+  std::fill(qp, qp + d2 * ld, 0u);
+  for (int64_t r = 0; r < b.g.rows; ++r) {
+    const auto* q = static_cast<const uint16_t*>(element(p.q, p.dtype, q_offset(p, b.g, r)));
+    for (int64_t i = 0; i < d2; ++i) {
+      qp[i * ld + r] = uint32_t{q[2 * i * stride]} | uint32_t{q[(2 * i + 1) * stride]} << 16;
+    }
+  }
+}
+
+// K rows [j0, j0 + kb) copied as bf16 to kt [kb x D] (so a row is D/2
+// pairs; copied for the same L1-aliasing reason as PackKV), V rows packed
+// in key pairs to vt [ceil(kb / 2) x ld_dv].
+inline void PackKVPairs(const FlashParams& p, const UnitGeom& g, const Scratch& s, int64_t j0,
+                        int64_t kb) {
+  auto* kt = reinterpret_cast<uint16_t*>(s.kt);
+  const uint16_t* v_rows[kBlockKeys];
+  for (int64_t j = 0; j < kb; ++j) {
+    const auto* k = static_cast<const uint16_t*>(element(p.k, p.dtype, k_offset(p, g, j0 + j)));
+    uint16_t* row = kt + j * p.d;
+    if (p.ks[3] == 1) {
+      std::memcpy(row, k, sizeof(uint16_t) * p.d);
+    } else {
+      for (int64_t d = 0; d < p.d; ++d) row[d] = k[d * p.ks[3]];
+    }
+    v_rows[j] = static_cast<const uint16_t*>(element(p.v, p.dtype, v_offset(p, g, j0 + j)));
+  }
+  PackValuePairs(v_rows, p.vs[3], kb, p.dv, s.lay.ld_dv, reinterpret_cast<uint32_t*>(s.vt));
 }
 
 // Sets up the unit's query blocks (blocks[sub]) for key split `split` and
@@ -151,7 +188,11 @@ HWY_INLINE void StartBlocks(DF df, const FlashParams& p, int64_t unit, int64_t s
     std::fill(b.m, b.m + ld, -std::numeric_limits<float>::infinity());
     std::fill(b.l, b.l + ld, 0.0f);
     if (!b.keys.empty()) {
-      PackQT(df, p, ld, b);
+      if (kHasBf16Dot && p.bf16_dot) {
+        PackQPairs(p, ld, b);
+      } else {
+        PackQT(df, p, ld, b);
+      }
       if (p.bias != nullptr) {
         for (int64_t r = 0; r < ld; ++r) {
           b.bias_base[r] = bias_row_offset(p, b.g, r < b.g.rows ? r : 0);
@@ -162,11 +203,57 @@ HWY_INLINE void StartBlocks(DF df, const FlashParams& p, int64_t unit, int64_t s
   }
 }
 
+// AttendUnit's loop on the bf16 dot-product path: the products run on bf16
+// pairs, the online softmax in f32 as before, and P is rounded to bf16 for
+// the second product (as FlashAttention does on GPUs; the conformance
+// suite's naive bf16 formula rounds p the same way).
+template <class DF>
+HWY_NOINLINE void AttendUnitPairs(DF df, const FlashParams& p, int64_t unit, int64_t split,
+                                  const Scratch& s, Block* blocks) {
+  const int64_t ld = s.lay.ld_rows, ld_dv = s.lay.ld_dv, d2 = p.d / 2;
+  int64_t begin = 0, end = 0;
+  StartBlocks(df, p, unit, split, s, blocks, &begin, &end);
+  const ScoreTransform tf{p.scale, p.softcap};
+  const auto* kt = reinterpret_cast<const uint32_t*>(s.kt);
+  const auto* vp = reinterpret_cast<const uint32_t*>(s.vt);
+  const auto* pp = reinterpret_cast<const uint32_t*>(s.st);
+  for (int64_t j0 = begin; j0 < end; j0 += kBlockKeys) {
+    const int64_t j1 = std::min(j0 + kBlockKeys, end);
+    bool packed = false;
+    for (int64_t sub = 0; sub < p.sub_blocks; ++sub) {
+      const Block& b = blocks[sub];
+      const int64_t a = std::max(j0, b.keys.begin), z = std::min(j1, b.keys.end);
+      if (!b.active || a >= z) continue;  // fully masked for this block
+      if (!packed) {
+        PackKVPairs(p, b.g, s, j0, j1 - j0);
+        PrefetchKV(p, b.g, j1, std::min(j1 + kBlockKeys, end));
+        packed = true;
+      }
+      // V pairs start at even tile offsets, so an odd first visible key
+      // takes its even neighbour along: it is before every row's first
+      // visible key, so the masked softmax gives it p = 0.
+      const int64_t off = (a - j0) & ~int64_t{1};
+      const int64_t a0 = j0 + off, kb = z - a0;
+      PairGemm<false>(kb, ld, d2, PairA{kt + off * d2, d2, 1},
+                      reinterpret_cast<const uint32_t*>(b.qt), ld, s.st, ld, nullptr);
+      BiasRows bias;
+      if (p.bias != nullptr) bias = {p.bias + b.g.b * p.bs[0], b.bias_base, p.bs[3]};
+      const bool masked = a0 < b.keys.full_begin || z > b.keys.full_end;
+      SoftmaxTileDispatch(df, p.softcap > 0.0f, p.bias != nullptr, masked, s.st, ld, kb, a0, tf,
+                          bias, SoftmaxRows{b.m, b.l, b.alpha, b.lo, b.hi});
+      ProbabilitiesToPairs(s.st, ld, kb);
+      PairGemm<true>(b.g.rows, ld_dv, (kb + 1) / 2, PairA{pp, 1, ld}, vp + off / 2 * ld_dv, ld_dv,
+                     b.o, ld_dv, b.alpha);
+    }
+  }
+}
+
 // The tile loop of one unit (or key split), leaving each block's O
 // (unnormalised), m and l in its scratch.
 template <class DF>
 HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t split,
                              const Scratch& s, Block* blocks) {
+  if (kHasBf16Dot && p.bf16_dot) return AttendUnitPairs(df, p, unit, split, s, blocks);
   const int64_t ld = s.lay.ld_rows, ld_dv = s.lay.ld_dv;
   int64_t begin = 0, end = 0;
   StartBlocks(df, p, unit, split, s, blocks, &begin, &end);
@@ -191,8 +278,8 @@ HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t 
       const bool masked = a < b.keys.full_begin || z > b.keys.full_end;
       SoftmaxTileDispatch(df, p.softcap > 0.0f, p.bias != nullptr, masked, s.st, ld, kb, a, tf,
                           bias, SoftmaxRows{b.m, b.l, b.alpha, b.lo, b.hi});
-      TileGemm<true>(df, b.g.rows, ld_dv, kb, StridedA{s.st, 1, ld}, s.vt + off * ld_dv, ld_dv,
-                     b.o, ld_dv, b.alpha);
+      TileGemm<true>(df, b.g.rows, ld_dv, kb, StridedA{s.st, 1, ld}, s.vt + off * ld_dv, ld_dv, b.o,
+                     ld_dv, b.alpha);
     }
   }
 }

@@ -6,10 +6,13 @@
 #define HWY_TARGET_INCLUDE "cpu_flash/flash_forward.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // Order matters: each -inl.h uses the ones before it.
+// clang-format off
 #include "cpu_flash/convert-inl.h"
 #include "cpu_flash/tile_gemm-inl.h"
+#include "cpu_flash/bf16_dot-inl.h"
 #include "cpu_flash/online_softmax-inl.h"
 #include "cpu_flash/attention_unit-inl.h"
+// clang-format on
 #include "cpu_flash/flash_forward.h"
 #include "hwy/highway.h"
 

@@ -1,8 +1,11 @@
 // Host side of cpu.flash: turns validated AttentionArgs into FlashParams,
 // choosing the work split (GQA head chunks, query blocks, decode key splits).
-#include <algorithm>
-
 #include "cpu_flash/flash_params.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <string_view>
 
 namespace tessera::cpu_flash {
 
@@ -19,7 +22,29 @@ std::array<int64_t, 4> strides4(const TensorView& t) {
   return {t.strides[0], t.strides[1], t.strides[2], t.strides[3]};
 }
 
+std::atomic<bool>& bf16_dot_switch() {
+  static std::atomic<bool> allowed{[] {
+    const char* env = std::getenv("TESSERA_CPU_FLASH_BF16_DOT");
+    // Off unless asked for: on the Intel Xeon (AVX512_BF16) this was built
+    // on it ran S2 bf16 1.6x slower than the f32 products (DECISIONS).
+    return env != nullptr && std::string_view(env) == "1";
+  }()};
+  return allowed;
+}
+
 }  // namespace
+
+bool cpu_has_bf16_dot() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool has = __builtin_cpu_supports("avx512bf16") != 0;
+  return has;
+#else
+  return false;
+#endif
+}
+
+void set_bf16_dot_allowed(bool allowed) { bf16_dot_switch().store(allowed); }
+bool bf16_dot_allowed() { return bf16_dot_switch().load(); }
 
 void make_params(const AttentionArgs& args, int threads, FlashParams* p) {
   const AttentionDims dims = dims_of(args);
@@ -56,6 +81,8 @@ void make_params(const AttentionArgs& args, int threads, FlashParams* p) {
   p->mask = args.mask;
   p->scale = args.effective_scale();
   p->softcap = args.softcap;
+  p->bf16_dot =
+      p->dtype == DType::kBF16 && p->d % 2 == 0 && cpu_has_bf16_dot() && bf16_dot_allowed();
 
   // Heads of a GQA group go together (each K/V tile is loaded once for all
   // of them); positions fill the rest of the kBlockRows rows.

@@ -118,7 +118,9 @@ static_assert(kBlockKeys >= kMicroRows, "a K tile needs at least one register ti
 static_assert(kBlockKeys % 2 == 0, "bf16 pairs need an even key count");
 static_assert(scratch_layout(kBlockRows, kMaxHeadDim, kMaxHeadDim, kMaxLanes,
                              sub_blocks_for(kBlockRows, kMaxHeadDim, kMaxHeadDim))
-                      .total * 4 <= kL2Bytes,
+                          .total *
+                      4 <=
+                  kL2Bytes,
               "the largest per-thread working set must fit L2");
 static_assert(sub_blocks_for(kBlockRows, 64, 64) == kMaxSubBlocks,
               "common head dims get every sub-block");
@@ -139,12 +141,15 @@ struct FlashParams {
   std::array<int64_t, 3> ls{};
 
   int64_t batch = 0, hq = 0, hkv = 0, group = 0, d = 0, dv = 0;
-  int64_t sq = 0, sk = 0;                  // per sequence (varlen: maxima)
-  const int32_t* cu_q = nullptr;           // varlen only; then tensors have B = 1
+  int64_t sq = 0, sk = 0;         // per sequence (varlen: maxima)
+  const int32_t* cu_q = nullptr;  // varlen only; then tensors have B = 1
   const int32_t* cu_k = nullptr;
   Mask mask;
   float scale = 1.0f;
   float softcap = 0.0f;
+  // bf16 inputs with even D on a CPU with AVX512_BF16, switched on: the
+  // AVX-512 targets take the bf16 dot-product path.
+  bool bf16_dot = false;
 
   // Tiling.
   int64_t heads_per_unit = 0;  // heads of one GQA group handled together
@@ -161,6 +166,15 @@ struct FlashParams {
   int64_t thread_floats = 0;   // scratch of one thread
   int64_t partial_floats = 0;  // one (unit, split) partial result: O, m, l per block
 };
+
+// Whether this CPU has the bf16 dot product (AVX512_BF16).
+bool cpu_has_bf16_dot();
+// Allows or forbids the bf16 dot-product path for later calls (default:
+// forbidden unless TESSERA_CPU_FLASH_BF16_DOT=1, since it measured slower
+// where it was built; see docs/DECISIONS.md); benchmarks and tests use it to
+// compare both paths on one machine.
+void set_bf16_dot_allowed(bool allowed);
+bool bf16_dot_allowed();
 
 // Fills `p` from valid args for a pool of `threads`.
 void make_params(const AttentionArgs& args, int threads, FlashParams* p);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cpu_flash/cpu_flash_backend.h"
+#include "cpu_flash/flash_params.h"
 #include "flash_test_util.h"
 
 namespace tessera::flash_test {
@@ -49,10 +50,10 @@ TEST(CpuFlash, EveryHeadDimOnOneShape) {
 }
 
 TEST(CpuFlash, CausalAndWindowMasks) {
-  const Mask masks[] = {Mask::causal(), Mask::window(16, 0), Mask::window(5, 7),
-                        Mask::window(-1, 3), Mask::window(0, 0), Mask::window(40, -1)};
-  const std::pair<int64_t, int64_t> lengths[] = {{113, 113}, {7, 129}, {129, 64},
-                                                 {1, 1000}, {200, 70}};
+  const Mask masks[] = {Mask::causal(),      Mask::window(16, 0), Mask::window(5, 7),
+                        Mask::window(-1, 3), Mask::window(0, 0),  Mask::window(40, -1)};
+  const std::pair<int64_t, int64_t> lengths[] = {
+      {113, 113}, {7, 129}, {129, 64}, {1, 1000}, {200, 70}};
   for (const Mask& m : masks) {
     for (auto [sq, sk] : lengths) {
       Case c;
@@ -238,6 +239,85 @@ TEST(CpuFlash, EmptySequences) {
   c.sk = 5;
   c.lse = false;
   expect_matches(c);
+}
+
+// bf16 inputs on every feature: on a CPU with AVX512_BF16 this runs the
+// bf16 dot-product path and the f32-product path (compare_on_all_targets),
+// including window masks whose first visible key sits at an odd tile offset
+// and odd key counts (key pairs padded), varlen, bias, softcap, GQA, splits.
+TEST(CpuFlash, Bf16InputsOnEveryFeature) {
+  std::vector<Case> cases;
+  for (const Mask& m : {Mask::none(), Mask::causal(), Mask::window(5, 7), Mask::window(16, 0),
+                        Mask::window(40, -1)}) {
+    for (auto [sq, sk] : std::vector<std::pair<int64_t, int64_t>>{{113, 129}, {7, 65}, {1, 1000}}) {
+      Case c;
+      c.dtype = DType::kBF16;
+      c.sq = sq;
+      c.sk = sk;
+      c.hq = 4;
+      c.hkv = 2;
+      c.d = c.dv = 64;
+      c.mask = m;
+      c.lse = true;
+      cases.push_back(c);
+    }
+  }
+  Case varlen;
+  varlen.dtype = DType::kBF16;
+  varlen.d = varlen.dv = 32;
+  varlen.hq = varlen.hkv = 3;
+  varlen.seqlens_q = {5, 0, 130, 1, 64};
+  varlen.seqlens_k = {9, 3, 131, 201, 0};
+  varlen.sq = 130;
+  varlen.sk = 201;
+  varlen.mask = Mask::causal();
+  varlen.bias = BiasKind::kFull;
+  cases.push_back(varlen);
+  Case capped;
+  capped.dtype = DType::kBF16;
+  capped.sq = 70;
+  capped.sk = 131;
+  capped.d = 40;
+  capped.dv = 24;
+  capped.softcap = 5.0f;
+  capped.bias = BiasKind::kPerKey;
+  capped.layout = Layout::kStrided;
+  cases.push_back(capped);
+  Case odd_d = capped;  // odd D: the f32-product path on every target
+  odd_d.d = 59;
+  cases.push_back(odd_d);
+  for (const Case& c : cases) expect_matches(c);
+}
+
+// The bf16 dot-product path serves bf16 inputs with even D when the CPU has
+// the instruction and the switch allows it, and nothing else.
+TEST(CpuFlash, Bf16DotPathIsChosenOnlyWhereItApplies) {
+  Case c;
+  c.dtype = DType::kBF16;
+  c.sq = c.sk = 64;
+  c.d = c.dv = 64;
+  Problem bf16(c);
+  cpu_flash::FlashParams p;
+  cpu_flash::make_params(bf16.args(false), 2, &p);
+  EXPECT_EQ(p.bf16_dot, cpu_flash::cpu_has_bf16_dot() && cpu_flash::bf16_dot_allowed());
+  const bool allowed = cpu_flash::bf16_dot_allowed();
+  cpu_flash::set_bf16_dot_allowed(false);
+  cpu_flash::make_params(bf16.args(false), 2, &p);
+  EXPECT_FALSE(p.bf16_dot);
+  cpu_flash::set_bf16_dot_allowed(true);
+  c.d = 59;
+  Problem odd(c);
+  cpu_flash::make_params(odd.args(false), 2, &p);
+  EXPECT_FALSE(p.bf16_dot);
+  c.d = 64;
+  c.dtype = DType::kF32;
+  Problem f32(c);
+  cpu_flash::make_params(f32.args(false), 2, &p);
+  EXPECT_FALSE(p.bf16_dot);
+  cpu_flash::set_bf16_dot_allowed(allowed);
+  if (!cpu_flash::cpu_has_bf16_dot()) {
+    GTEST_SKIP() << "this CPU has no AVX512_BF16: the bf16 dot-product path is not tested here";
+  }
 }
 
 }  // namespace

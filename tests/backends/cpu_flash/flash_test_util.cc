@@ -6,6 +6,7 @@
 #include <random>
 #include <sstream>
 
+#include "cpu_flash/flash_params.h"
 #include "hwy/targets.h"
 #include "reference/reference_backend.h"
 
@@ -43,8 +44,8 @@ std::string Case::name() const {
   return os.str();
 }
 
-Problem::Tensor Problem::make(int64_t b, int64_t s, int64_t h, int64_t d, DType dtype,
-                              bool random, Layout layout) {
+Problem::Tensor Problem::make(int64_t b, int64_t s, int64_t h, int64_t d, DType dtype, bool random,
+                              Layout layout) {
   Tensor t;
   std::array<int64_t, 4> st{};
   int64_t elements = 0;
@@ -151,7 +152,29 @@ AttentionArgs Problem::args(bool reference_out) const {
 }
 
 std::vector<float> Problem::out(bool reference_out) const {
-  const TensorView& v = reference_out ? ref_out_.view : out_.view;
+  return values_of(reference_out ? ref_out_.view : out_.view);
+}
+
+std::vector<float> Problem::abs_v_weighted_out() {
+  Tensor abs_v = v_;
+  abs_v.view.data = abs_v.bytes.data();
+  const size_t elements = abs_v.bytes.size() / dtype_size(c_.dtype);
+  for (size_t i = 0; i < elements; ++i) {
+    const float x = load_as_f32(abs_v.bytes.data(), static_cast<int64_t>(i), c_.dtype);
+    store_from_f32(abs_v.bytes.data(), static_cast<int64_t>(i), c_.dtype, std::fabs(x));
+  }
+  const TensorView& o = ref_out_.view;
+  Tensor out = make(o.shape[0], o.shape[1], o.shape[2], o.shape[3], c_.dtype, false, c_.layout);
+  AttentionArgs a = args(true);
+  a.v = abs_v.view;
+  a.out = out.view;
+  a.lse = TensorView{};
+  Context ctx(ContextOptions{1});
+  if (!make_reference_backend()->run(a, ctx).ok()) return {};
+  return values_of(out.view);
+}
+
+std::vector<float> Problem::values_of(const TensorView& v) {
   std::vector<float> values;
   for (int64_t b = 0; b < v.shape[0]; ++b) {
     for (int64_t i = 0; i < v.shape[1]; ++i) {
@@ -171,9 +194,12 @@ std::vector<float> Problem::lse(bool reference_out) const {
 
 namespace {
 
-// "" or the worst element of one field.
+// "" or the worst element of one field. p_rounding (optional, per element:
+// sum_j p_j |v_j|) widens the bound by u * p_rounding[i] for a kernel that
+// rounds the probabilities to the input dtype (|p - rnd(p)| <= u p).
 std::string compare(const char* field, const std::vector<float>& got,
-                    const std::vector<float>& want, DType dtype) {
+                    const std::vector<float>& want, DType dtype,
+                    const std::vector<float>* p_rounding = nullptr) {
   double worst = 0;
   size_t worst_i = 0;
   bool bad = false;
@@ -183,7 +209,9 @@ std::string compare(const char* field, const std::vector<float>& got,
     if (std::isnan(w) || std::isinf(w)) {
       excess = (std::isnan(w) ? std::isnan(g) : g == w) ? 0.0 : INFINITY;
     } else {
-      excess = std::isfinite(g) ? std::fabs(g - w) / tolerance(dtype, w) : INFINITY;
+      double bound = tolerance(dtype, w);
+      if (p_rounding != nullptr) bound += dtype_unit_roundoff(dtype) * (*p_rounding)[i];
+      excess = std::isfinite(g) ? std::fabs(g - w) / bound : INFINITY;
     }
     if (excess > 1.0 && (!bad || excess > worst)) {
       bad = true;
@@ -193,8 +221,8 @@ std::string compare(const char* field, const std::vector<float>& got,
   }
   if (!bad) return "";
   std::ostringstream os;
-  os << field << "[" << worst_i << "] = " << got[worst_i] << ", reference " << want[worst_i]
-     << " (" << worst << "x the tolerance)";
+  os << field << "[" << worst_i << "] = " << got[worst_i] << ", reference " << want[worst_i] << " ("
+     << worst << "x the tolerance)";
   return os.str();
 }
 
@@ -206,28 +234,50 @@ std::string compare_on_all_targets(Backend& backend, const Case& c, int threads)
   const Status ref_status = make_reference_backend()->run(problem.args(true), ref_ctx);
   if (!ref_status.ok()) return "reference failed: " + ref_status.to_string();
   const std::vector<float> want = problem.out(true), want_lse = problem.lse(true);
+  // On a CPU with the bf16 dot product, bf16 cases run the AVX-512 targets
+  // twice: on that path (P rounded to bf16, so its error bound has the
+  // p-rounding term) and with it switched off (the f32 products).
+  const bool dot_case = c.dtype == DType::kBF16 && c.d % 2 == 0 && cpu_flash::cpu_has_bf16_dot();
+  const std::vector<float> p_rounding =
+      dot_case ? problem.abs_v_weighted_out() : std::vector<float>{};
+  if (dot_case && p_rounding.size() != want.size()) return "reference failed on |V|";
+  const bool dot_allowed = cpu_flash::bf16_dot_allowed();
   std::string failures;
-  for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
-    hwy::SetSupportedTargetsForTest(target);
-    std::string why;
-    problem.poison_out();
-    {
-      Context ctx(ContextOptions{threads});
-      const AttentionArgs args = problem.args(false);
-      const auto reasons = backend.check(args, ctx);
-      const Status status = backend.run(args, ctx);
-      if (!reasons.empty()) {
-        why = "rejected: " + reasons.front();
-      } else if (!status.ok()) {
-        why = "run failed: " + status.to_string();
-      } else {
-        why = compare("out", problem.out(false), want, c.dtype);
-        if (why.empty() && c.lse) why = compare("lse", problem.lse(false), want_lse, DType::kF32);
+  for (const bool dot : dot_case ? std::vector<bool>{true, false} : std::vector<bool>{false}) {
+    cpu_flash::set_bf16_dot_allowed(dot);
+    for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      const bool avx512 = target == HWY_AVX3 || target == HWY_AVX3_DL;
+      if (dot_case && !dot && !avx512) continue;  // the same path as in the first pass
+      hwy::SetSupportedTargetsForTest(target);
+      const bool on_dot_path = dot && avx512;
+      std::string why;
+      problem.poison_out();
+      {
+        Context ctx(ContextOptions{threads});
+        const AttentionArgs args = problem.args(false);
+        const auto reasons = backend.check(args, ctx);
+        const Status status = backend.run(args, ctx);
+        if (!reasons.empty()) {
+          why = "rejected: " + reasons.front();
+        } else if (!status.ok()) {
+          why = "run failed: " + status.to_string();
+        } else {
+          why = compare("out", problem.out(false), want, c.dtype,
+                        on_dot_path ? &p_rounding : nullptr);
+          if (why.empty() && c.lse) why = compare("lse", problem.lse(false), want_lse, DType::kF32);
+        }
+        for (const auto& leak : ctx.allocator().leaks()) why += " leak: " + leak.owner;
       }
-      for (const auto& leak : ctx.allocator().leaks()) why += " leak: " + leak.owner;
+      if (!why.empty()) {
+        failures += std::string(hwy::TargetName(target)) +
+                    (on_dot_path ? " (bf16 dot)"
+                     : dot_case  ? " (bf16 dot off)"
+                                 : "") +
+                    ": " + why + "\n";
+      }
     }
-    if (!why.empty()) failures += std::string(hwy::TargetName(target)) + ": " + why + "\n";
   }
+  cpu_flash::set_bf16_dot_allowed(dot_allowed);
   hwy::SetSupportedTargetsForTest(0);
   return failures;
 }

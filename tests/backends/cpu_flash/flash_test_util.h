@@ -12,9 +12,9 @@
 namespace tessera::flash_test {
 
 enum class Layout : uint8_t {
-  kBSHD,      // contiguous [B, S, H, D]
-  kBHSD,      // memory [B, H, S, D], viewed through strides
-  kStrided,   // BSHD with gaps after every row and D read with stride 2
+  kBSHD,     // contiguous [B, S, H, D]
+  kBHSD,     // memory [B, H, S, D], viewed through strides
+  kStrided,  // BSHD with gaps after every row and D read with stride 2
 };
 enum class BiasKind : uint8_t { kNone, kFull, kPerKey /* [1, 1, 1, Sk] */, kPerHead };
 
@@ -41,6 +41,9 @@ class Problem {
   // out as f32 in [row, head, dv] order (rows = packed query rows).
   std::vector<float> out(bool reference_out) const;
   std::vector<float> lse(bool reference_out) const;
+  // The reference output for |V| (same scores): sum_j p_j |v_j| per element,
+  // [row, head, dv] order; empty if the reference fails.
+  std::vector<float> abs_v_weighted_out();
   // Refills the backend's out and lse with NaN sentinels.
   void poison_out();
   const Case& c() const { return c_; }
@@ -51,8 +54,8 @@ class Problem {
     TensorView view;
   };
   // Random values (or NaN sentinels when !random) in `layout`.
-  Tensor make(int64_t b, int64_t s, int64_t h, int64_t d, DType dtype, bool random,
-              Layout layout);
+  static std::vector<float> values_of(const TensorView& v);
+  Tensor make(int64_t b, int64_t s, int64_t h, int64_t d, DType dtype, bool random, Layout layout);
   Case c_;
   Tensor q_, k_, v_, out_, ref_out_, bias_;
   std::vector<float> lse_, ref_lse_;
