@@ -44,6 +44,11 @@ struct Span {
   double gbytes_per_second() const;
 };
 
+// How a span is shown: its name, then its backend when it has one
+// ("attention cpu.gemm"). The Chrome trace events and, in CUDA builds, the
+// NVTX ranges that mirror spans (src/runtime/nvtx_ranges.h) use this name.
+std::string span_trace_name(std::string_view name, std::string_view backend);
+
 // Upper bounds (seconds) of the duration histogram every aggregate keeps.
 inline constexpr std::array<double, 14> kSpanSecondsBuckets = {
     1e-5, 2.5e-5, 1e-4, 2.5e-4, 1e-3, 2.5e-3, 1e-2, 2.5e-2, 0.1, 0.25, 1, 2.5, 10, 60};
@@ -102,6 +107,8 @@ class Profiler {
 // extra fields through span() before then:
 //   ScopedSpan s(ctx.profiler(), "model.layer0.qkv_gemm");
 //   s.span().flops = 2.0 * m * n * k;
+// In CUDA builds the scope is also an NVTX range of the same name (domain
+// "tessera"), so Nsight Systems shows it; end it on the thread that began it.
 class ScopedSpan {
  public:
   ScopedSpan(Profiler& profiler, std::string_view name);

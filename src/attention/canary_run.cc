@@ -9,6 +9,9 @@
 
 namespace tessera {
 
+// The span (and NVTX range) name of these runs.
+constexpr char kCanarySpan[] = "attention.canary";
+
 void Dispatcher::canary_run(const AttentionArgs& args, Context& ctx, const Served& served,
                             uint64_t call) {
   CanaryOptions opts;
@@ -28,9 +31,7 @@ void Dispatcher::canary_run(const AttentionArgs& args, Context& ctx, const Serve
   if (!candidate->check(args, ctx).empty()) return;  // not a shape it claims
   ScratchRun scratch;
   if (!make_scratch_run(args, ctx, "canary." + opts.backend, &scratch).ok()) return;
-  const int64_t start = ctx.profiler().now_ns();
-  const Status status = run_backend_guarded(*candidate, scratch.args, ctx);
-  const int64_t end = ctx.profiler().now_ns();
+  const auto [status, start, end] = run_backend_timed(*candidate, scratch.args, ctx, kCanarySpan);
   const Comparison cmp = status.ok() ? compare_results(scratch.args, args) : Comparison{};
   const bool agrees = status.ok() && cmp.ok;
   const std::string bucket = tuning_bucket(args);
@@ -53,7 +54,7 @@ void Dispatcher::canary_run(const AttentionArgs& args, Context& ctx, const Serve
                    : (cmp.ok ? "agrees with " : "DISAGREES with ") + served.name + "; " + cmp.worst;
   if (ctx.profiler().enabled()) {
     Span span;
-    fill_attention_span_basics(args, *candidate, "attention.canary", &span);
+    fill_attention_span_basics(args, *candidate, kCanarySpan, &span);
     span.decision = "canary in bucket '" + bucket + "': " + verdict;
     span.start_ns = start;
     span.duration_ns = end - start;

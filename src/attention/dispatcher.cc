@@ -12,8 +12,12 @@
 
 #include "attention/shadow.h"
 #include "attention/tuning.h"
+#include "runtime/nvtx_ranges.h"
 
 namespace tessera {
+
+// The span (and NVTX range) name of these runs.
+constexpr char kDispatchSpan[] = "attention";
 
 namespace {
 
@@ -176,7 +180,7 @@ Explanation Dispatcher::explain(const AttentionArgs& args, const Context& ctx) c
 namespace {
 
 void fill_span(const AttentionArgs& args, Backend& backend, Span* span) {
-  fill_attention_span_basics(args, backend, "attention", span);
+  fill_attention_span_basics(args, backend, kDispatchSpan, span);
   const AttentionDims d = dims_of(args);
   span->b = d.batch;
   span->hq = d.hq;
@@ -212,6 +216,17 @@ Status run_backend_guarded(Backend& backend, const AttentionArgs& args, Context&
   }
 }
 
+TimedRun run_backend_timed(Backend& backend, const AttentionArgs& args, Context& ctx,
+                           std::string_view span_name) {
+  Profiler& profiler = ctx.profiler();
+  const nvtx::ScopedRange range(profiler.enabled(), span_name, backend.name());
+  TimedRun r;
+  r.start_ns = profiler.now_ns();
+  r.status = run_backend_guarded(backend, args, ctx);
+  r.end_ns = profiler.now_ns();
+  return r;
+}
+
 Status Dispatcher::run(const AttentionArgs& args, Context& ctx, std::string* used) {
   TESSERA_RETURN_IF_ERROR(validate(args));
   const uint64_t call = calls_.fetch_add(1, std::memory_order_relaxed);
@@ -228,9 +243,7 @@ Status Dispatcher::run(const AttentionArgs& args, Context& ctx, std::string* use
   for (const auto& v : ex.verdicts) {
     if (v.kind == BackendVerdict::Kind::kRejected) continue;
     Backend* backend = registry_.find(v.name);
-    const int64_t start = ctx.profiler().now_ns();
-    const Status status = run_backend_guarded(*backend, args, ctx);
-    const int64_t end = ctx.profiler().now_ns();
+    const auto [status, start, end] = run_backend_timed(*backend, args, ctx, kDispatchSpan);
     {
       std::lock_guard<std::mutex> lock(mu_);
       DispatchStats& st = stats_[v.name];

@@ -3,10 +3,24 @@
 // backend, so a throwing backend is reported the same way everywhere.
 #pragma once
 
+#include <cstdint>
+#include <string_view>
+
 #include "tessera/backend.h"
 
 namespace tessera {
 
 Status run_backend_guarded(Backend& backend, const AttentionArgs& args, Context& ctx);
+
+// run_backend_guarded between two readings of the profiler's clock, inside an
+// NVTX range (CUDA builds, profiler enabled) named like the span the caller
+// records for it: span_trace_name(span_name, backend.name()).
+struct TimedRun {
+  Status status;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+};
+TimedRun run_backend_timed(Backend& backend, const AttentionArgs& args, Context& ctx,
+                           std::string_view span_name);
 
 }  // namespace tessera

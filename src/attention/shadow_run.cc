@@ -10,6 +10,9 @@
 
 namespace tessera {
 
+// The span (and NVTX range) name of these runs.
+constexpr char kShadowSpan[] = "attention.shadow";
+
 void Dispatcher::shadow_check(const AttentionArgs& args, Context& ctx, const Served& served,
                               uint64_t call) {
   ShadowOptions opts;
@@ -36,9 +39,7 @@ void Dispatcher::shadow_check(const AttentionArgs& args, Context& ctx, const Ser
   if (Status s = make_scratch_run(args, ctx, "shadow." + opts.trusted, &scratch); !s.ok()) {
     return skip(s.to_string());
   }
-  const int64_t start = ctx.profiler().now_ns();
-  const Status status = run_backend_guarded(*trusted, scratch.args, ctx);
-  const int64_t end = ctx.profiler().now_ns();
+  const auto [status, start, end] = run_backend_timed(*trusted, scratch.args, ctx, kShadowSpan);
   if (!status.ok()) return skip(opts.trusted + " failed: " + status.to_string());
   const Comparison cmp = compare_results(args, scratch.args);
 
@@ -63,7 +64,7 @@ void Dispatcher::shadow_check(const AttentionArgs& args, Context& ctx, const Ser
   std::snprintf(err, sizeof err, "max |err| %.3g", cmp.max_abs_error);
   if (ctx.profiler().enabled()) {
     Span span;
-    fill_attention_span_basics(args, *trusted, "attention.shadow", &span);
+    fill_attention_span_basics(args, *trusted, kShadowSpan, &span);
     span.decision = "shadow check of " + served.name + " (call " + std::to_string(call) +
                     "): " + (cmp.ok ? "agrees" : "MISMATCH") + ", " + err + "; " + cmp.worst;
     span.start_ns = start;

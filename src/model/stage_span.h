@@ -1,8 +1,10 @@
 // A profiler span around one encoder stage ("model.layer3.ffn_in_gemm"),
-// recorded when the scope ends.
+// recorded when the scope ends: a ScopedSpan with a shape and FLOPs, so it is
+// also an NVTX range of the same name in CUDA builds.
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "tessera/profiler.h"
@@ -11,27 +13,15 @@ namespace tessera::model {
 
 class StageSpan {
  public:
-  StageSpan(Profiler& profiler, std::string name, std::string shape = {}, double flops = 0)
-      : profiler_(profiler), enabled_(profiler.enabled()) {
-    if (!enabled_) return;
-    span_.name = std::move(name);
-    span_.shape = std::move(shape);
-    span_.flops = flops;
-    span_.start_ns = profiler_.now_ns();
+  StageSpan(Profiler& profiler, std::string_view name, std::string shape = {}, double flops = 0)
+      : span_(profiler, name) {
+    span_.span().shape = std::move(shape);
+    span_.span().flops = flops;
   }
-  StageSpan(const StageSpan&) = delete;
-  StageSpan& operator=(const StageSpan&) = delete;
-  ~StageSpan() {
-    if (!enabled_) return;
-    span_.duration_ns = profiler_.now_ns() - span_.start_ns;
-    profiler_.record(std::move(span_));
-  }
-  void set_ok(bool ok) { span_.ok = ok; }
+  void set_ok(bool ok) { span_.set_ok(ok); }
 
  private:
-  Profiler& profiler_;
-  bool enabled_;
-  Span span_;
+  ScopedSpan span_;
 };
 
 }  // namespace tessera::model

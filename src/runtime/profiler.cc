@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "runtime/nvtx_ranges.h"
+
 namespace tessera {
 
 namespace {
@@ -29,6 +31,12 @@ void add_to(SpanAggregate& a, const Span& s) {
 }
 
 }  // namespace
+
+std::string span_trace_name(std::string_view name, std::string_view backend) {
+  std::string out(name);
+  if (!backend.empty()) out.append(" ").append(backend);
+  return out;
+}
 
 double Span::gflops_per_second() const {
   return duration_ns > 0 ? flops / static_cast<double>(duration_ns) : 0.0;
@@ -118,12 +126,14 @@ ScopedSpan::ScopedSpan(Profiler& profiler, std::string_view name)
     : profiler_(profiler), enabled_(profiler.enabled()) {
   if (!enabled_) return;
   span_.name = std::string(name);
+  nvtx::push_range(span_.name.c_str());  // the span has no backend: same name
   span_.start_ns = profiler_.now_ns();
 }
 
 ScopedSpan::~ScopedSpan() {
   if (!enabled_) return;
   span_.duration_ns = profiler_.now_ns() - span_.start_ns;
+  nvtx::pop_range();
   profiler_.record(std::move(span_));
 }
 

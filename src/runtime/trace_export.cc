@@ -64,7 +64,7 @@ std::string chrome_trace_json(const std::vector<Span>& spans, uint64_t dropped_s
                       {"args", {{"name", "thread " + std::to_string(t)}}}});
   }
   for (const Span& s : spans) {
-    events.push_back({{"name", s.backend.empty() ? s.name : s.name + " " + s.backend},
+    events.push_back({{"name", span_trace_name(s.name, s.backend)},
                       {"cat", category_of(s.name)},
                       {"ph", "X"},
                       {"pid", kPid},
