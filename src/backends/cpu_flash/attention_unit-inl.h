@@ -203,20 +203,20 @@ HWY_INLINE void StartBlocks(DF df, const FlashParams& p, int64_t unit, int64_t s
   }
 }
 
-// AttendUnit's loop on the bf16 dot-product path: the products run on bf16
-// pairs, the online softmax in f32 as before, and P is rounded to bf16 for
-// the second product (as FlashAttention does on GPUs; the conformance
-// suite's naive bf16 formula rounds p the same way).
+// The tile loop of one unit (or key split), leaving each block's O
+// (unnormalised), m and l in its scratch. On the bf16 dot-product path
+// (`pairs`) the two products run on bf16 pairs, the online softmax in f32 as
+// before, and P is rounded to bf16 for the second product (as FlashAttention
+// does on GPUs; the conformance suite's naive bf16 formula rounds p the same
+// way).
 template <class DF>
-HWY_NOINLINE void AttendUnitPairs(DF df, const FlashParams& p, int64_t unit, int64_t split,
-                                  const Scratch& s, Block* blocks) {
+HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t split,
+                             const Scratch& s, Block* blocks) {
+  const bool pairs = kHasBf16Dot && p.bf16_dot;
   const int64_t ld = s.lay.ld_rows, ld_dv = s.lay.ld_dv, d2 = p.d / 2;
   int64_t begin = 0, end = 0;
   StartBlocks(df, p, unit, split, s, blocks, &begin, &end);
   const ScoreTransform tf{p.scale, p.softcap};
-  const auto* kt = reinterpret_cast<const uint32_t*>(s.kt);
-  const auto* vp = reinterpret_cast<const uint32_t*>(s.vt);
-  const auto* pp = reinterpret_cast<const uint32_t*>(s.st);
   for (int64_t j0 = begin; j0 < end; j0 += kBlockKeys) {
     const int64_t j1 = std::min(j0 + kBlockKeys, end);
     bool packed = false;
@@ -225,61 +225,41 @@ HWY_NOINLINE void AttendUnitPairs(DF df, const FlashParams& p, int64_t unit, int
       const int64_t a = std::max(j0, b.keys.begin), z = std::min(j1, b.keys.end);
       if (!b.active || a >= z) continue;  // fully masked for this block
       if (!packed) {
-        PackKVPairs(p, b.g, s, j0, j1 - j0);
+        if (pairs) {
+          PackKVPairs(p, b.g, s, j0, j1 - j0);
+        } else {
+          PackKV(df, p, b.g, s, j0, j1 - j0);
+        }
         PrefetchKV(p, b.g, j1, std::min(j1 + kBlockKeys, end));
         packed = true;
       }
-      // V pairs start at even tile offsets, so an odd first visible key
-      // takes its even neighbour along: it is before every row's first
-      // visible key, so the masked softmax gives it p = 0.
-      const int64_t off = (a - j0) & ~int64_t{1};
+      // V pairs start at even tile offsets, so on that path an odd first
+      // visible key takes its even neighbour along: it is before every
+      // row's first visible key, so the masked softmax gives it p = 0.
+      const int64_t off = pairs ? (a - j0) & ~int64_t{1} : a - j0;
       const int64_t a0 = j0 + off, kb = z - a0;
-      PairGemm<false>(kb, ld, d2, PairA{kt + off * d2, d2, 1},
-                      reinterpret_cast<const uint32_t*>(b.qt), ld, s.st, ld, nullptr);
+      if (pairs) {
+        PairGemm<false>(kb, ld, d2,
+                        PairA{reinterpret_cast<const uint32_t*>(s.kt) + off * d2, d2, 1},
+                        reinterpret_cast<const uint32_t*>(b.qt), ld, s.st, ld, nullptr);
+      } else {
+        TileGemm<false>(df, kb, ld, p.d, StridedA{s.kt + off * p.d, p.d, 1}, b.qt, ld, s.st, ld,
+                        nullptr);
+      }
       BiasRows bias;
       if (p.bias != nullptr) bias = {p.bias + b.g.b * p.bs[0], b.bias_base, p.bs[3]};
       const bool masked = a0 < b.keys.full_begin || z > b.keys.full_end;
       SoftmaxTileDispatch(df, p.softcap > 0.0f, p.bias != nullptr, masked, s.st, ld, kb, a0, tf,
                           bias, SoftmaxRows{b.m, b.l, b.alpha, b.lo, b.hi});
-      ProbabilitiesToPairs(s.st, ld, kb);
-      PairGemm<true>(b.g.rows, ld_dv, (kb + 1) / 2, PairA{pp, 1, ld}, vp + off / 2 * ld_dv, ld_dv,
-                     b.o, ld_dv, b.alpha);
-    }
-  }
-}
-
-// The tile loop of one unit (or key split), leaving each block's O
-// (unnormalised), m and l in its scratch.
-template <class DF>
-HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t split,
-                             const Scratch& s, Block* blocks) {
-  if (kHasBf16Dot && p.bf16_dot) return AttendUnitPairs(df, p, unit, split, s, blocks);
-  const int64_t ld = s.lay.ld_rows, ld_dv = s.lay.ld_dv;
-  int64_t begin = 0, end = 0;
-  StartBlocks(df, p, unit, split, s, blocks, &begin, &end);
-  const ScoreTransform tf{p.scale, p.softcap};
-  for (int64_t j0 = begin; j0 < end; j0 += kBlockKeys) {
-    const int64_t j1 = std::min(j0 + kBlockKeys, end);
-    bool packed = false;
-    for (int64_t sub = 0; sub < p.sub_blocks; ++sub) {
-      const Block& b = blocks[sub];
-      const int64_t a = std::max(j0, b.keys.begin), z = std::min(j1, b.keys.end);
-      if (!b.active || a >= z) continue;  // fully masked for this block
-      if (!packed) {
-        PackKV(df, p, b.g, s, j0, j1 - j0);
-        PrefetchKV(p, b.g, j1, std::min(j1 + kBlockKeys, end));
-        packed = true;
+      if (pairs) {
+        ProbabilitiesToPairs(s.st, ld, kb);
+        PairGemm<true>(
+            b.g.rows, ld_dv, (kb + 1) / 2, PairA{reinterpret_cast<const uint32_t*>(s.st), 1, ld},
+            reinterpret_cast<const uint32_t*>(s.vt) + off / 2 * ld_dv, ld_dv, b.o, ld_dv, b.alpha);
+      } else {
+        TileGemm<true>(df, b.g.rows, ld_dv, kb, StridedA{s.st, 1, ld}, s.vt + off * ld_dv, ld_dv,
+                       b.o, ld_dv, b.alpha);
       }
-      const int64_t kb = z - a, off = a - j0;
-      TileGemm<false>(df, kb, ld, p.d, StridedA{s.kt + off * p.d, p.d, 1}, b.qt, ld, s.st, ld,
-                      nullptr);
-      BiasRows bias;
-      if (p.bias != nullptr) bias = {p.bias + b.g.b * p.bs[0], b.bias_base, p.bs[3]};
-      const bool masked = a < b.keys.full_begin || z > b.keys.full_end;
-      SoftmaxTileDispatch(df, p.softcap > 0.0f, p.bias != nullptr, masked, s.st, ld, kb, a, tf,
-                          bias, SoftmaxRows{b.m, b.l, b.alpha, b.lo, b.hi});
-      TileGemm<true>(df, b.g.rows, ld_dv, kb, StridedA{s.st, 1, ld}, s.vt + off * ld_dv, ld_dv, b.o,
-                     ld_dv, b.alpha);
     }
   }
 }
