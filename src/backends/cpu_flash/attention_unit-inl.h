@@ -8,6 +8,9 @@
 //       online softmax           P^T in place, m, l, alpha   (SoftmaxTile)
 //       O = O * alpha + P * V                                (TileGemm)
 //   out = O / l, lse = m ln 2 + ln l  (or the partial O, m, l of a key split)
+// The bf16 paths (FlashParams::products) run the same loop with other
+// operand layouts: bf16 pairs (bf16_dot-inl.h) or AMX tiles (amx_tiles-inl.h,
+// which accumulates O^T and transposes it into O at the end).
 #if defined(TESSERA_CPU_FLASH_ATTENTION_UNIT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef TESSERA_CPU_FLASH_ATTENTION_UNIT_INL_H_
 #undef TESSERA_CPU_FLASH_ATTENTION_UNIT_INL_H_
@@ -21,6 +24,7 @@
 #include <cstring>
 #include <limits>
 
+#include "cpu_flash/amx_tiles-inl.h"
 #include "cpu_flash/bf16_dot-inl.h"
 #include "cpu_flash/flash_params.h"
 #include "cpu_flash/flash_unit.h"
@@ -38,6 +42,7 @@ struct Block {
   KeyRange keys;
   float* qt = nullptr;
   float* o = nullptr;
+  float* ot = nullptr;  // AMX path: O^T
   float* m = nullptr;
   float* l = nullptr;
   float* alpha = nullptr;
@@ -51,15 +56,26 @@ struct Scratch {
   ScratchLayout lay;
   float* kt;
   float* vt;
+  float* vp;
   float* st;
   float* base;
 };
 
+// The products path this target runs: the host's choice where this target
+// has the instructions, the f32 products elsewhere.
+inline Products TargetProducts(const FlashParams& p) {
+  if (p.products == Products::kAmx && kHasAmx) return Products::kAmx;
+  if (p.products == Products::kBf16Dot && kHasBf16Dot) return Products::kBf16Dot;
+  return Products::kF32;
+}
+
 inline Scratch CarveScratch(const FlashParams& p, int64_t lanes, float* base) {
   Scratch s;
-  s.lay = scratch_layout(p.rows, p.d, p.dv, lanes, p.sub_blocks);
+  s.lay = scratch_layout(p.rows, p.d, p.dv, lanes, p.sub_blocks,
+                         TargetProducts(p) == Products::kAmx);
   s.kt = base + s.lay.kt;
   s.vt = base + s.lay.vt;
+  s.vp = base + s.lay.vp;
   s.st = base + s.lay.st;
   s.base = base;
   return s;
@@ -69,6 +85,7 @@ inline void CarveBlock(const Scratch& s, int64_t sub, Block* b) {
   float* at = s.base + s.lay.sub + sub * s.lay.sub_stride;
   b->qt = at + s.lay.qt;
   b->o = at + s.lay.o;
+  b->ot = at + s.lay.ot;
   b->m = at + s.lay.m;
   b->l = at + s.lay.l;
   b->alpha = at + s.lay.alpha;
@@ -124,10 +141,9 @@ HWY_INLINE void PackKV(DF df, const FlashParams& p, const UnitGeom& g, const Scr
   }
 }
 
-// The bf16 dot-product path (bf16_dot-inl.h; p.bf16_dot, bf16 inputs, D
-// even): the same tiles, with Q, K and V kept in bf16 and packed in pairs.
-// Q pairs [D/2 x ld_rows] in the block's qt: column r holds row r's
-// (q[2i], q[2i+1]); padding columns 0.
+// The bf16 paths (Products::kBf16Dot and kAmx): the same tiles, with Q, K
+// and V kept in bf16. Q pairs [D/2 x ld_rows] in the block's qt: column r
+// holds row r's (q[2i], q[2i+1]); padding columns 0.
 inline void PackQPairs(const FlashParams& p, int64_t ld, const Block& b) {
   auto* qp = reinterpret_cast<uint32_t*>(b.qt);
   const int64_t d2 = p.d / 2, stride = p.qs[3];
@@ -141,12 +157,11 @@ inline void PackQPairs(const FlashParams& p, int64_t ld, const Block& b) {
 }
 
 // K rows [j0, j0 + kb) copied as bf16 to kt [kb x D] (so a row is D/2
-// pairs; copied for the same L1-aliasing reason as PackKV), V rows packed
-// in key pairs to vt [ceil(kb / 2) x ld_dv].
-inline void PackKVPairs(const FlashParams& p, const UnitGeom& g, const Scratch& s, int64_t j0,
-                        int64_t kb) {
+// pairs; copied for the same L1-aliasing reason as PackKV); the V rows'
+// addresses to v_rows.
+inline void CopyKeysBf16(const FlashParams& p, const UnitGeom& g, const Scratch& s, int64_t j0,
+                         int64_t kb, const uint16_t** v_rows) {
   auto* kt = reinterpret_cast<uint16_t*>(s.kt);
-  const uint16_t* v_rows[kBlockKeys];
   for (int64_t j = 0; j < kb; ++j) {
     const auto* k = static_cast<const uint16_t*>(element(p.k, p.dtype, k_offset(p, g, j0 + j)));
     uint16_t* row = kt + j * p.d;
@@ -157,7 +172,48 @@ inline void PackKVPairs(const FlashParams& p, const UnitGeom& g, const Scratch& 
     }
     v_rows[j] = static_cast<const uint16_t*>(element(p.v, p.dtype, v_offset(p, g, j0 + j)));
   }
+}
+
+// Bf16Dot: K as CopyKeysBf16, V rows packed in key pairs to vt
+// [ceil(kb / 2) x ld_dv].
+inline void PackKVPairs(const FlashParams& p, const UnitGeom& g, const Scratch& s, int64_t j0,
+                        int64_t kb) {
+  const uint16_t* v_rows[kBlockKeys];
+  CopyKeysBf16(p, g, s, j0, kb, v_rows);
   PackValuePairs(v_rows, p.vs[3], kb, p.dv, s.lay.ld_dv, reinterpret_cast<uint32_t*>(s.vt));
+}
+
+// Amx: K as CopyKeysBf16 with rows up to the next 32 zeroed (the score
+// tiles read them), V^T [dv_tiles x kBlockKeys] bf16 to vt by way of the V
+// pairs in vp.
+inline void PackKVTiles(const FlashParams& p, const UnitGeom& g, const Scratch& s, int64_t j0,
+                        int64_t kb) {
+  const uint16_t* v_rows[kBlockKeys];
+  CopyKeysBf16(p, g, s, j0, kb, v_rows);
+  auto* kt = reinterpret_cast<uint16_t*>(s.kt);
+  std::fill(kt + kb * p.d, kt + round_up(kb, 32) * p.d, uint16_t{0});
+  auto* vp = reinterpret_cast<uint32_t*>(s.vp);
+  PackValuePairs(v_rows, p.vs[3], kb, p.dv, s.lay.ld_dv, vp);
+  TransposeValuePairs(vp, s.lay.ld_dv, kb, p.dv, s.lay.dv_tiles, reinterpret_cast<uint32_t*>(s.vt));
+}
+
+// Amx, second product of one block: P^T (st, kb keys) to pairs, the rows
+// up to the next 32 keys zeroed, O^T *= alpha, O^T += V^T . P pairs.
+template <class DF>
+HWY_INLINE void AccumulateTiles(DF df, const FlashParams& p, const Scratch& s, const Block& b,
+                                int64_t kb) {
+  const int64_t ld = s.lay.ld_rows, kp = round_up(kb, 32);
+  ProbabilitiesToPairs(s.st, ld, kb);
+  std::fill(s.st + (kb + 1) / 2 * ld, s.st + kp / 2 * ld, 0.0f);
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  for (int64_t d = 0; d < p.dv; ++d) {
+    float* row = b.ot + d * ld;
+    for (int64_t c = 0; c < ld; c += lanes) {
+      hn::Store(hn::Mul(hn::Load(df, row + c), hn::Load(df, b.alpha + c)), df, row + c);
+    }
+  }
+  AmxGemm<true>(s.lay.dv_tiles, ld, kp, reinterpret_cast<const uint16_t*>(s.vt), kBlockKeys,
+                reinterpret_cast<const uint32_t*>(s.st), ld, b.ot, ld);
 }
 
 // Sets up the unit's query blocks (blocks[sub]) for key split `split` and
@@ -188,7 +244,7 @@ HWY_INLINE void StartBlocks(DF df, const FlashParams& p, int64_t unit, int64_t s
     std::fill(b.m, b.m + ld, -std::numeric_limits<float>::infinity());
     std::fill(b.l, b.l + ld, 0.0f);
     if (!b.keys.empty()) {
-      if (kHasBf16Dot && p.bf16_dot) {
+      if (TargetProducts(p) != Products::kF32) {
         PackQPairs(p, ld, b);
       } else {
         PackQT(df, p, ld, b);
@@ -200,19 +256,20 @@ HWY_INLINE void StartBlocks(DF df, const FlashParams& p, int64_t unit, int64_t s
       }
     }
     std::fill(b.o, b.o + b.g.rows * s.lay.ld_dv, 0.0f);
+    std::fill(b.ot, b.ot + s.lay.dv_tiles * ld, 0.0f);
   }
 }
 
 // The tile loop of one unit (or key split), leaving each block's O
-// (unnormalised), m and l in its scratch. On the bf16 dot-product path
-// (`pairs`) the two products run on bf16 pairs, the online softmax in f32 as
-// before, and P is rounded to bf16 for the second product (as FlashAttention
-// does on GPUs; the conformance suite's naive bf16 formula rounds p the same
-// way).
+// (unnormalised), m and l in its scratch. On the bf16 paths the two
+// products run on bf16 operands, the online softmax in f32 as before, and P
+// is rounded to bf16 for the second product (as FlashAttention does on
+// GPUs; the conformance suite's naive bf16 formula rounds p the same way).
 template <class DF>
 HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t split,
                              const Scratch& s, Block* blocks) {
-  const bool pairs = kHasBf16Dot && p.bf16_dot;
+  const Products path = TargetProducts(p);
+  const bool pairs = path == Products::kBf16Dot, tiles = path == Products::kAmx;
   const int64_t ld = s.lay.ld_rows, ld_dv = s.lay.ld_dv, d2 = p.d / 2;
   int64_t begin = 0, end = 0;
   StartBlocks(df, p, unit, split, s, blocks, &begin, &end);
@@ -225,7 +282,9 @@ HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t 
       const int64_t a = std::max(j0, b.keys.begin), z = std::min(j1, b.keys.end);
       if (!b.active || a >= z) continue;  // fully masked for this block
       if (!packed) {
-        if (pairs) {
+        if (tiles) {
+          PackKVTiles(p, b.g, s, j0, j1 - j0);
+        } else if (pairs) {
           PackKVPairs(p, b.g, s, j0, j1 - j0);
         } else {
           PackKV(df, p, b.g, s, j0, j1 - j0);
@@ -234,11 +293,15 @@ HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t 
         packed = true;
       }
       // V pairs start at even tile offsets, so on that path an odd first
-      // visible key takes its even neighbour along: it is before every
-      // row's first visible key, so the masked softmax gives it p = 0.
-      const int64_t off = pairs ? (a - j0) & ~int64_t{1} : a - j0;
+      // visible key takes its even neighbour along, and AMX tiles start at
+      // the tile: keys before every row's first visible key, to which the
+      // masked softmax gives p = 0.
+      const int64_t off = tiles ? 0 : pairs ? (a - j0) & ~int64_t{1} : a - j0;
       const int64_t a0 = j0 + off, kb = z - a0;
-      if (pairs) {
+      if (tiles) {
+        AmxGemm<false>(round_up(kb, 32), ld, p.d, reinterpret_cast<const uint16_t*>(s.kt), p.d,
+                       reinterpret_cast<const uint32_t*>(b.qt), ld, s.st, ld);
+      } else if (pairs) {
         PairGemm<false>(kb, ld, d2,
                         PairA{reinterpret_cast<const uint32_t*>(s.kt) + off * d2, d2, 1},
                         reinterpret_cast<const uint32_t*>(b.qt), ld, s.st, ld, nullptr);
@@ -251,7 +314,9 @@ HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t 
       const bool masked = a0 < b.keys.full_begin || z > b.keys.full_end;
       SoftmaxTileDispatch(df, p.softcap > 0.0f, p.bias != nullptr, masked, s.st, ld, kb, a0, tf,
                           bias, SoftmaxRows{b.m, b.l, b.alpha, b.lo, b.hi});
-      if (pairs) {
+      if (tiles) {
+        AccumulateTiles(df, p, s, b, kb);
+      } else if (pairs) {
         ProbabilitiesToPairs(s.st, ld, kb);
         PairGemm<true>(
             b.g.rows, ld_dv, (kb + 1) / 2, PairA{reinterpret_cast<const uint32_t*>(s.st), 1, ld},
@@ -260,6 +325,14 @@ HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t 
         TileGemm<true>(df, b.g.rows, ld_dv, kb, StridedA{s.st, 1, ld}, s.vt + off * ld_dv, ld_dv,
                        b.o, ld_dv, b.alpha);
       }
+    }
+  }
+  if (!tiles) return;
+  for (int64_t sub = 0; sub < p.sub_blocks; ++sub) {  // O = (O^T)^T
+    const Block& b = blocks[sub];
+    if (!b.active) continue;
+    for (int64_t d = 0; d < p.dv; ++d) {
+      for (int64_t r = 0; r < b.g.rows; ++r) b.o[r * ld_dv + d] = b.ot[d * ld + r];
     }
   }
 }
@@ -287,7 +360,10 @@ HWY_NOINLINE void RunItem(DF df, const FlashParams& p, int64_t item, float* scra
                           float* partials) {
   const Scratch s = CarveScratch(p, static_cast<int64_t>(hn::Lanes(df)), scratch);
   Block blocks[kMaxSubBlocks];
+  const bool tiles = TargetProducts(p) == Products::kAmx;
+  if (tiles) AmxBegin();
   AttendUnit(df, p, item / p.splits, item % p.splits, s, blocks);
+  if (tiles) AmxEnd();
   const int64_t ld_dv = s.lay.ld_dv;
   for (int64_t sub = 0; sub < p.sub_blocks; ++sub) {
     const Block& b = blocks[sub];

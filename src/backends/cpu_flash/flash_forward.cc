@@ -10,6 +10,7 @@
 #include "cpu_flash/convert-inl.h"
 #include "cpu_flash/tile_gemm-inl.h"
 #include "cpu_flash/bf16_dot-inl.h"
+#include "cpu_flash/amx_tiles-inl.h"
 #include "cpu_flash/online_softmax-inl.h"
 #include "cpu_flash/attention_unit-inl.h"
 // clang-format on

@@ -7,6 +7,12 @@
 #include <cstdlib>
 #include <string_view>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 namespace tessera::cpu_flash {
 
 namespace {
@@ -32,7 +38,49 @@ std::atomic<bool>& bf16_dot_switch() {
   return allowed;
 }
 
+std::atomic<bool>& amx_switch() {
+  static std::atomic<bool> allowed{[] {
+    const char* env = std::getenv("TESSERA_CPU_FLASH_AMX");
+    return env == nullptr || std::string_view(env) != "0";
+  }()};
+  return allowed;
+}
+
+#if defined(__x86_64__)
+// CPUID leaf 7: EDX bit 22 AMX-BF16, bit 24 AMX-TILE. Linux keeps the 8 KiB
+// tile state out of a process until it asks (ARCH_REQ_XCOMP_PERM for
+// XFEATURE_XTILEDATA); a tile instruction without that permission faults.
+bool request_amx() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
+  if ((edx & (1u << 22)) == 0 || (edx & (1u << 24)) == 0) return false;
+  if (!cpu_has_bf16_dot()) return false;  // the kernels also use AVX512_BF16
+  constexpr long kArchReqXcompPerm = 0x1023;
+  constexpr long kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+}
+#endif
+
+Products choose_products(const FlashParams& p) {
+  if (p.dtype != DType::kBF16) return Products::kF32;
+  if (p.d % kAmxDvStep == 0 && amx_allowed() && cpu_has_amx()) return Products::kAmx;
+  if (p.d % 2 == 0 && bf16_dot_allowed() && cpu_has_bf16_dot()) return Products::kBf16Dot;
+  return Products::kF32;
+}
+
 }  // namespace
+
+bool cpu_has_amx() {
+#if defined(__x86_64__)
+  static const bool has = request_amx();
+  return has;
+#else
+  return false;
+#endif
+}
+
+void set_amx_allowed(bool allowed) { amx_switch().store(allowed); }
+bool amx_allowed() { return amx_switch().load(); }
 
 bool cpu_has_bf16_dot() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -81,8 +129,7 @@ void make_params(const AttentionArgs& args, int threads, FlashParams* p) {
   p->mask = args.mask;
   p->scale = args.effective_scale();
   p->softcap = args.softcap;
-  p->bf16_dot =
-      p->dtype == DType::kBF16 && p->d % 2 == 0 && cpu_has_bf16_dot() && bf16_dot_allowed();
+  p->products = choose_products(*p);
 
   // Heads of a GQA group go together (each K/V tile is loaded once for all
   // of them); positions fill the rest of the kBlockRows rows.
@@ -110,7 +157,9 @@ void make_params(const AttentionArgs& args, int threads, FlashParams* p) {
                                     std::max<int64_t>(1, tiles / kMinTilesPerSplit));
   }
 
-  p->thread_floats = scratch_layout(p->rows, p->d, p->dv, kMaxLanes, p->sub_blocks).total;
+  p->thread_floats = scratch_layout(p->rows, p->d, p->dv, kMaxLanes, p->sub_blocks,
+                                    p->products == Products::kAmx)
+                         .total;
   p->partial_floats = p->splits == 1 ? 0 : p->sub_blocks * partial_block_floats(p->rows, p->dv);
 }
 

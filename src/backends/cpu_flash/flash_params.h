@@ -52,6 +52,10 @@ inline constexpr int64_t kMaxHeadDim = 256;
 // f32 indices of keys in the mask test are exact below 2^24.
 inline constexpr int64_t kMaxKeys = int64_t{1} << 24;
 
+// AMX tiles (amx_tiles-inl.h) take 32 bf16 of the reduced dim per step and
+// are blocked 2 x 2: D must be a multiple of this, Dv is padded to it.
+inline constexpr int64_t kAmxDvStep = 32;
+
 constexpr int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 // Query blocks a unit can hold in L2 for this shape.
@@ -73,17 +77,21 @@ constexpr int64_t sub_blocks_for(int64_t rows, int64_t d, int64_t dv) {
 //   m, l, alpha, lo, hi   per query row: running max, running sum, rescale
 //                         factor, first and last visible key
 //   bias_base             per query row: int64 offset of its bias row
+// The AMX path (`amx`) keeps V^T [dv_tiles x keys] bf16 in vt, V pairs
+// [keys/2 x ld_dv] on their way there in vp, and per block O^T
+// [dv_tiles x ld_rows] in ot (o receives it transposed at the end).
 struct ScratchLayout {
-  int64_t ld_rows = 0, ld_dv = 0;
-  int64_t kt = 0, vt = 0, st = 0, sub = 0, sub_stride = 0;
-  int64_t qt = 0, o = 0, m = 0, l = 0, alpha = 0, lo = 0, hi = 0, bias_base = 0;
+  int64_t ld_rows = 0, ld_dv = 0, dv_tiles = 0;
+  int64_t kt = 0, vt = 0, vp = 0, st = 0, sub = 0, sub_stride = 0;
+  int64_t qt = 0, o = 0, ot = 0, m = 0, l = 0, alpha = 0, lo = 0, hi = 0, bias_base = 0;
   int64_t total = 0;
 };
 constexpr ScratchLayout scratch_layout(int64_t rows, int64_t d, int64_t dv, int64_t lanes,
-                                       int64_t sub_blocks) {
+                                       int64_t sub_blocks, bool amx = false) {
   ScratchLayout s;
   s.ld_rows = round_up(rows, lanes);
   s.ld_dv = round_up(dv, lanes);
+  s.dv_tiles = amx ? round_up(dv, kAmxDvStep) : 0;
   int64_t at = 0;
   const auto take = [&at](int64_t floats) {
     const int64_t here = at;
@@ -91,12 +99,14 @@ constexpr ScratchLayout scratch_layout(int64_t rows, int64_t d, int64_t dv, int6
     return here;
   };
   s.kt = take(kBlockKeys * d);
-  s.vt = take(kBlockKeys * s.ld_dv);
+  s.vt = take(amx ? s.dv_tiles * kBlockKeys / 2 : kBlockKeys * s.ld_dv);
+  s.vp = take(amx ? kBlockKeys / 2 * s.ld_dv : 0);
   s.st = take(kBlockKeys * s.ld_rows);
   s.sub = at;
   at = 0;
   s.qt = take(d * s.ld_rows);
   s.o = take(rows * s.ld_dv);
+  s.ot = take(s.dv_tiles * s.ld_rows);
   s.m = take(s.ld_rows);
   s.l = take(s.ld_rows);
   s.alpha = take(s.ld_rows);
@@ -127,6 +137,13 @@ static_assert(sub_blocks_for(kBlockRows, 64, 64) == kMaxSubBlocks,
 static_assert(kBlockKeys * kMaxLanes * kMicroVecs * 4 <= kL1Bytes / 2,
               "a V panel must leave half of L1 for the rest");
 
+// The two products' path (the online softmax is f32 on every path):
+//   kF32      Q, K, V converted to f32, FMA micro-kernel (tile_gemm-inl.h)
+//   kBf16Dot  bf16 pairs on AVX512_BF16 vdpbf16ps (bf16_dot-inl.h), D even
+//   kAmx      bf16 tiles on AMX tdpbf16ps (amx_tiles-inl.h), D % 32 == 0
+// On the two bf16 paths P is rounded to bf16 before the second product.
+enum class Products : uint8_t { kF32, kBf16Dot, kAmx };
+
 // Everything the kernel reads, as plain data. Strides are in elements; the
 // bias strides of broadcast (size-1) dims are 0.
 struct FlashParams {
@@ -147,9 +164,9 @@ struct FlashParams {
   Mask mask;
   float scale = 1.0f;
   float softcap = 0.0f;
-  // bf16 inputs with even D on a CPU with AVX512_BF16, switched on: the
-  // AVX-512 targets take the bf16 dot-product path.
-  bool bf16_dot = false;
+  // How the AVX-512 targets run the two products for bf16 inputs (other
+  // targets, and other dtypes, always take the f32 products).
+  Products products = Products::kF32;
 
   // Tiling.
   int64_t heads_per_unit = 0;  // heads of one GQA group handled together
@@ -169,6 +186,13 @@ struct FlashParams {
 
 // Whether this CPU has the bf16 dot product (AVX512_BF16).
 bool cpu_has_bf16_dot();
+// Whether this CPU has AMX-BF16 and the kernel granted this process the
+// tile state (arch_prctl ARCH_REQ_XCOMP_PERM, asked once, on first call).
+bool cpu_has_amx();
+// Allows or forbids the AMX path for later calls (default: allowed unless
+// TESSERA_CPU_FLASH_AMX=0); it takes precedence over the bf16 dot path.
+void set_amx_allowed(bool allowed);
+bool amx_allowed();
 // Allows or forbids the bf16 dot-product path for later calls (default:
 // forbidden unless TESSERA_CPU_FLASH_BF16_DOT=1, since it measured slower
 // where it was built; see docs/DECISIONS.md); benchmarks and tests use it to

@@ -283,40 +283,50 @@ TEST(CpuFlash, Bf16InputsOnEveryFeature) {
   capped.bias = BiasKind::kPerKey;
   capped.layout = Layout::kStrided;
   cases.push_back(capped);
+  Case tiled = capped;  // D % 32 == 0, Dv not: the AMX path pads V^T and O^T
+  tiled.d = 96;
+  cases.push_back(tiled);
   Case odd_d = capped;  // odd D: the f32-product path on every target
   odd_d.d = 59;
   cases.push_back(odd_d);
   for (const Case& c : cases) expect_matches(c);
 }
 
-// The bf16 dot-product path serves bf16 inputs with even D when the CPU has
-// the instruction and the switch allows it, and nothing else.
-TEST(CpuFlash, Bf16DotPathIsChosenOnlyWhereItApplies) {
-  Case c;
-  c.dtype = DType::kBF16;
-  c.sq = c.sk = 64;
-  c.d = c.dv = 64;
-  Problem bf16(c);
-  cpu_flash::FlashParams p;
-  cpu_flash::make_params(bf16.args(false), 2, &p);
-  EXPECT_EQ(p.bf16_dot, cpu_flash::cpu_has_bf16_dot() && cpu_flash::bf16_dot_allowed());
-  const bool allowed = cpu_flash::bf16_dot_allowed();
-  cpu_flash::set_bf16_dot_allowed(false);
-  cpu_flash::make_params(bf16.args(false), 2, &p);
-  EXPECT_FALSE(p.bf16_dot);
+// The AMX path serves bf16 inputs with D % 32 == 0 when the CPU has AMX
+// and its switch allows it; the bf16 dot-product path bf16 inputs with even
+// D when the CPU has the instruction, its switch allows it and AMX does not
+// take the case; everything else takes the f32 products.
+TEST(CpuFlash, Bf16PathsAreChosenOnlyWhereTheyApply) {
+  using cpu_flash::Products;
+  const bool dot_allowed = cpu_flash::bf16_dot_allowed(), amx_allowed = cpu_flash::amx_allowed();
+  const bool amx = cpu_flash::cpu_has_amx(), dot = cpu_flash::cpu_has_bf16_dot();
+  const auto products = [](DType dtype, int64_t d) {
+    Case c;
+    c.dtype = dtype;
+    c.sq = c.sk = 64;
+    c.d = c.dv = d;
+    Problem problem(c);
+    cpu_flash::FlashParams p;
+    cpu_flash::make_params(problem.args(false), 2, &p);
+    return p.products;
+  };
+  cpu_flash::set_amx_allowed(true);
   cpu_flash::set_bf16_dot_allowed(true);
-  c.d = 59;
-  Problem odd(c);
-  cpu_flash::make_params(odd.args(false), 2, &p);
-  EXPECT_FALSE(p.bf16_dot);
-  c.d = 64;
-  c.dtype = DType::kF32;
-  Problem f32(c);
-  cpu_flash::make_params(f32.args(false), 2, &p);
-  EXPECT_FALSE(p.bf16_dot);
-  cpu_flash::set_bf16_dot_allowed(allowed);
-  if (!cpu_flash::cpu_has_bf16_dot()) {
-    GTEST_SKIP() << "this CPU has no AVX512_BF16: the bf16 dot-product path is not tested here";
+  EXPECT_EQ(products(DType::kBF16, 64), amx ? Products::kAmx : dot ? Products::kBf16Dot
+                                                                    : Products::kF32);
+  EXPECT_EQ(products(DType::kBF16, 48), dot ? Products::kBf16Dot : Products::kF32);
+  EXPECT_EQ(products(DType::kBF16, 59), Products::kF32);
+  EXPECT_EQ(products(DType::kF32, 64), Products::kF32);
+  EXPECT_EQ(products(DType::kF16, 64), Products::kF32);
+  cpu_flash::set_amx_allowed(false);
+  EXPECT_EQ(products(DType::kBF16, 64), dot ? Products::kBf16Dot : Products::kF32);
+  cpu_flash::set_bf16_dot_allowed(false);
+  EXPECT_EQ(products(DType::kBF16, 64), Products::kF32);
+  cpu_flash::set_amx_allowed(amx_allowed);
+  cpu_flash::set_bf16_dot_allowed(dot_allowed);
+  if (!amx || !dot) {
+    GTEST_SKIP() << "this CPU lacks " << (amx ? "" : "AMX-BF16 ") << (dot ? "" : "AVX512_BF16")
+                 << ": the choice was checked, the missing paths are not run here";
   }
 }
 

@@ -234,22 +234,39 @@ std::string compare_on_all_targets(Backend& backend, const Case& c, int threads)
   const Status ref_status = make_reference_backend()->run(problem.args(true), ref_ctx);
   if (!ref_status.ok()) return "reference failed: " + ref_status.to_string();
   const std::vector<float> want = problem.out(true), want_lse = problem.lse(true);
-  // On a CPU with the bf16 dot product, bf16 cases run the AVX-512 targets
-  // twice: on that path (P rounded to bf16, so its error bound has the
-  // p-rounding term) and with it switched off (the f32 products).
-  const bool dot_case = c.dtype == DType::kBF16 && c.d % 2 == 0 && cpu_flash::cpu_has_bf16_dot();
+  // On a CPU with AMX or the bf16 dot product, bf16 cases run the AVX-512
+  // targets once per bf16 path there is (P rounded to bf16, so their error
+  // bound has the p-rounding term) and once with both switched off (the f32
+  // products); the other targets run once.
+  struct Path {
+    const char* name;
+    bool amx, dot;
+  };
+  std::vector<Path> paths;
+  if (c.dtype == DType::kBF16 && c.d % cpu_flash::kAmxDvStep == 0 && cpu_flash::cpu_has_amx()) {
+    paths.push_back({" (amx)", true, false});
+  }
+  if (c.dtype == DType::kBF16 && c.d % 2 == 0 && cpu_flash::cpu_has_bf16_dot()) {
+    paths.push_back({" (bf16 dot)", false, true});
+  }
+  const bool bf16_paths = !paths.empty();
+  paths.push_back({bf16_paths ? " (bf16 paths off)" : "", false, false});
   const std::vector<float> p_rounding =
-      dot_case ? problem.abs_v_weighted_out() : std::vector<float>{};
-  if (dot_case && p_rounding.size() != want.size()) return "reference failed on |V|";
-  const bool dot_allowed = cpu_flash::bf16_dot_allowed();
+      bf16_paths ? problem.abs_v_weighted_out() : std::vector<float>{};
+  if (bf16_paths && p_rounding.size() != want.size()) return "reference failed on |V|";
+  const bool dot_allowed = cpu_flash::bf16_dot_allowed(), amx_allowed = cpu_flash::amx_allowed();
   std::string failures;
-  for (const bool dot : dot_case ? std::vector<bool>{true, false} : std::vector<bool>{false}) {
-    cpu_flash::set_bf16_dot_allowed(dot);
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const Path& path = paths[i];
+    cpu_flash::set_amx_allowed(path.amx);
+    cpu_flash::set_bf16_dot_allowed(path.dot);
     for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
       const bool avx512 = target == HWY_AVX3 || target == HWY_AVX3_DL;
-      if (dot_case && !dot && !avx512) continue;  // the same path as in the first pass
+      // Targets without the bf16 paths run the f32 products whatever the
+      // switches say: once is enough.
+      if (i > 0 && !avx512) continue;
       hwy::SetSupportedTargetsForTest(target);
-      const bool on_dot_path = dot && avx512;
+      const bool rounds_p = avx512 && (path.amx || path.dot);
       std::string why;
       problem.poison_out();
       {
@@ -263,21 +280,19 @@ std::string compare_on_all_targets(Backend& backend, const Case& c, int threads)
           why = "run failed: " + status.to_string();
         } else {
           why = compare("out", problem.out(false), want, c.dtype,
-                        on_dot_path ? &p_rounding : nullptr);
+                        rounds_p ? &p_rounding : nullptr);
           if (why.empty() && c.lse) why = compare("lse", problem.lse(false), want_lse, DType::kF32);
         }
         for (const auto& leak : ctx.allocator().leaks()) why += " leak: " + leak.owner;
       }
       if (!why.empty()) {
-        failures += std::string(hwy::TargetName(target)) +
-                    (on_dot_path ? " (bf16 dot)"
-                     : dot_case  ? " (bf16 dot off)"
-                                 : "") +
-                    ": " + why + "\n";
+        failures += std::string(hwy::TargetName(target)) + (avx512 ? path.name : "") + ": " +
+                    why + "\n";
       }
     }
   }
   cpu_flash::set_bf16_dot_allowed(dot_allowed);
+  cpu_flash::set_amx_allowed(amx_allowed);
   hwy::SetSupportedTargetsForTest(0);
   return failures;
 }
