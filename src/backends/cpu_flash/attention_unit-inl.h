@@ -144,11 +144,37 @@ HWY_INLINE void PackKV(DF df, const FlashParams& p, const UnitGeom& g, const Scr
 // The bf16 paths (Products::kBf16Dot and kAmx): the same tiles, with Q, K
 // and V kept in bf16. Q pairs [D/2 x ld_rows] in the block's qt: column r
 // holds row r's (q[2i], q[2i+1]); padding columns 0.
-inline void PackQPairs(const FlashParams& p, int64_t ld, const Block& b) {
+// Whole vectors of rows are gathered (lane i reads row r + i's pair) when
+// the pairs are contiguous and the rows' byte offsets fit the gather's
+// int32; the rest is scalar.
+template <class DF>
+HWY_INLINE void PackQPairs(DF df, const FlashParams& p, int64_t ld, const Block& b) {
+  const hn::RebindToSigned<DF> di;
+  const hn::RebindToUnsigned<DF> du;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   auto* qp = reinterpret_cast<uint32_t*>(b.qt);
   const int64_t d2 = p.d / 2, stride = p.qs[3];
   std::fill(qp, qp + d2 * ld, 0u);
-  for (int64_t r = 0; r < b.g.rows; ++r) {
+  const auto* row0 = static_cast<const char*>(element(p.q, p.dtype, q_offset(p, b.g, 0)));
+  int64_t r = 0;
+  if (stride == 1 && reinterpret_cast<uintptr_t>(row0) % 4 == 0) {
+    HWY_ALIGN int32_t offsets[kMaxLanes];
+    for (; r + lanes <= b.g.rows; r += lanes) {
+      bool fits = true;
+      for (int64_t i = 0; i < lanes; ++i) {
+        const int64_t bytes = (q_offset(p, b.g, r + i) - q_offset(p, b.g, 0)) * 2;
+        fits = fits && bytes % 4 == 0 && bytes >= 0 && bytes <= INT32_MAX - 4 * d2;
+        offsets[i] = static_cast<int32_t>(bytes);
+      }
+      if (!fits) break;
+      const auto vo = hn::Load(di, offsets);
+      const auto* words = reinterpret_cast<const uint32_t*>(row0);
+      for (int64_t i = 0; i < d2; ++i) {
+        hn::StoreU(hn::GatherOffset(du, words + i, vo), du, qp + i * ld + r);
+      }
+    }
+  }
+  for (; r < b.g.rows; ++r) {
     const auto* q = static_cast<const uint16_t*>(element(p.q, p.dtype, q_offset(p, b.g, r)));
     for (int64_t i = 0; i < d2; ++i) {
       qp[i * ld + r] = uint32_t{q[2 * i * stride]} | uint32_t{q[(2 * i + 1) * stride]} << 16;
@@ -198,7 +224,8 @@ inline void PackKVTiles(const FlashParams& p, const UnitGeom& g, const Scratch& 
 }
 
 // Amx, second product of one block: P^T (st, kb keys) to pairs, the rows
-// up to the next 32 keys zeroed, O^T *= alpha, O^T += V^T . P pairs.
+// up to the next 32 keys zeroed, O^T *= alpha (skipped when every alpha is
+// 1, as the headroom makes it on most tiles), O^T += V^T . P pairs.
 template <class DF>
 HWY_INLINE void AccumulateTiles(DF df, const FlashParams& p, const Scratch& s, const Block& b,
                                 int64_t kb) {
@@ -206,7 +233,11 @@ HWY_INLINE void AccumulateTiles(DF df, const FlashParams& p, const Scratch& s, c
   ProbabilitiesToPairs(s.st, ld, kb);
   std::fill(s.st + (kb + 1) / 2 * ld, s.st + kp / 2 * ld, 0.0f);
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
-  for (int64_t d = 0; d < p.dv; ++d) {
+  auto rescale = hn::Lt(hn::Zero(df), hn::Zero(df));  // all false
+  for (int64_t c = 0; c < ld; c += lanes) {
+    rescale = hn::Or(rescale, hn::Ne(hn::Load(df, b.alpha + c), hn::Set(df, 1.0f)));
+  }
+  for (int64_t d = 0; d < p.dv && !hn::AllFalse(df, rescale); ++d) {
     float* row = b.ot + d * ld;
     for (int64_t c = 0; c < ld; c += lanes) {
       hn::Store(hn::Mul(hn::Load(df, row + c), hn::Load(df, b.alpha + c)), df, row + c);
@@ -245,7 +276,7 @@ HWY_INLINE void StartBlocks(DF df, const FlashParams& p, int64_t unit, int64_t s
     std::fill(b.l, b.l + ld, 0.0f);
     if (!b.keys.empty()) {
       if (TargetProducts(p) != Products::kF32) {
-        PackQPairs(p, ld, b);
+        PackQPairs(df, p, ld, b);
       } else {
         PackQT(df, p, ld, b);
       }
@@ -273,7 +304,10 @@ HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t 
   const int64_t ld = s.lay.ld_rows, ld_dv = s.lay.ld_dv, d2 = p.d / 2;
   int64_t begin = 0, end = 0;
   StartBlocks(df, p, unit, split, s, blocks, &begin, &end);
-  const ScoreTransform tf{p.scale, p.softcap};
+  // AMX rescales O in a pass of its own (the FMA path folds alpha into its
+  // product), so there the max may lag: p <= 2^8 stays far from f32 limits
+  // and rounds to bf16 with the same relative error.
+  const ScoreTransform tf{p.scale, p.softcap, tiles ? 8.0f : 0.0f};
   for (int64_t j0 = begin; j0 < end; j0 += kBlockKeys) {
     const int64_t j1 = std::min(j0 + kBlockKeys, end);
     bool packed = false;
@@ -328,11 +362,18 @@ HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t 
     }
   }
   if (!tiles) return;
-  for (int64_t sub = 0; sub < p.sub_blocks; ++sub) {  // O = (O^T)^T
+  // O = (O^T)^T, lane i of a vector gathering O^T row d + i. O's padding
+  // columns (up to ld_dv) get O^T's zero rows (dv_tiles >= ld_dv).
+  const hn::RebindToSigned<DF> di;
+  const auto rows_apart = hn::Mul(hn::Iota(di, 0), hn::Set(di, static_cast<int32_t>(ld)));
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  for (int64_t sub = 0; sub < p.sub_blocks; ++sub) {
     const Block& b = blocks[sub];
     if (!b.active) continue;
-    for (int64_t d = 0; d < p.dv; ++d) {
-      for (int64_t r = 0; r < b.g.rows; ++r) b.o[r * ld_dv + d] = b.ot[d * ld + r];
+    for (int64_t r = 0; r < b.g.rows; ++r) {
+      for (int64_t d = 0; d < ld_dv; d += lanes) {
+        hn::Store(hn::GatherIndex(df, b.ot + d * ld + r, rows_apart), df, b.o + r * ld_dv + d);
+      }
     }
   }
 }

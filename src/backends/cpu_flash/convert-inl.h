@@ -53,18 +53,41 @@ HWY_INLINE void RowToF32(DF df, const void* src, DType dtype, int64_t stride, in
   for (; i < n; ++i) dst[i] = load_as_f32(src, i * stride, dtype);
 }
 
-// dst[i * stride] = dtype(src[i] * mul) for i < n. f32 rows with stride 1
-// are vector stores; bf16/f16 use the shared scalar rounding (nearest even)
-// so every backend rounds the same way.
+// f32 -> bf16 bits, exactly as the shared scalar f32_to_bf16 (dtype.h):
+// round to nearest even, NaN stays NaN (quiet bit set).
+template <class DF, class V = hn::Vec<DF>>
+HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> Bf16Bits(DF df, V v) {
+  const hn::RebindToSigned<DF> di;
+  const auto bits = hn::BitCast(di, v);
+  const auto high = hn::And(hn::ShiftRight<16>(bits), hn::Set(di, 0xFFFF));
+  const auto rounding = hn::Add(hn::Set(di, 0x7FFF), hn::And(high, hn::Set(di, 1)));
+  // bits + rounding may wrap into the sign bit: shift logically.
+  const hn::RebindToUnsigned<DF> du;
+  const auto rounded = hn::BitCast(
+      di, hn::ShiftRight<16>(hn::Add(hn::BitCast(du, bits), hn::BitCast(du, rounding))));
+  const auto quiet = hn::Or(high, hn::Set(di, 0x40));
+  return hn::IfThenElse(hn::RebindMask(di, hn::IsNaN(v)), quiet, rounded);
+}
+
+// dst[i * stride] = dtype(src[i] * mul) for i < n. f32 and bf16 rows with
+// stride 1 are vector stores (bf16 rounded as the shared scalar rounding,
+// so every backend rounds the same way); the rest is scalar.
 template <class DF>
 HWY_INLINE void RowFromF32(DF df, const float* HWY_RESTRICT src, float mul, void* dst,
                            DType dtype, int64_t stride, int64_t n) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  const auto vmul = hn::Set(df, mul);
   int64_t i = 0;
   if (dtype == DType::kF32 && stride == 1) {
     float* o = static_cast<float*>(dst);
-    const auto vmul = hn::Set(df, mul);
     for (; i + lanes <= n; i += lanes) hn::StoreU(hn::Mul(hn::LoadU(df, src + i), vmul), df, o + i);
+  } else if (dtype == DType::kBF16 && stride == 1) {
+    const hn::Rebind<uint16_t, DF> d16;
+    auto* o = static_cast<uint16_t*>(dst);
+    for (; i + lanes <= n; i += lanes) {
+      const auto bits = Bf16Bits(df, hn::Mul(hn::LoadU(df, src + i), vmul));
+      hn::StoreU(hn::DemoteTo(d16, bits), d16, o + i);
+    }
   }
   for (; i < n; ++i) store_from_f32(dst, i * stride, dtype, src[i] * mul);
 }

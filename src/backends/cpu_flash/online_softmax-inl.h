@@ -10,6 +10,7 @@
 //                softcap ; s += bias * log2e ; masked -> -inf ; stored,
 //                then m' = max(m, max_j s) ; p = 2^(s - m')
 //   alpha = 2^(m - m') ; l' = alpha * l + sum_j p ; st <- p
+// (m' as written with tf.headroom = 0; see ScoreTransform for the rest.)
 // Columns are independent, so every step is a vertical vector op: the
 // layout S^T (keys as rows) is chosen for that.
 // A NaN score makes l NaN for good, so the row ends NaN (out and lse).
@@ -54,6 +55,12 @@ inline constexpr float kLog2e = 1.44269504088896341f;
 struct ScoreTransform {
   float scale;    // softmax scale
   float softcap;  // > 0: s = softcap * log2e * tanh(S * scale / softcap)
+  // How far (log2 units) the running max may lag the true one: m moves only
+  // when a tile's max exceeds it by more, so p <= 2^headroom, and alpha is
+  // exactly 1 on most tiles, which lets the AMX path skip rescaling O. 0:
+  // m is the exact running max. Any value gives the same softmax (m cancels
+  // in O / l, and lse uses the same m and l).
+  float headroom = 0.0f;
 };
 
 template <bool kSoftcap, bool kBias, bool kMasked, class DF>
@@ -70,6 +77,7 @@ HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t
   // Plain tiles scale inside the exponent's FMA; transformed tiles first.
   const V mul = hn::Set(df, kSoftcap ? tf.scale / tf.softcap : tf.scale * kLog2e);
   const V exp_mul = kTransform ? hn::Set(df, 1.0f) : mul;
+  const V headroom = hn::Set(df, tf.headroom);
   HWY_ALIGN float gathered[kMaxLanes];
   for (int64_t c = 0; c < ld; c += lanes) {
     V lo = zero, hi = zero;
@@ -105,7 +113,7 @@ HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t
     }
     if constexpr (!kTransform) mx = hn::Mul(mx, mul);
     const V m_old = hn::Load(df, rows.m + c);
-    const V m_new = hn::Max(mx, m_old);
+    const V m_new = hn::IfThenElse(hn::Gt(mx, hn::Add(m_old, headroom)), mx, m_old);
     // A row with nothing visible yet keeps m = -inf; subtract 0 instead so
     // 2^(-inf - 0) = 0 rather than 2^(-inf + inf) = NaN.
     const V neg_m = hn::Neg(hn::IfThenElse(hn::Eq(m_new, neg_inf), zero, m_new));

@@ -2,6 +2,7 @@
 // (HWY_EXPORT_AND_TEST_P): every length 0..2N+1 with misaligned inputs,
 // against scalar float64 / the shared scalar conversions.
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -80,18 +81,21 @@ void TestTileGemm() { CheckTileGemm<false>(); }
 void TestTileGemmScaled() { CheckTileGemm<true>(); }
 
 // Row conversions for n in 0..2N+1, strides 1 and 3, misaligned, with the
-// special values a kernel must keep (inf, NaN, f16 subnormals, -0).
+// special values a kernel must keep (inf, NaN, f16 subnormals, -0) and
+// bf16 rounding ties (to even: down from 0x3F808000, up from 0x3F818000).
 void TestRowConversions() {
   const DF df;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   const float specials[] = {std::numeric_limits<float>::infinity(),
                             -std::numeric_limits<float>::infinity(),
-                            std::numeric_limits<float>::quiet_NaN(), -0.0f, 3e-6f, 65504.0f};
+                            std::numeric_limits<float>::quiet_NaN(), -0.0f, 3e-6f, 65504.0f,
+                            2.0078125f, -2.0234375f};
+  constexpr int64_t kSpecials = sizeof(specials) / sizeof(specials[0]);
   for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
     for (int64_t stride : {1, 3}) {
       for (int64_t n = 0; n <= 2 * lanes + 1; ++n) {
         std::vector<float> values = RandomFloats(n, n + 10);
-        for (int64_t i = 0; i < n && i < 6; ++i) values[(i * 5) % n] = specials[i];
+        for (int64_t i = 0; i < n && i < kSpecials; ++i) values[(i * 5) % n] = specials[i];
         std::vector<uint8_t> src((n * stride + 1) * 4);
         void* base = src.data() + dtype_size(dtype);  // misaligned by one element
         for (int64_t i = 0; i < n; ++i) store_from_f32(base, i * stride, dtype, values[i]);
@@ -105,20 +109,21 @@ void TestRowConversions() {
             ASSERT_EQ(got[i + 1], want) << dtype_name(dtype) << " n=" << n << " i=" << i;
           }
         }
-        // Back: dst = dtype(src * mul), rounded like store_from_f32.
+        // Back from the unrounded f32 values: dst = dtype(src * mul), bit
+        // for bit what store_from_f32 writes (NaN included).
+        std::vector<float> unrounded(n + 1);
+        std::copy(values.begin(), values.end(), unrounded.begin() + 1);
         std::vector<uint8_t> dst((n * stride + 1) * 4, 0xee);
         void* dbase = dst.data() + dtype_size(dtype);
-        RowFromF32(df, got.data() + 1, 0.5f, dbase, dtype, stride, n);
+        RowFromF32(df, unrounded.data() + 1, 0.5f, dbase, dtype, stride, n);
+        const size_t size = dtype_size(dtype);
         for (int64_t i = 0; i < n; ++i) {
           std::vector<uint8_t> one(4);
-          store_from_f32(one.data(), 0, dtype, got[i + 1] * 0.5f);
-          const float want = load_as_f32(one.data(), 0, dtype);
-          const float have = load_as_f32(dbase, i * stride, dtype);
-          if (std::isnan(want)) {
-            ASSERT_TRUE(std::isnan(have));
-          } else {
-            ASSERT_EQ(have, want) << dtype_name(dtype) << " n=" << n << " i=" << i;
-          }
+          store_from_f32(one.data(), 0, dtype, values[i] * 0.5f);
+          ASSERT_EQ(std::memcmp(static_cast<const uint8_t*>(dbase) + i * stride * size, one.data(),
+                                size),
+                    0)
+              << dtype_name(dtype) << " n=" << n << " i=" << i << " value " << values[i];
         }
       }
     }
