@@ -85,8 +85,8 @@ HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t
       lo = hn::Load(df, rows.lo + c);
       hi = hn::Load(df, rows.hi + c);
     }
-    V mx = neg_inf;
-    for (int64_t j = 0; j < kb; ++j) {
+    // Score j of this column chunk, transformed (and stored back) if needed.
+    const auto score = [&](int64_t j) HWY_ATTR {
       float* sj = st + j * ld + c;
       V s = hn::Load(df, sj);
       if constexpr (kTransform) {
@@ -108,9 +108,22 @@ HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t
         const V key = hn::Set(df, static_cast<float>(key0 + j));
         s = hn::IfThenElse(hn::And(hn::Ge(key, lo), hn::Le(key, hi)), s, neg_inf);
       }
-      mx = hn::Max(s, mx);  // NaN is tracked below, not through the max
       if constexpr (kTransform) hn::Store(s, df, sj);
+      return s;
+    };
+    // Four running maxima: one chain of dependent max instructions would
+    // wait out their latency on every key (NaN is tracked below, not
+    // through the max: Max keeps its second operand then).
+    V mx0 = neg_inf, mx1 = neg_inf, mx2 = neg_inf, mx3 = neg_inf;
+    int64_t j = 0;
+    for (; j + 4 <= kb; j += 4) {
+      mx0 = hn::Max(score(j), mx0);
+      mx1 = hn::Max(score(j + 1), mx1);
+      mx2 = hn::Max(score(j + 2), mx2);
+      mx3 = hn::Max(score(j + 3), mx3);
     }
+    for (; j < kb; ++j) mx0 = hn::Max(score(j), mx0);
+    V mx = hn::Max(hn::Max(mx0, mx1), hn::Max(mx2, mx3));
     if constexpr (!kTransform) mx = hn::Mul(mx, mul);
     const V m_old = hn::Load(df, rows.m + c);
     const V m_new = hn::IfThenElse(hn::Gt(mx, hn::Add(m_old, headroom)), mx, m_old);
@@ -118,16 +131,22 @@ HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t
     // 2^(-inf - 0) = 0 rather than 2^(-inf + inf) = NaN.
     const V neg_m = hn::Neg(hn::IfThenElse(hn::Eq(m_new, neg_inf), zero, m_new));
     const V alpha = FastExp2(df, hn::Add(m_old, neg_m));
-    V sum = zero;
+    V sum0 = zero, sum1 = zero;  // two chains, as the maxima above
     auto nan_seen = hn::Lt(zero, zero);  // all false
-    for (int64_t j = 0; j < kb; ++j) {
+    const auto probability = [&](int64_t j) HWY_ATTR {
       float* sj = st + j * ld + c;
       const V s = hn::Load(df, sj);
       nan_seen = hn::Or(nan_seen, hn::IsNaN(s));
       const V p = FastExp2(df, hn::MulAdd(s, exp_mul, neg_m));
-      sum = hn::Add(sum, p);
       hn::Store(p, df, sj);
+      return p;
+    };
+    for (j = 0; j + 2 <= kb; j += 2) {
+      sum0 = hn::Add(sum0, probability(j));
+      sum1 = hn::Add(sum1, probability(j + 1));
     }
+    if (j < kb) sum0 = hn::Add(sum0, probability(j));
+    const V sum = hn::Add(sum0, sum1);
     const V l = hn::MulAdd(hn::Load(df, rows.l + c), alpha, sum);
     hn::Store(hn::IfThenElse(nan_seen, nan, l), df, rows.l + c);
     hn::Store(m_new, df, rows.m + c);
