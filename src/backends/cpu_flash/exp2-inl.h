@@ -33,13 +33,23 @@ inline constexpr float kExp2C6 = 1.535336196e-04f;
 inline constexpr float kExp2Magic = 12582912.0f + 127.0f;
 inline constexpr float kExp2Min = -127.0f;
 
-// 2^x for x <= 0 (and -inf -> 0). NaN in gives an unspecified finite value:
-// callers track NaN scores themselves.
+// x86 SIMD max returns its second operand when either is NaN; with x second
+// the clamp passes NaN on, every later step keeps it, and 2^NaN = NaN: the
+// softmax then finds NaN scores in its sum at no cost. Other targets' Max
+// (Highway's scalar and emu128 drop NaN) give an unspecified finite value,
+// so there the callers track NaN scores themselves.
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+inline constexpr bool kExp2KeepsNaN = true;
+#else
+inline constexpr bool kExp2KeepsNaN = false;
+#endif
+
+// 2^x for x <= 0 (and -inf -> 0); NaN -> NaN where kExp2KeepsNaN.
 template <class DF, class V = hn::Vec<DF>>
 HWY_INLINE V FastExp2(DF df, V x) {
   const hn::RebindToSigned<DF> di;
   const V magic = hn::Set(df, kExp2Magic);
-  const V xc = hn::Max(x, hn::Set(df, kExp2Min));
+  const V xc = hn::Max(hn::Set(df, kExp2Min), x);  // operand order: see above
   const V shifted = hn::Add(xc, magic);
   const V f = hn::Sub(xc, hn::Sub(shifted, magic));
   V poly = hn::Set(df, kExp2C6);

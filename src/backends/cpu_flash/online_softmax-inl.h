@@ -136,7 +136,8 @@ HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t
     const auto probability = [&](int64_t j) HWY_ATTR {
       float* sj = st + j * ld + c;
       const V s = hn::Load(df, sj);
-      nan_seen = hn::Or(nan_seen, hn::IsNaN(s));
+      // A NaN s gives p = NaN and a NaN sum where FastExp2 keeps NaN.
+      if constexpr (!kExp2KeepsNaN) nan_seen = hn::Or(nan_seen, hn::IsNaN(s));
       const V p = FastExp2(df, hn::MulAdd(s, exp_mul, neg_m));
       hn::Store(p, df, sj);
       return p;

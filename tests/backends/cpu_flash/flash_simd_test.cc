@@ -220,6 +220,10 @@ void TestFastExp2() {
     hn::Store(FastExp2(df, hn::Set(df, x)), df, out);
     EXPECT_EQ(out[0], x == 0.0f ? 1.0f : 0.0f) << x;
   }
+  if (kExp2KeepsNaN) {  // the softmax relies on it there to find NaN scores
+    hn::Store(FastExp2(df, hn::Set(df, std::numeric_limits<float>::quiet_NaN())), df, out);
+    EXPECT_TRUE(std::isnan(out[0]));
+  }
 }
 
 // A NaN score poisons its row's sum (and only that row's).
