@@ -56,7 +56,7 @@ HWY_INLINE void RowToF32(DF df, const void* src, DType dtype, int64_t stride, in
 // f32 -> bf16 bits, exactly as the shared scalar f32_to_bf16 (dtype.h):
 // round to nearest even, NaN stays NaN (quiet bit set).
 template <class DF, class V = hn::Vec<DF>>
-HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> Bf16Bits(DF df, V v) {
+HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> Bf16Bits(DF /*df*/, V v) {
   const hn::RebindToSigned<DF> di;
   const auto bits = hn::BitCast(di, v);
   const auto high = hn::And(hn::ShiftRight<16>(bits), hn::Set(di, 0xFFFF));
