@@ -10,15 +10,17 @@ namespace tessera::model {
 
 namespace {
 
-// y[T, n] = x[T, k] W^T, W: [n, k] (PyTorch Linear layout). Bias is added by
-// the elementwise stage that follows.
-Status linear(Context& ctx, const std::string& stage, const float* x, int64_t tokens,
-              int64_t k, const float* w, int64_t n, float* y, int64_t ldy) {
+// y[T, n] = x[T, k] W^T, W: [n, k] (PyTorch Linear layout), f32 or bf16.
+// Bias is added by the elementwise stage that follows.
+Status linear(Context& ctx, const std::string& stage, const float* x, int64_t tokens, int64_t k,
+              const LinearWeight& w, int64_t n, float* y, int64_t ldy) {
+  const bool bf16 = !w.bf16.empty();
   StageSpan span(ctx.profiler(), stage,
                  "M=" + std::to_string(tokens) + ",N=" + std::to_string(n) +
-                     ",K=" + std::to_string(k),
+                     ",K=" + std::to_string(k) + (bf16 ? ",W=bf16" : ""),
                  2.0 * tokens * n * k);
-  const Status st = sgemm(false, true, tokens, n, k, 1.0f, x, k, w, k, 0.0f, y, ldy);
+  const Status st = bf16 ? gemm_bf16_weights(tokens, x, k, w.bf16, y, ldy, ctx.allocator())
+                         : sgemm(false, true, tokens, n, k, 1.0f, x, k, w.f32, k, 0.0f, y, ldy);
   span.set_ok(st.ok());
   return st;
 }

@@ -8,8 +8,8 @@
 
 namespace tessera::model {
 
-Status Encoder::load(const std::string& model_dir, const EncoderOptions& /*options*/,
-                     Context& ctx, std::unique_ptr<Encoder>* out) {
+Status Encoder::load(const std::string& model_dir, const EncoderOptions& options, Context& ctx,
+                     std::unique_ptr<Encoder>* out) {
   std::unique_ptr<Encoder> e(new Encoder());
   e->model_dir_ = model_dir;
   TESSERA_RETURN_IF_ERROR(load_model_config(model_dir, &e->config_));
@@ -17,7 +17,7 @@ Status Encoder::load(const std::string& model_dir, const EncoderOptions& /*optio
     std::unique_ptr<SafetensorsFile> file;
     TESSERA_RETURN_IF_ERROR(SafetensorsFile::open(e->config_.weights_path, &file));
     TESSERA_RETURN_IF_ERROR(
-        load_bert_weights(*file, e->config_.bert, ctx.allocator(), &e->weights_));
+        load_bert_weights(*file, e->config_.bert, options.weights, ctx.allocator(), &e->weights_));
   }  // the mapping is released here
   TESSERA_RETURN_IF_ERROR(Tokenizer::load(e->config_.transformer_dir, &e->tokenizer_));
   if (e->tokenizer_.vocab_size() > static_cast<size_t>(e->config_.bert.vocab_size)) {
