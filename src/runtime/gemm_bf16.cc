@@ -121,6 +121,25 @@ PlanCache& plan_cache() {
   return *c;
 }
 
+// The weight layout oneDNN's bf16 matmul asks for with W [n, k], and the
+// kernel it picks ("ref:any": its reference loops). Unsupported where it has
+// no bf16 matmul at all (CPUs without AVX-512).
+Status preferred_layout(int64_t n, int64_t k, memory::desc* layout, std::string* kernel) {
+  try {
+    const auto pd = matmul_pd(kLayoutRows, memory::desc({k, n}, Dt::bf16, Tag::any), n, k, n);
+    *layout = pd.weights_desc();
+    *kernel = pd.impl_info_str();
+  } catch (const dnnl::error& e) {
+    if (e.status == dnnl_unimplemented) {
+      return unsupported(
+          "bf16 weights: oneDNN has no bf16 matrix kernel for this CPU; bf16 needs "
+          "AVX-512, and is fast with AVX512_BF16 or AMX");
+    }
+    return from_error(e, "bf16 matmul set-up", kLayoutRows, n, k);
+  }
+  return Status::Ok();
+}
+
 size_t round_up(size_t bytes) {
   constexpr size_t a = TrackingAllocator::kAlignment;
   return (bytes + a - 1) / a * a;
@@ -144,17 +163,15 @@ Status Bf16Weights::create(const float* w, int64_t n, int64_t k, TrackingAllocat
                             "] must be positive");
   }
   Bf16Weights result;
+  memory::desc layout;
+  std::string kernel;
+  TESSERA_RETURN_IF_ERROR(preferred_layout(n, k, &layout, &kernel));
+  if (kernel.rfind("ref", 0) == 0) {
+    return unsupported("bf16 weights: oneDNN has no bf16 matrix kernel for this CPU (only '" +
+                       kernel + "'); bf16 needs AVX-512, and is fast with AVX512_BF16 or AMX");
+  }
   try {
-    const memory::desc any({k, n}, Dt::bf16, Tag::any);
-    const auto pd = matmul_pd(kLayoutRows, any, n, k, n);
-    const std::string kernel = pd.impl_info_str();
-    if (kernel.rfind("ref", 0) == 0) {
-      return unsupported(
-          "bf16 weights: oneDNN has no bf16 matrix kernel for this CPU (it would "
-          "run '" +
-          kernel + "'); needs AVX-512 (fast with AVX512_BF16 or AMX)");
-    }
-    result.layout_ = std::make_unique<Layout>(Layout{pd.weights_desc()});
+    result.layout_ = std::make_unique<Layout>(Layout{layout});
     TESSERA_RETURN_IF_ERROR(
         Buffer::allocate(alloc, result.layout_->desc.get_size(), owner, &result.data_));
     memory src(plain_weights(n, k, Dt::f32), cpu_engine(), const_cast<float*>(w));
@@ -209,12 +226,9 @@ Status gemm_bf16_weights(int64_t m, const float* x, int64_t ldx, const Bf16Weigh
 }
 
 std::string bf16_gemm_kernel() {
-  try {
-    const memory::desc any({kLayoutRows, kLayoutRows}, Dt::bf16, Tag::any);
-    return matmul_pd(kLayoutRows, any, kLayoutRows, kLayoutRows, kLayoutRows).impl_info_str();
-  } catch (const dnnl::error&) {
-    return "none";
-  }
+  memory::desc layout;
+  std::string kernel;
+  return preferred_layout(kLayoutRows, kLayoutRows, &layout, &kernel).ok() ? kernel : "none";
 }
 
 }  // namespace tessera
