@@ -48,7 +48,9 @@ class Encoder {
   const ModelConfig& config() const { return config_; }
   size_t weight_bytes() const { return weights_.bytes(); }
   WeightPrecision weight_precision() const { return weights_.precision; }
-  // Working memory embed() takes for a batch of `tokens` tokens.
+  // Working memory embed() takes for a batch of `tokens` tokens, besides the
+  // bf16 GEMM workspace (bf16 weights only; up to 2 bytes per token x
+  // intermediate_size).
   size_t activation_bytes(int64_t tokens) const;
 
  private:

@@ -40,9 +40,13 @@ class Bf16Weights {
   size_t bytes() const { return data_.bytes(); }
   bool empty() const { return data_.data() == nullptr; }
 
+  struct Plan;  // the library's primitives for one product shape (cached)
+
  private:
+  friend Status gemm_bf16_workspace_bytes(int64_t, int64_t, const Bf16Weights&, int64_t, size_t*);
   friend Status gemm_bf16_weights(int64_t, const float*, int64_t, const Bf16Weights&, float*,
-                                  int64_t, TrackingAllocator&);
+                                  int64_t, void*, size_t);
+  Status plan(int64_t m, int64_t ldx, int64_t ldy, std::shared_ptr<const Plan>* out) const;
   struct Layout;  // the library's description of data_
   Buffer data_;
   std::unique_ptr<Layout> layout_;
@@ -50,11 +54,16 @@ class Bf16Weights {
 };
 
 // y[m, n] = x[m, k] W^T with W in bf16: x (f32, row stride ldx) is rounded to
-// bf16 per call by the library into a workspace taken from `alloc`
-// ("gemm.bf16", freed on return); products accumulate in f32; y is f32 (row
-// stride ldy). Threads as sgemm does (set_gemm_threads).
+// bf16 per call by the library into `workspace` (which also holds the
+// library's scratchpad); products accumulate in f32; y is f32 (row stride
+// ldy). Threads as sgemm does (set_gemm_threads). The caller owns the
+// workspace (tracked memory, reused across calls: a fresh block per call cost
+// as much in page faults as the conversion itself).
 Status gemm_bf16_weights(int64_t m, const float* x, int64_t ldx, const Bf16Weights& w, float* y,
-                         int64_t ldy, TrackingAllocator& alloc);
+                         int64_t ldy, void* workspace, size_t workspace_bytes);
+// The workspace bytes that call needs (64-byte aligned, like every Buffer).
+Status gemm_bf16_workspace_bytes(int64_t m, int64_t ldx, const Bf16Weights& w, int64_t ldy,
+                                 size_t* out);
 
 // The library's kernel for bf16 products on this CPU, e.g.
 // "brg:avx512_core_amx_bf16"; "ref:any" where it has none.

@@ -60,8 +60,10 @@ Status from_error(const dnnl::error& e, const char* what, int64_t m, int64_t n, 
                         std::to_string(e.status) + ") for " + shape_text(m, n, k));
 }
 
+}  // namespace
+
 // One shape's primitives: x f32 -> bf16, then the product.
-struct Plan {
+struct Bf16Weights::Plan {
   dnnl::reorder convert;
   dnnl::matmul product;
   memory::desc x_f32, x_bf16, y;
@@ -69,6 +71,9 @@ struct Plan {
   memory::desc scratch;
 };
 
+namespace {
+
+using Plan = Bf16Weights::Plan;
 using PlanKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>;  // m, n, k, ldx, ldy
 
 // Least-recently-used plans; oneDNN's own primitive cache sits below this
@@ -188,29 +193,56 @@ Status Bf16Weights::create(const float* w, int64_t n, int64_t k, TrackingAllocat
   return Status::Ok();
 }
 
-Status gemm_bf16_weights(int64_t m, const float* x, int64_t ldx, const Bf16Weights& w, float* y,
-                         int64_t ldy, TrackingAllocator& alloc) {
-  const int64_t n = w.n(), k = w.k();
-  if (w.empty() || m < 0 || ldx < k || ldy < n) {
-    return invalid_argument("gemm_bf16_weights: " + shape_text(m, n, k) +
-                            ", ldx = " + std::to_string(ldx) + ", ldy = " + std::to_string(ldy) +
-                            (w.empty() ? " with empty weights" : ": leading dimension too small"));
-  }
+namespace {
+
+Status check_shape(int64_t m, int64_t ldx, const Bf16Weights& w, int64_t ldy) {
+  if (!w.empty() && m >= 0 && ldx >= w.k() && ldy >= w.n()) return Status::Ok();
+  return invalid_argument("gemm_bf16_weights: " + shape_text(m, w.n(), w.k()) +
+                          ", ldx = " + std::to_string(ldx) + ", ldy = " + std::to_string(ldy) +
+                          (w.empty() ? " with empty weights" : ": leading dimension too small"));
+}
+
+size_t workspace_of(const Plan& plan) {
+  return round_up(plan.x_bf16.get_size()) + round_up(plan.scratch.get_size());
+}
+
+}  // namespace
+
+Status Bf16Weights::plan(int64_t m, int64_t ldx, int64_t ldy,
+                         std::shared_ptr<const Plan>* out) const {
+  return plan_cache().get({m, n_, k_, ldx, ldy}, layout_->desc, out);
+}
+
+Status gemm_bf16_workspace_bytes(int64_t m, int64_t ldx, const Bf16Weights& w, int64_t ldy,
+                                 size_t* out) {
+  TESSERA_RETURN_IF_ERROR(check_shape(m, ldx, w, ldy));
+  *out = 0;
   if (m == 0) return Status::Ok();
   std::shared_ptr<const Plan> plan;
-  TESSERA_RETURN_IF_ERROR(plan_cache().get({m, n, k, ldx, ldy}, w.layout_->desc, &plan));
-  const size_t src_bytes = round_up(plan->x_bf16.get_size());
-  Buffer work;
-  TESSERA_RETURN_IF_ERROR(
-      Buffer::allocate(alloc, src_bytes + round_up(plan->scratch.get_size()), "gemm.bf16", &work));
-  char* base = work.as<char>();
+  TESSERA_RETURN_IF_ERROR(w.plan(m, ldx, ldy, &plan));
+  *out = workspace_of(*plan);
+  return Status::Ok();
+}
+
+Status gemm_bf16_weights(int64_t m, const float* x, int64_t ldx, const Bf16Weights& w, float* y,
+                         int64_t ldy, void* workspace, size_t workspace_bytes) {
+  TESSERA_RETURN_IF_ERROR(check_shape(m, ldx, w, ldy));
+  if (m == 0) return Status::Ok();
+  std::shared_ptr<const Plan> plan;
+  TESSERA_RETURN_IF_ERROR(w.plan(m, ldx, ldy, &plan));
+  if (workspace_bytes < workspace_of(*plan)) {
+    return invalid_argument("gemm_bf16_weights: workspace of " + std::to_string(workspace_bytes) +
+                            " bytes; " + shape_text(m, w.n(), w.k()) + " needs " +
+                            std::to_string(workspace_of(*plan)));
+  }
+  char* base = static_cast<char*>(workspace);
   try {
     dnnl::engine& eng = cpu_engine();
     memory x_f32(plan->x_f32, eng, const_cast<float*>(x));
     memory x_bf16(plan->x_bf16, eng, base);
     memory weights(w.layout_->desc, eng, w.data_.data());
     memory out(plan->y, eng, y);
-    memory scratch(plan->scratch, eng, base + src_bytes);
+    memory scratch(plan->scratch, eng, base + round_up(plan->x_bf16.get_size()));
     dnnl::stream stream(eng);
     plan->convert.execute(
         stream, {{DNNL_ARG_FROM, x_f32}, {DNNL_ARG_TO, x_bf16}, {DNNL_ARG_SCRATCHPAD, scratch}});
@@ -220,7 +252,7 @@ Status gemm_bf16_weights(int64_t m, const float* x, int64_t ldx, const Bf16Weigh
                                    {DNNL_ARG_SCRATCHPAD, scratch}});
     stream.wait();
   } catch (const dnnl::error& e) {
-    return from_error(e, "bf16 matmul", m, n, k);
+    return from_error(e, "bf16 matmul", m, w.n(), w.k());
   }
   return Status::Ok();
 }
