@@ -4,6 +4,7 @@
 // u = 2^-8 (bf16's unit roundoff), gamma_k = k eps / (1 - k eps), eps = 2^-24.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -49,7 +50,8 @@ void check_case(const Case& c, TrackingAllocator& alloc) {
   EXPECT_GE(bw.bytes(), static_cast<size_t>(c.n * c.k * 2));
   size_t bytes = 0;
   ASSERT_TRUE(gemm_bf16_workspace_bytes(c.m, ldx, bw, ldy, &bytes).ok());
-  EXPECT_GE(bytes, static_cast<size_t>(c.m * c.k * 2));
+  // At least one 1024-row block of x in bf16.
+  EXPECT_GE(bytes, static_cast<size_t>(std::min<int64_t>(c.m, 1024) * c.k * 2));
   Buffer work;
   ASSERT_TRUE(Buffer::allocate(alloc, bytes, "test.workspace", &work).ok());
   const Status st = gemm_bf16_weights(c.m, x.data(), ldx, bw, y.data(), ldy, work.data(), bytes);
@@ -79,10 +81,12 @@ void check_case(const Case& c, TrackingAllocator& alloc) {
 
 TEST(GemmBf16, WithinTheRoundingBoundOnOddShapes) {
   TrackingAllocator alloc;
-  // Odd sizes on purpose, the encoder's shapes (384 / 1152 / 1536), and M
-  // across the kernel's row blocks; the same shapes again hit the plan cache.
-  const Case cases[] = {{1, 7, 5},        {3, 33, 64},     {17, 384, 385}, {64, 1152, 384},
-                        {129, 384, 1536}, {70, 1536, 384}, {1, 384, 384},  {17, 384, 385}};
+  // Odd sizes on purpose, the encoder's shapes (384 / 1152 / 1536), M across
+  // the kernel's row blocks and past gemm_bf16.cc's 1024-row blocks (2100:
+  // two full blocks and a tail); the same shapes again hit the plan cache.
+  const Case cases[] = {{1, 7, 5},       {3, 33, 64},      {17, 384, 385},
+                        {64, 1152, 384}, {129, 384, 1536}, {70, 1536, 384},
+                        {1, 384, 384},   {17, 384, 385},   {2100, 20, 48}};
   for (const Case& c : cases) {
     check_case(c, alloc);
     if (IsSkipped()) return;  // no bf16 kernel on this CPU
