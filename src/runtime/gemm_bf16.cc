@@ -22,8 +22,8 @@ using dnnl::memory;
 using Dt = memory::data_type;
 using Tag = memory::format_tag;
 
-// The M the weight layout is chosen for (any M >= the kernel's row block
-// gives the same layout; the per-M primitives are then asked for it).
+// The M the weight layout is chosen for; the per-M primitives are asked for
+// that layout (ONEDNN_VERBOSE: brgemm took it for every M from 1 to 8192).
 constexpr int64_t kLayoutRows = 512;
 // Rows of x converted and multiplied at a time: bounds the workspace (3 MiB
 // for K = 1536) and the distinct M a pipeline run plans for (the block and
@@ -32,7 +32,7 @@ constexpr int64_t kLayoutRows = 512;
 // 1109 with 256, 1013 unblocked.
 constexpr int64_t kRowBlock = 1024;
 // Shapes kept (each: one reorder and one matmul primitive). A pipeline run
-// sees about as many distinct M as batches, times the 4 products per layer.
+// plans M = kRowBlock and one tail per batch, times the 4 products per layer.
 constexpr size_t kCacheShapes = 256;
 
 dnnl::engine& cpu_engine() {
@@ -189,8 +189,17 @@ Status Bf16Weights::create(const float* w, int64_t n, int64_t k, TrackingAllocat
         Buffer::allocate(alloc, result.layout_->desc.get_size(), owner, &result.data_));
     memory src(plain_weights(n, k, Dt::f32), cpu_engine(), const_cast<float*>(w));
     memory dst(result.layout_->desc, cpu_engine(), result.data_.data());
+    const dnnl::reorder::primitive_desc convert(cpu_engine(), src.get_desc(), cpu_engine(),
+                                                dst.get_desc(), user_scratchpad());
+    Buffer scratch;  // the reorder's scratchpad, tracked like everything else
+    TESSERA_RETURN_IF_ERROR(Buffer::allocate(alloc, convert.scratchpad_desc().get_size(),
+                                             "gemm.bf16.scratchpad", &scratch));
     dnnl::stream stream(cpu_engine());
-    dnnl::reorder(src, dst).execute(stream, src, dst);
+    dnnl::reorder(convert).execute(
+        stream,
+        {{DNNL_ARG_FROM, src},
+         {DNNL_ARG_TO, dst},
+         {DNNL_ARG_SCRATCHPAD, memory(convert.scratchpad_desc(), cpu_engine(), scratch.data())}});
     stream.wait();
   } catch (const dnnl::error& e) {
     return from_error(e, "bf16 weight conversion", kLayoutRows, n, k);
