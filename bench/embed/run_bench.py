@@ -3,7 +3,9 @@ ONNX Runtime (fused attention), same corpus, same threads, one run.
 
 Usage (from the repository root, after bench/embed/setup-venv.sh and a
 release build):
-  .venv-bench/bin/python bench/embed/run_bench.py [--repeats 3] [--threads 2] [--boost]
+  .venv-bench/bin/python bench/embed/run_bench.py [--repeats 3] [--threads 2] [--boost] [--bf16]
+--bf16 adds the engine tessera-bf16 (tessera --weights bf16) after tessera:
+another precision than its f32 peers, labelled so in the table.
 Each engine runs in its own process, interleaved (tessera, st, ort, tessera,
 ...); figures are medians over the repeats. Embedding time excludes model
 loading (each engine's load is reported apart): for tessera it is the
@@ -67,7 +69,10 @@ def main():
     ap.add_argument("--model", default=os.path.join(REPO, "models/all-MiniLM-L6-v2"))
     ap.add_argument("--out", default=os.path.join(REPO, "build/bench-embed"))
     ap.add_argument("--batch-tokens", type=int, default=0, help="tessera --batch-tokens (0: default)")
-    ap.add_argument("--engines", default="tessera,st,ort")
+    ap.add_argument("--engines", default="tessera,st,ort",
+                    help="of tessera, tessera-bf16 (--weights bf16), st, ort; the first is the "
+                         "reference of the cosine check")
+    ap.add_argument("--bf16", action="store_true", help="also run tessera-bf16, after tessera")
     ap.add_argument("--boost", action="store_true",
                     help="own scheduler autogroup at nice -20 (root), as bench/attention_table.py")
     args = ap.parse_args()
@@ -83,6 +88,8 @@ def main():
     onnx_dir = os.path.join(args.out, "onnx")
     fused = os.path.join(onnx_dir, "model-fused.onnx")
     engines = args.engines.split(",")
+    if args.bf16 and "tessera-bf16" not in engines:
+        engines.insert(engines.index("tessera") + 1 if "tessera" in engines else 0, "tessera-bf16")
     if "ort" in engines and not os.path.exists(fused):
         subprocess.run([py, os.path.join(HERE, "export_onnx.py"), args.model, onnx_dir], check=True)
     with open(corpus, encoding="utf-8") as f:
@@ -94,17 +101,19 @@ def main():
     for rep in range(args.repeats):
         for engine in engines:
             out_npy = os.path.join(args.out, "%s.npy" % engine)
-            if engine == "tessera":
-                summary = os.path.join(args.out, "tessera-summary.json")
+            if engine.startswith("tessera"):
+                summary = os.path.join(args.out, "%s-summary.json" % engine)
+                weights = "bf16" if engine == "tessera-bf16" else "f32"
                 cmd = [args.tessera, "--threads", str(args.threads), "embed", corpus, "-o", out_npy,
-                       "--summary-json", summary]
+                       "--summary-json", summary, "--weights", weights]
                 if args.batch_tokens:
                     cmd += ["--batch-tokens", str(args.batch_tokens)]
                 _, _, rss = timed(cmd, env)
                 with open(summary) as f:
                     s = json.load(f)
                 tokens = s["tokens"]
-                run = {"load_seconds": s["load_seconds"], "embed_seconds": s["seconds"],
+                run = {"weights": s["weights"],
+                       "load_seconds": s["load_seconds"], "embed_seconds": s["seconds"],
                        "attention_seconds": s["attention_seconds"],
                        "attention": list(s["attention"]), "stage_seconds": s["stage_seconds"],
                        "peak_tracked_mib": s["peak_tracked_bytes"] / 2**20}
@@ -147,15 +156,20 @@ def main():
 
     print("\nCPU: %s, %d threads, %d documents, %s tokens, medians of %d runs\n" %
           (summary["cpu"], args.threads, n_docs, tokens, args.repeats))
-    print("| engine | embed s | docs/s | tokens/s | peak RSS MiB | load s | tessera speed-up |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    # Every engine runs f32 weights but tessera-bf16, whose row says so.
+    print("| engine | weights | embed s | docs/s | tokens/s | peak RSS MiB | load s "
+          "| tessera speed-up | st / this |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     t_secs = summary["engines"].get("tessera", {}).get("embed_seconds_median")
+    st_secs = summary["engines"].get("st", {}).get("embed_seconds_median")
     for engine, e in summary["engines"].items():
-        ratio = "%.2fx" % (e["embed_seconds_median"] / t_secs) if t_secs else "-"
-        print("| %s | %.2f | %.1f | %.0f | %.0f | %.2f | %s |" %
-              (engine, e["embed_seconds_median"], e["docs_per_second"],
-               e["tokens_per_second"] or 0, e["peak_rss_mib_median"], e["load_seconds_median"],
-               ratio))
+        secs = e["embed_seconds_median"]
+        ratio = "%.2fx" % (secs / t_secs) if t_secs else "-"
+        vs_st = "%.2fx" % (st_secs / secs) if st_secs else "-"
+        weights = "**bf16** (other precision)" if engine == "tessera-bf16" else "f32"
+        print("| %s | %s | %.2f | %.1f | %.0f | %.0f | %.2f | %s | %s |" %
+              (engine, weights, secs, e["docs_per_second"], e["tokens_per_second"] or 0,
+               e["peak_rss_mib_median"], e["load_seconds_median"], ratio, vs_st))
     print("\nmodel.safetensors: %.1f MiB; min cosine vs %s: %s" %
           (model_mib, engines[0], json.dumps(agreement)))
 

@@ -1,8 +1,9 @@
 // Forward-pass speed of the encoder on the default model: 200 sequences of
 // mixed length (16..256 tokens, seeded), sorted by length and packed into
 // batches under a token budget, as the pipeline does. One benchmark per
-// attention policy (auto, then each CPU backend forced). After the runs, a
-// per-stage time breakdown from the profiler goes to stderr.
+// attention policy (auto, then each CPU backend forced), then auto again with
+// bf16 weights (embed-bf16/auto; skipped where the CPU has no bf16 kernel).
+// After the runs, a per-stage time breakdown from the profiler goes to stderr.
 //   build/release/bench/model/encoder_bench [--benchmark_min_time=2]
 #include <benchmark/benchmark.h>
 
@@ -56,6 +57,7 @@ struct Shared {
   Context ctx;
   Registry registry;
   std::unique_ptr<Encoder> encoder;
+  std::unique_ptr<Encoder> encoder_bf16;  // null where the CPU has no bf16 kernel
   Workload work;
   std::map<std::string, std::map<std::string, int64_t>> stage_ns;  // policy -> stage -> ns
 };
@@ -70,6 +72,13 @@ Shared& shared() {
       std::fprintf(stderr, "%s (run scripts/install-deps.sh)\n", st.to_string().c_str());
       std::exit(1);
     }
+    EncoderOptions bf16;
+    bf16.weights = WeightPrecision::kBf16;
+    if (Encoder::load(std::string(TESSERA_SOURCE_DIR) + "/models/all-MiniLM-L6-v2", bf16, sh->ctx,
+                      &sh->encoder_bf16)
+            .code() == StatusCode::kUnsupported) {
+      sh->encoder_bf16.reset();
+    }
     sh->work = make_workload(*sh->encoder);
     return sh;
   }();
@@ -83,26 +92,26 @@ std::string stage_of(const Span& span) {
   return dot == std::string::npos ? span.name : span.name.substr(dot + 1);
 }
 
-void BM_Embed(benchmark::State& state, Policy policy) {
+void BM_Embed(benchmark::State& state, Policy policy, Encoder* encoder, std::string key) {
   Shared& sh = shared();
   Dispatcher dispatcher(sh.registry, policy);
-  std::vector<float> out(kSequences * sh.encoder->dim());
+  std::vector<float> out(kSequences * encoder->dim());
   sh.ctx.profiler().clear();
   for (auto _ : state) {
     float* dst = out.data();
     for (const auto& batch : sh.work.batches) {
-      const Status st = sh.encoder->embed(batch, dispatcher, sh.ctx, dst);
+      const Status st = encoder->embed(batch, dispatcher, sh.ctx, dst);
       if (!st.ok()) {
         state.SkipWithError(st.to_string().c_str());
         return;
       }
-      dst += batch.size() * sh.encoder->dim();
+      dst += batch.size() * encoder->dim();
     }
   }
   state.SetItemsProcessed(state.iterations() * sh.work.tokens);  // tokens/s
   state.counters["seqs/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * kSequences,
                                                 benchmark::Counter::kIsRate);
-  auto& stages = sh.stage_ns[policy.to_string()];
+  auto& stages = sh.stage_ns[key];
   for (const Span& s : sh.ctx.profiler().spans()) stages[stage_of(s)] += s.duration_ns;
 }
 
@@ -124,15 +133,23 @@ int main(int argc, char** argv) {
   using namespace tessera;
   benchmark::Initialize(&argc, argv);
   model::Shared& sh = model::shared();
-  benchmark::RegisterBenchmark("embed/auto", model::BM_Embed, Policy{})
-      ->Unit(benchmark::kMillisecond)->UseRealTime();
+  benchmark::RegisterBenchmark("embed/auto", model::BM_Embed, Policy{}, sh.encoder.get(), "auto")
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
   for (Backend* b : sh.registry.backends()) {
     if (b->device().kind != DeviceKind::kCpu || b->name() == "reference") continue;
     Policy only;
     only.only = {std::string(b->name())};
     benchmark::RegisterBenchmark(("embed/only:" + std::string(b->name())).c_str(), model::BM_Embed,
-                                 only)
-        ->Unit(benchmark::kMillisecond)->UseRealTime();
+                                 only, sh.encoder.get(), only.to_string())
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
+  if (sh.encoder_bf16) {
+    benchmark::RegisterBenchmark("embed-bf16/auto", model::BM_Embed, Policy{},
+                                 sh.encoder_bf16.get(), "auto, bf16 weights")
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
   }
   benchmark::RunSpecifiedBenchmarks();
   model::print_breakdown();

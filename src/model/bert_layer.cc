@@ -1,5 +1,6 @@
 #include "model/bert_layer.h"
 
+#include <algorithm>
 #include <string>
 
 #include "model/kernels.h"
@@ -10,20 +11,36 @@ namespace tessera::model {
 
 namespace {
 
-// y[T, n] = x[T, k] W^T, W: [n, k] (PyTorch Linear layout). Bias is added by
-// the elementwise stage that follows.
-Status linear(Context& ctx, const std::string& stage, const float* x, int64_t tokens,
-              int64_t k, const float* w, int64_t n, float* y, int64_t ldy) {
+// y[T, n] = x[T, k] W^T, W: [n, k] (PyTorch Linear layout), f32 or bf16.
+// Bias is added by the elementwise stage that follows.
+Status linear(Context& ctx, const LayerScratch& s, const std::string& stage, const float* x,
+              int64_t tokens, int64_t k, const LinearWeight& w, int64_t n, float* y, int64_t ldy) {
+  const bool bf16 = !w.bf16.empty();
   StageSpan span(ctx.profiler(), stage,
                  "M=" + std::to_string(tokens) + ",N=" + std::to_string(n) +
-                     ",K=" + std::to_string(k),
+                     ",K=" + std::to_string(k) + (bf16 ? ",W=bf16" : ""),
                  2.0 * tokens * n * k);
-  const Status st = sgemm(false, true, tokens, n, k, 1.0f, x, k, w, k, 0.0f, y, ldy);
+  const Status st = bf16 ? gemm_bf16_weights(tokens, x, k, w.bf16, y, ldy, s.gemm_workspace,
+                                             s.gemm_workspace_bytes)
+                         : sgemm(false, true, tokens, n, k, 1.0f, x, k, w.f32, k, 0.0f, y, ldy);
   span.set_ok(st.ok());
   return st;
 }
 
 }  // namespace
+
+Status bert_layer_gemm_workspace(const LayerWeights& w, int64_t tokens, size_t* out) {
+  *out = 0;
+  for (const LinearWeight* l : {&w.qkv_w, &w.attn_out_w, &w.ffn_in_w, &w.ffn_out_w}) {
+    if (l->bf16.empty()) continue;
+    size_t bytes = 0;
+    // As linear() calls it: x and y dense (ldx = k, ldy = n).
+    TESSERA_RETURN_IF_ERROR(
+        gemm_bf16_workspace_bytes(tokens, l->bf16.k(), l->bf16, l->bf16.n(), &bytes));
+    *out = std::max(*out, bytes);
+  }
+  return Status::Ok();
+}
 
 Status run_bert_layer(int index, const LayerWeights& w, const BertConfig& c,
                       const PackedBatch& batch, const LayerScratch& s, Dispatcher& attention,
@@ -35,8 +52,8 @@ Status run_bert_layer(int index, const LayerWeights& w, const BertConfig& c,
   ThreadPool& pool = ctx.pool();
 
   // QKV: wide[T, 3H] = hidden Wqkv^T + bqkv.
-  TESSERA_RETURN_IF_ERROR(linear(ctx, name + "qkv_gemm", s.hidden, t, h, w.qkv_w, 3 * h, s.wide,
-                                 3 * h));
+  TESSERA_RETURN_IF_ERROR(
+      linear(ctx, s, name + "qkv_gemm", s.hidden, t, h, w.qkv_w, 3 * h, s.wide, 3 * h));
   {
     StageSpan span(ctx.profiler(), name + "qkv_bias");
     for_row_blocks(pool, t, 3 * h, [&](int64_t r0, int64_t r1) {
@@ -64,7 +81,7 @@ Status run_bert_layer(int index, const LayerWeights& w, const BertConfig& c,
 
   // Output projection into the (now free) QKV buffer, then add & norm.
   TESSERA_RETURN_IF_ERROR(
-      linear(ctx, name + "attn_out_gemm", s.context, t, h, w.attn_out_w, h, s.wide, h));
+      linear(ctx, s, name + "attn_out_gemm", s.context, t, h, w.attn_out_w, h, s.wide, h));
   {
     StageSpan span(ctx.profiler(), name + "attn_add_norm");
     for_row_blocks(pool, t, 2 * h, [&](int64_t r0, int64_t r1) {
@@ -77,7 +94,7 @@ Status run_bert_layer(int index, const LayerWeights& w, const BertConfig& c,
 
   // Feed-forward: wide[T, I] = gelu(hidden W1^T + b1); context = wide W2^T.
   TESSERA_RETURN_IF_ERROR(
-      linear(ctx, name + "ffn_in_gemm", s.hidden, t, h, w.ffn_in_w, inter, s.wide, inter));
+      linear(ctx, s, name + "ffn_in_gemm", s.hidden, t, h, w.ffn_in_w, inter, s.wide, inter));
   {
     StageSpan span(ctx.profiler(), name + "gelu");
     for_row_blocks(pool, t, 8 * inter, [&](int64_t r0, int64_t r1) {
@@ -85,7 +102,7 @@ Status run_bert_layer(int index, const LayerWeights& w, const BertConfig& c,
     });
   }
   TESSERA_RETURN_IF_ERROR(
-      linear(ctx, name + "ffn_out_gemm", s.wide, t, inter, w.ffn_out_w, h, s.context, h));
+      linear(ctx, s, name + "ffn_out_gemm", s.wide, t, inter, w.ffn_out_w, h, s.context, h));
   {
     StageSpan span(ctx.profiler(), name + "ffn_add_norm");
     for_row_blocks(pool, t, 2 * h, [&](int64_t r0, int64_t r1) {

@@ -7,6 +7,7 @@
 //   x   = LN(x + f W2^T + b2)     [T, H]
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "model/config.h"
@@ -29,10 +30,16 @@ struct LayerScratch {
   float* hidden = nullptr;   // [T, H]: the layer's input and output
   float* context = nullptr;  // [T, H]: attention output, then FFN output
   float* wide = nullptr;     // [T, max(3H, I)]: QKV, then the projection, then the FFN
+  void* gemm_workspace = nullptr;  // bf16 weights: gemm_bf16_weights' workspace, reused
+  size_t gemm_workspace_bytes = 0;
   static int64_t wide_width(const BertConfig& c) {
     return 3 * c.hidden_size > c.intermediate_size ? 3 * c.hidden_size : c.intermediate_size;
   }
 };
+
+// The gemm workspace a layer with bf16 weights `w` needs for `tokens` rows
+// (0 with f32 weights).
+Status bert_layer_gemm_workspace(const LayerWeights& w, int64_t tokens, size_t* out);
 
 Status run_bert_layer(int index, const LayerWeights& w, const BertConfig& config,
                       const PackedBatch& batch, const LayerScratch& scratch,

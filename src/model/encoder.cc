@@ -8,8 +8,8 @@
 
 namespace tessera::model {
 
-Status Encoder::load(const std::string& model_dir, const EncoderOptions& /*options*/,
-                     Context& ctx, std::unique_ptr<Encoder>* out) {
+Status Encoder::load(const std::string& model_dir, const EncoderOptions& options, Context& ctx,
+                     std::unique_ptr<Encoder>* out) {
   std::unique_ptr<Encoder> e(new Encoder());
   e->model_dir_ = model_dir;
   TESSERA_RETURN_IF_ERROR(load_model_config(model_dir, &e->config_));
@@ -17,7 +17,7 @@ Status Encoder::load(const std::string& model_dir, const EncoderOptions& /*optio
     std::unique_ptr<SafetensorsFile> file;
     TESSERA_RETURN_IF_ERROR(SafetensorsFile::open(e->config_.weights_path, &file));
     TESSERA_RETURN_IF_ERROR(
-        load_bert_weights(*file, e->config_.bert, ctx.allocator(), &e->weights_));
+        load_bert_weights(*file, e->config_.bert, options.weights, ctx.allocator(), &e->weights_));
   }  // the mapping is released here
   TESSERA_RETURN_IF_ERROR(Tokenizer::load(e->config_.transformer_dir, &e->tokenizer_));
   if (e->tokenizer_.vocab_size() > static_cast<size_t>(e->config_.bert.vocab_size)) {
@@ -69,13 +69,21 @@ Status Encoder::embed(const std::vector<std::vector<int32_t>>& sequences, Dispat
     cu[s + 1] = cu[s] + static_cast<int32_t>(sequences[s].size());
   }
   const int64_t tokens = cu[count];
+  size_t gemm_bytes = 0;  // every layer has the shapes of layer 0
+  if (!weights_.layers.empty()) {
+    TESSERA_RETURN_IF_ERROR(bert_layer_gemm_workspace(weights_.layers[0], tokens, &gemm_bytes));
+  }
+  constexpr size_t kAlign = TrackingAllocator::kAlignment;
+  const size_t activations = (activation_bytes(tokens) + kAlign - 1) / kAlign * kAlign;
   Buffer work;
   TESSERA_RETURN_IF_ERROR(
-      Buffer::allocate(ctx.allocator(), activation_bytes(tokens), "model.activations", &work));
+      Buffer::allocate(ctx.allocator(), activations + gemm_bytes, "model.activations", &work));
   LayerScratch scratch;
   scratch.hidden = work.as<float>();
   scratch.context = scratch.hidden + tokens * h;
   scratch.wide = scratch.context + tokens * h;
+  scratch.gemm_workspace = work.as<char>() + activations;
+  scratch.gemm_workspace_bytes = gemm_bytes;
   const PackedBatch batch{tokens, count, cu.data()};
 
   {

@@ -1,5 +1,6 @@
 // Encoder: a BERT-family sentence-transformers model, ready to embed token id
-// sequences. Weights are f32 in tracked memory ("model.weights"); each embed()
+// sequences. Weights are in tracked memory ("model.weights"; the Linear layers
+// f32 or bf16, EncoderOptions::weights, the rest f32); each embed()
 // call takes its working memory from the context ("model.activations") and
 // frees it before returning.
 #pragma once
@@ -12,13 +13,16 @@
 
 #include "model/config.h"
 #include "model/tokenizer.h"
+#include "model/weight_precision.h"
 #include "model/weights.h"
 #include "tessera/context.h"
 #include "tessera/dispatcher.h"
 
 namespace tessera::model {
 
-struct EncoderOptions {};
+struct EncoderOptions {
+  WeightPrecision weights = WeightPrecision::kF32;  // of the Linear layers
+};
 
 class Encoder {
  public:
@@ -42,8 +46,11 @@ class Encoder {
   const Tokenizer& tokenizer() const { return tokenizer_; }
   const std::string& model_dir() const { return model_dir_; }
   const ModelConfig& config() const { return config_; }
-  size_t weight_bytes() const { return weights_.arena.bytes(); }
-  // Working memory embed() takes for a batch of `tokens` tokens.
+  size_t weight_bytes() const { return weights_.bytes(); }
+  WeightPrecision weight_precision() const { return weights_.precision; }
+  // Working memory embed() takes for a batch of `tokens` tokens, besides the
+  // bf16 GEMM workspace (bf16 weights only; up to 2 bytes per token x
+  // intermediate_size).
   size_t activation_bytes(int64_t tokens) const;
 
  private:

@@ -1,5 +1,6 @@
 #include "model/weights.h"
 
+#include <memory>
 #include <string>
 
 namespace tessera::model {
@@ -71,6 +72,41 @@ class Planner {
   size_t total_ = 0;
 };
 
+// Where one Linear weight goes: an arena slot (f32), or its own plan, read
+// into a temporary f32 block and converted to bf16 once the arena is filled.
+struct LinearSlot {
+  size_t arena = 0;
+  std::unique_ptr<Planner> staging;  // bf16 weights only
+  int64_t n = 0, k = 0;
+};
+
+Status add_linear(Planner& arena, const SafetensorsFile& file, const std::string& prefix,
+                  WeightPrecision precision, std::initializer_list<std::string> names,
+                  std::vector<int64_t> shape, const char* derived_from, LinearSlot* slot) {
+  slot->n = shape[0] * static_cast<int64_t>(names.size());
+  slot->k = shape[1];
+  if (precision == WeightPrecision::kF32) {
+    return arena.add(names, std::move(shape), derived_from, &slot->arena);
+  }
+  slot->staging = std::make_unique<Planner>(file, prefix);
+  size_t at_zero;
+  return slot->staging->add(names, std::move(shape), derived_from, &at_zero);
+}
+
+Status finish_linear(const LinearSlot& slot, const float* arena, TrackingAllocator& allocator,
+                     LinearWeight* out) {
+  if (!slot.staging) {
+    out->f32 = arena + slot.arena;
+    return Status::Ok();
+  }
+  Buffer staging;
+  TESSERA_RETURN_IF_ERROR(Buffer::allocate(allocator, slot.staging->total_floats() * sizeof(float),
+                                           "model.weights.staging", &staging));
+  TESSERA_RETURN_IF_ERROR(slot.staging->copy_into(staging.as<float>()));
+  return Bf16Weights::create(staging.as<float>(), slot.n, slot.k, allocator, "model.weights",
+                             &out->bf16);
+}
+
 Status find_prefix(const SafetensorsFile& file, std::string* prefix) {
   const std::string suffix = kWordEmbeddings;
   for (const SafeTensor& t : file.tensors()) {
@@ -86,16 +122,26 @@ Status find_prefix(const SafetensorsFile& file, std::string* prefix) {
 
 }  // namespace
 
+size_t BertWeights::bytes() const {
+  size_t total = arena.bytes();
+  for (const LayerWeights& l : layers) {
+    total += l.qkv_w.bf16.bytes() + l.attn_out_w.bf16.bytes() + l.ffn_in_w.bf16.bytes() +
+             l.ffn_out_w.bf16.bytes();
+  }
+  return total;
+}
+
 Status load_bert_weights(const SafetensorsFile& file, const BertConfig& config,
-                         TrackingAllocator& allocator, BertWeights* out) {
+                         WeightPrecision precision, TrackingAllocator& allocator,
+                         BertWeights* out) {
   std::string prefix;
   TESSERA_RETURN_IF_ERROR(find_prefix(file, &prefix));
   const int64_t h = config.hidden_size, inter = config.intermediate_size;
   Planner plan(file, prefix);
 
   struct LayerSlots {
-    size_t qkv_w, qkv_b, attn_out_w, attn_out_b, ln1_g, ln1_b, ffn_in_w, ffn_in_b, ffn_out_w,
-        ffn_out_b, ln2_g, ln2_b;
+    LinearSlot qkv_w, attn_out_w, ffn_in_w, ffn_out_w;
+    size_t qkv_b, attn_out_b, ln1_g, ln1_b, ffn_in_b, ffn_out_b, ln2_g, ln2_b;
   };
   size_t word, pos, type, emb_g, emb_b;
   TESSERA_RETURN_IF_ERROR(plan.add({"embeddings.word_embeddings.weight"},
@@ -115,25 +161,28 @@ Status load_bert_weights(const SafetensorsFile& file, const BertConfig& config,
     const std::string p = "encoder.layer." + std::to_string(l) + ".";
     const std::string self = p + "attention.self.";
     LayerSlots& s = slots[l];
-    TESSERA_RETURN_IF_ERROR(plan.add(
-        {self + "query.weight", self + "key.weight", self + "value.weight"}, {h, h},
-        "hidden_size", &s.qkv_w));
+    TESSERA_RETURN_IF_ERROR(
+        add_linear(plan, file, prefix, precision,
+                   {self + "query.weight", self + "key.weight", self + "value.weight"}, {h, h},
+                   "hidden_size", &s.qkv_w));
     TESSERA_RETURN_IF_ERROR(plan.add({self + "query.bias", self + "key.bias", self + "value.bias"},
                                      {h}, "hidden_size", &s.qkv_b));
-    TESSERA_RETURN_IF_ERROR(
-        plan.add({p + "attention.output.dense.weight"}, {h, h}, "hidden_size", &s.attn_out_w));
+    TESSERA_RETURN_IF_ERROR(add_linear(plan, file, prefix, precision,
+                                       {p + "attention.output.dense.weight"}, {h, h}, "hidden_size",
+                                       &s.attn_out_w));
     TESSERA_RETURN_IF_ERROR(
         plan.add({p + "attention.output.dense.bias"}, {h}, "hidden_size", &s.attn_out_b));
     TESSERA_RETURN_IF_ERROR(
         plan.add({p + "attention.output.LayerNorm.weight"}, {h}, "hidden_size", &s.ln1_g));
     TESSERA_RETURN_IF_ERROR(
         plan.add({p + "attention.output.LayerNorm.bias"}, {h}, "hidden_size", &s.ln1_b));
-    TESSERA_RETURN_IF_ERROR(plan.add({p + "intermediate.dense.weight"}, {inter, h},
-                                     "intermediate_size, hidden_size", &s.ffn_in_w));
+    TESSERA_RETURN_IF_ERROR(add_linear(plan, file, prefix, precision,
+                                       {p + "intermediate.dense.weight"}, {inter, h},
+                                       "intermediate_size, hidden_size", &s.ffn_in_w));
     TESSERA_RETURN_IF_ERROR(
         plan.add({p + "intermediate.dense.bias"}, {inter}, "intermediate_size", &s.ffn_in_b));
-    TESSERA_RETURN_IF_ERROR(plan.add({p + "output.dense.weight"}, {h, inter},
-                                     "hidden_size, intermediate_size", &s.ffn_out_w));
+    TESSERA_RETURN_IF_ERROR(add_linear(plan, file, prefix, precision, {p + "output.dense.weight"},
+                                       {h, inter}, "hidden_size, intermediate_size", &s.ffn_out_w));
     TESSERA_RETURN_IF_ERROR(plan.add({p + "output.dense.bias"}, {h}, "hidden_size", &s.ffn_out_b));
     TESSERA_RETURN_IF_ERROR(
         plan.add({p + "output.LayerNorm.weight"}, {h}, "hidden_size", &s.ln2_g));
@@ -149,6 +198,7 @@ Status load_bert_weights(const SafetensorsFile& file, const BertConfig& config,
   }
 
   BertWeights w;
+  w.precision = precision;
   TESSERA_RETURN_IF_ERROR(Buffer::allocate(allocator, plan.total_floats() * sizeof(float),
                                            "model.weights", &w.arena));
   float* base = w.arena.as<float>();
@@ -159,9 +209,20 @@ Status load_bert_weights(const SafetensorsFile& file, const BertConfig& config,
   w.embeddings_ln_gamma = base + emb_g;
   w.embeddings_ln_beta = base + emb_b;
   for (const LayerSlots& s : slots) {
-    w.layers.push_back({base + s.qkv_w, base + s.qkv_b, base + s.attn_out_w, base + s.attn_out_b,
-                        base + s.ln1_g, base + s.ln1_b, base + s.ffn_in_w, base + s.ffn_in_b,
-                        base + s.ffn_out_w, base + s.ffn_out_b, base + s.ln2_g, base + s.ln2_b});
+    LayerWeights l;
+    TESSERA_RETURN_IF_ERROR(finish_linear(s.qkv_w, base, allocator, &l.qkv_w));
+    TESSERA_RETURN_IF_ERROR(finish_linear(s.attn_out_w, base, allocator, &l.attn_out_w));
+    TESSERA_RETURN_IF_ERROR(finish_linear(s.ffn_in_w, base, allocator, &l.ffn_in_w));
+    TESSERA_RETURN_IF_ERROR(finish_linear(s.ffn_out_w, base, allocator, &l.ffn_out_w));
+    l.qkv_b = base + s.qkv_b;
+    l.attn_out_b = base + s.attn_out_b;
+    l.ln1_gamma = base + s.ln1_g;
+    l.ln1_beta = base + s.ln1_b;
+    l.ffn_in_b = base + s.ffn_in_b;
+    l.ffn_out_b = base + s.ffn_out_b;
+    l.ln2_gamma = base + s.ln2_g;
+    l.ln2_beta = base + s.ln2_b;
+    w.layers.push_back(std::move(l));
   }
   *out = std::move(w);
   return Status::Ok();

@@ -1,6 +1,9 @@
 // BERT encoder weights, converted to f32 into one tracked arena ("model.weights")
 // and checked against the config. Linear weights keep the PyTorch layout
 // [out_features, in_features]; Wq/Wk/Wv are concatenated once into one QKV matrix.
+// With bf16 weights the Linear weights are not in the arena: each is held as
+// bf16 in the GEMM library's layout (also "model.weights"), converted through
+// a temporary f32 copy of that one matrix.
 #pragma once
 
 #include <cstddef>
@@ -8,39 +11,51 @@
 
 #include "model/config.h"
 #include "model/safetensors.h"
+#include "model/weight_precision.h"
+#include "runtime/gemm.h"
 #include "tessera/allocator.h"
 
 namespace tessera::model {
 
+// One Linear weight [out_features, in_features]: f32 in the arena, or bf16.
+struct LinearWeight {
+  const float* f32 = nullptr;  // null with bf16 weights
+  Bf16Weights bf16;            // empty with f32 weights
+};
+
 struct LayerWeights {
-  const float* qkv_w = nullptr;    // [3H, H]: rows 0..H-1 query, then key, then value
+  LinearWeight qkv_w;              // [3H, H]: rows 0..H-1 query, then key, then value
   const float* qkv_b = nullptr;    // [3H]
-  const float* attn_out_w = nullptr;  // [H, H]
+  LinearWeight attn_out_w;         // [H, H]
   const float* attn_out_b = nullptr;  // [H]
   const float* ln1_gamma = nullptr;   // [H]
   const float* ln1_beta = nullptr;    // [H]
-  const float* ffn_in_w = nullptr;    // [I, H]
+  LinearWeight ffn_in_w;              // [I, H]
   const float* ffn_in_b = nullptr;    // [I]
-  const float* ffn_out_w = nullptr;   // [H, I]
+  LinearWeight ffn_out_w;             // [H, I]
   const float* ffn_out_b = nullptr;   // [H]
   const float* ln2_gamma = nullptr;   // [H]
   const float* ln2_beta = nullptr;    // [H]
 };
 
 struct BertWeights {
-  Buffer arena;  // owns every array below
+  WeightPrecision precision = WeightPrecision::kF32;
+  Buffer arena;                                // owns every f32 array below
   const float* word_embeddings = nullptr;      // [V, H]
   const float* position_embeddings = nullptr;  // [P, H]
   const float* token_type_embeddings = nullptr;  // [type_vocab_size, H]
   const float* embeddings_ln_gamma = nullptr;  // [H]
   const float* embeddings_ln_beta = nullptr;   // [H]
   std::vector<LayerWeights> layers;
+
+  size_t bytes() const;  // the arena plus every bf16 weight
 };
 
 // Finds the BERT tensors in `file` (names as in BertModel, optionally under a
-// prefix such as "bert."), checks each shape against `config` and converts it.
-// Errors name the file, the tensor and both shapes.
+// prefix such as "bert."), checks each shape against `config` and converts it
+// (Linear weights to `precision`). Errors name the file, the tensor and both
+// shapes.
 Status load_bert_weights(const SafetensorsFile& file, const BertConfig& config,
-                         TrackingAllocator& allocator, BertWeights* out);
+                         WeightPrecision precision, TrackingAllocator& allocator, BertWeights* out);
 
 }  // namespace tessera::model

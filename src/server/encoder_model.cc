@@ -25,6 +25,7 @@ EncoderServedModel::EncoderServedModel(std::unique_ptr<model::Encoder> encoder,
   info_.normalizes = encoder_->config().normalize;
   info_.pooling = model::pooling_name(encoder_->config().pooling);
   info_.weight_bytes = encoder_->weight_bytes();
+  info_.weights = model::weight_precision_name(encoder_->weight_precision());
 }
 
 Status EncoderServedModel::tokenize(std::string_view text, std::vector<TextToken>* out) const {

@@ -87,6 +87,7 @@ Reply handle_info(RouteContext& rc) {
       {"dim", m.dim},
       {"normalizes", m.normalizes},
       {"weight_bytes", m.weight_bytes},
+      {"weights", m.weights},
       {"payload_limit_bytes", o.payload_limit_bytes},
       {"attention_policy", rc.info.attention_policy},
       {"backends", rc.info.backends},

@@ -17,7 +17,8 @@ struct Loaded {
   BertWeights weights;
 };
 
-Loaded load(const TinyBert& tiny, const std::vector<FakeTensor>& tensors, Context& ctx) {
+Loaded load(const TinyBert& tiny, const std::vector<FakeTensor>& tensors, Context& ctx,
+            WeightPrecision precision = WeightPrecision::kF32) {
   TempDir dir;
   tiny.write(dir.path().string(), tensors);
   ModelConfig config;
@@ -27,7 +28,7 @@ Loaded load(const TinyBert& tiny, const std::vector<FakeTensor>& tensors, Contex
   std::unique_ptr<SafetensorsFile> file;
   out.status = SafetensorsFile::open(config.weights_path, &file);
   if (!out.status.ok()) return out;
-  out.status = load_bert_weights(*file, config.bert, ctx.allocator(), &out.weights);
+  out.status = load_bert_weights(*file, config.bert, precision, ctx.allocator(), &out.weights);
   return out;
 }
 
@@ -52,16 +53,51 @@ TEST(Weights, LoadsAndFusesQkvInTrackedMemory) {
     for (int p = 0; p < 3; ++p) {
       const auto& w = find(tensors, std::string("encoder.layer.1.attention.self.") + parts[p] + ".weight");
       const auto& b = find(tensors, std::string("encoder.layer.1.attention.self.") + parts[p] + ".bias");
-      for (int i = 0; i < h * h; ++i) EXPECT_EQ(l.weights.layers[1].qkv_w[p * h * h + i], w.values[i]);
+      for (int i = 0; i < h * h; ++i)
+        EXPECT_EQ(l.weights.layers[1].qkv_w.f32[p * h * h + i], w.values[i]);
       for (int i = 0; i < h; ++i) EXPECT_EQ(l.weights.layers[1].qkv_b[p * h + i], b.values[i]);
     }
     const auto& word = find(tensors, "embeddings.word_embeddings.weight");
     EXPECT_EQ(l.weights.word_embeddings[5 * h + 3], word.values[5 * h + 3]);
     const auto& ffn = find(tensors, "encoder.layer.0.output.dense.weight");
-    EXPECT_EQ(l.weights.layers[0].ffn_out_w[7], ffn.values[7]);
+    EXPECT_EQ(l.weights.layers[0].ffn_out_w.f32[7], ffn.values[7]);
     EXPECT_GT(ctx.allocator().by_owner().at("model.weights").live_bytes, 0u);
   }
   EXPECT_TRUE(ctx.allocator().leaks().empty());
+}
+
+// bf16 Linear weights replace their f32 copies: none is in the arena, the
+// temporary f32 block of each is freed, and a mis-shaped one is still named.
+TEST(Weights, Bf16LinearWeightsLeaveTheArena) {
+  Context ctx;
+  TinyBert tiny;
+  auto tensors = tiny.tensors();
+  Loaded f32 = load(tiny, tensors, ctx);
+  Loaded bf16 = load(tiny, tensors, ctx, WeightPrecision::kBf16);
+  if (bf16.status.code() == StatusCode::kUnsupported) GTEST_SKIP() << bf16.status.to_string();
+  ASSERT_TRUE(f32.status.ok() && bf16.status.ok()) << bf16.status.to_string();
+  const int64_t h = tiny.hidden;
+  const LayerWeights& l = bf16.weights.layers[1];
+  EXPECT_EQ(l.qkv_w.f32, nullptr);
+  EXPECT_EQ(l.qkv_w.bf16.n(), 3 * h);
+  EXPECT_EQ(l.qkv_w.bf16.k(), h);
+  EXPECT_EQ(l.ffn_out_w.bf16.n(), h);
+  EXPECT_EQ(l.ffn_out_w.bf16.k(), tiny.intermediate);
+  EXPECT_EQ(bf16.weights.precision, WeightPrecision::kBf16);
+  const size_t linear_floats = 2 * (4 * h * h + 2 * h * tiny.intermediate);
+  EXPECT_LE(bf16.weights.arena.bytes(), f32.weights.arena.bytes() - linear_floats * sizeof(float));
+  EXPECT_EQ(ctx.allocator().by_owner().at("model.weights.staging").live_bytes, 0u);
+  EXPECT_EQ(ctx.allocator().live_bytes(), f32.weights.bytes() + bf16.weights.bytes());
+
+  for (FakeTensor& t : tensors) {
+    if (t.name == "encoder.layer.1.intermediate.dense.weight") {
+      t.shape = {13, 8};
+      t.values.resize(13 * 8, 0.0f);
+    }
+  }
+  Loaded bad = load(tiny, tensors, ctx, WeightPrecision::kBf16);
+  EXPECT_EQ(bad.status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status.message().find("[13, 8]"), std::string::npos) << bad.status.message();
 }
 
 TEST(Weights, PrefixAndHalfPrecision) {
@@ -131,7 +167,8 @@ TEST(Weights, MissingTensorExtraLayerAndWrongDtype) {
     std::unique_ptr<SafetensorsFile> file;
     ASSERT_TRUE(SafetensorsFile::open(config.weights_path, &file).ok());
     BertWeights w;
-    const Status st = load_bert_weights(*file, config.bert, ctx.allocator(), &w);
+    const Status st =
+        load_bert_weights(*file, config.bert, WeightPrecision::kF32, ctx.allocator(), &w);
     EXPECT_EQ(st.code(), StatusCode::kUnsupported);
     EXPECT_NE(st.message().find("I32"), std::string::npos) << st.message();
   }
@@ -143,7 +180,8 @@ TEST(Weights, MissingTensorExtraLayerAndWrongDtype) {
     std::unique_ptr<SafetensorsFile> file;
     ASSERT_TRUE(SafetensorsFile::open(config.weights_path, &file).ok());
     BertWeights w;
-    const Status st = load_bert_weights(*file, config.bert, ctx.allocator(), &w);
+    const Status st =
+        load_bert_weights(*file, config.bert, WeightPrecision::kF32, ctx.allocator(), &w);
     EXPECT_EQ(st.code(), StatusCode::kNotFound);
     EXPECT_NE(st.message().find("not a BERT checkpoint"), std::string::npos) << st.message();
   }

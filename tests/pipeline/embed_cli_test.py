@@ -4,7 +4,8 @@ Usage: embed_cli_test.py TESSERA_BINARY SOURCE_DIR
 Checks the JSONL / .npy schema, row counts and order, unit norms, offsets,
 windows, document embeddings, stdin, bad-input reporting and exit codes, that
 nothing is left behind on a fatal error, and that embeddings match the
-sentence-transformers golden (data/golden) with every CPU attention backend.
+sentence-transformers golden (data/golden) with every CPU attention backend,
+and with bf16 weights (--weights bf16) under a looser bound.
 """
 import json
 import os
@@ -19,6 +20,7 @@ import numpy as np
 TESSERA = None
 SOURCE = None
 DIM = 384
+MIN_COSINE_BF16 = 0.9998  # as tests/model/golden_test.cc
 CHUNK_KEYS = {"id", "chunk", "offsets", "embedding"}
 
 
@@ -26,6 +28,7 @@ def run(args, stdin=None, env=None, **kw):
     full_env = dict(os.environ)
     full_env.pop("TESSERA_MODEL", None)
     full_env.pop("TESSERA_ATTENTION", None)
+    full_env.pop("TESSERA_WEIGHTS", None)
     full_env.update(env or {})
     return subprocess.run([TESSERA] + args, input=stdin, capture_output=True, text=True,
                           env=full_env, timeout=600, **kw)
@@ -140,12 +143,25 @@ class EmbedCli(unittest.TestCase):
             mean = np.mean(mine, axis=0)
             np.testing.assert_allclose(d["embedding"], mean / np.linalg.norm(mean), atol=1e-6)
 
-    def test_golden_with_every_cpu_backend(self):
-        inputs = os.path.join(SOURCE, "data/golden/inputs.jsonl")
+    def golden(self):
+        """(inputs path, {id: sentence-transformers embedding}); skips without them."""
         golden_path = os.path.join(SOURCE, "data/golden/embeddings.jsonl")
         if not os.path.exists(golden_path):
             self.skipTest("no data/golden/embeddings.jsonl")
         golden = {g["id"]: np.array(g["embedding"]) for g in read_jsonl(golden_path)}
+        return os.path.join(SOURCE, "data/golden/inputs.jsonl"), golden
+
+    def assert_matches_golden(self, path, golden, min_cosine, label):
+        first = {r["id"]: np.array(r["embedding"]) for r in read_jsonl(path) if r["chunk"] == 0}
+        self.assertEqual(set(first), set(golden))
+        for key, ref in golden.items():
+            # Golden rows longer than 256 tokens were truncated, which is
+            # exactly the first window.
+            cos = float(first[key] @ ref / np.linalg.norm(first[key]) / np.linalg.norm(ref))
+            self.assertGreaterEqual(cos, min_cosine, "%s with %s" % (key, label))
+
+    def test_golden_with_every_cpu_backend(self):
+        inputs, golden = self.golden()
         listing = json.loads(run(["backends", "--json"]).stdout)
         backends = [b["name"] for b in listing if b["device"] == "cpu" and b["available"]]
         self.assertIn("reference", backends)
@@ -155,14 +171,22 @@ class EmbedCli(unittest.TestCase):
                 proc = run(["--attention=only:" + backend, "embed", inputs, "-o", path])
                 self.assertEqual(proc.returncode, 0, proc.stderr)
                 self.assertIn("attention: " + backend + " (", proc.stderr)
-                first = {r["id"]: np.array(r["embedding"]) for r in read_jsonl(path)
-                         if r["chunk"] == 0}
-                self.assertEqual(set(first), set(golden))
-                for key, ref in golden.items():
-                    # Golden rows longer than 256 tokens were truncated, which is
-                    # exactly the first window.
-                    cos = float(first[key] @ ref / np.linalg.norm(first[key]) / np.linalg.norm(ref))
-                    self.assertGreaterEqual(cos, 0.9999, "%s with %s" % (key, backend))
+                self.assert_matches_golden(path, golden, 0.9999, backend)
+
+    def test_golden_with_bf16_weights(self):
+        inputs, golden = self.golden()
+        path = os.path.join(self.tmp.name, "golden-bf16.jsonl")
+        summary = os.path.join(self.tmp.name, "summary-bf16.json")
+        # The environment variable is the flag's fallback.
+        proc = run(["embed", inputs, "-o", path, "--summary-json", summary],
+                   env={"TESSERA_WEIGHTS": "bf16"})
+        if proc.returncode == 2 and "no bf16 matrix kernel" in proc.stderr:
+            self.skipTest(proc.stderr.strip())
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("weights: bf16 (oneDNN ", proc.stderr)
+        with open(summary, encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["weights"], "bf16")
+        self.assert_matches_golden(path, golden, MIN_COSINE_BF16, "bf16 weights")
 
     def test_bad_inputs_are_reported_skipped_and_counted(self):
         with tempfile.TemporaryDirectory() as d:
@@ -213,6 +237,19 @@ class EmbedCli(unittest.TestCase):
         proc = run(["embed", "data/sample", "--format", "npy"], cwd=SOURCE)
         self.assertEqual(proc.returncode, 2)
         self.assertIn("-o FILE.npy", proc.stderr)
+        proc = run(["embed", "data/sample", "--weights", "fp16"], cwd=SOURCE)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("--weights: 'fp16' is not a weight precision; expected f32 or bf16",
+                      proc.stderr)
+        proc = run(["embed", "data/sample"], cwd=SOURCE, env={"TESSERA_WEIGHTS": "half"})
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("TESSERA_WEIGHTS: 'half'", proc.stderr)
+        # oneDNN capped at AVX2 (as on a CPU without AVX-512) has no bf16 kernel.
+        proc = run(["embed", "data/sample", "--weights", "bf16"], cwd=SOURCE,
+                   env={"ONEDNN_MAX_CPU_ISA": "AVX2"})
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("no bf16 matrix kernel for this CPU", proc.stderr)
+        self.assertIn("use --weights f32", proc.stderr)
 
     def test_fatal_error_leaves_nothing(self):
         with tempfile.TemporaryDirectory() as d:
@@ -228,18 +265,23 @@ class EmbedCli(unittest.TestCase):
         if os.environ.get("TESSERA_TEST_SANITIZED"):
             self.skipTest("sanitizer build: RSS includes shadow memory")
         model = os.path.join(SOURCE, "models/all-MiniLM-L6-v2/model.safetensors")
-        pid = os.fork()
-        if pid == 0:
-            os.chdir(SOURCE)
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 1)
-            os.dup2(devnull, 2)
-            os.execv(TESSERA, [TESSERA, "embed", "data/sample", "-o", os.devnull])
-        _, status, usage = os.wait4(pid, 0)
-        self.assertEqual(os.waitstatus_to_exitcode(status), 0)
-        peak_mib = usage.ru_maxrss / 1024
         limit_mib = os.path.getsize(model) / 2**20 + 200
-        self.assertLessEqual(peak_mib, limit_mib, "peak RSS of embedding data/sample")
+        for weights in ("f32", "bf16"):
+            pid = os.fork()
+            if pid == 0:
+                os.chdir(SOURCE)
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, 1)
+                os.dup2(devnull, 2)
+                os.execv(TESSERA, [TESSERA, "embed", "data/sample", "-o", os.devnull,
+                                   "--weights", weights])
+            _, status, usage = os.wait4(pid, 0)
+            if weights == "bf16" and os.waitstatus_to_exitcode(status) == 2:
+                continue  # no bf16 kernel on this CPU (test_golden_with_bf16_weights says so)
+            self.assertEqual(os.waitstatus_to_exitcode(status), 0, weights)
+            peak_mib = usage.ru_maxrss / 1024
+            self.assertLessEqual(peak_mib, limit_mib,
+                                 "peak RSS of embedding data/sample, %s weights" % weights)
 
     def test_progress_bar_only_on_a_terminal(self):
         self.assertNotIn("\r", self.proc.stderr)

@@ -27,6 +27,7 @@ import urllib.request
 import numpy as np
 
 COSINE_GOLDEN = 0.9999  # issue 4's bar against sentence-transformers
+COSINE_GOLDEN_BF16 = 0.9998  # --weights bf16, as tests/model/golden_test.cc
 MAX_DIFF_CLI = 1e-5     # same engine, other batch composition
 
 
@@ -167,6 +168,29 @@ def check_sigterm_answers_accepted_requests(binary):
     assert refused, "new connections were still accepted after SIGTERM"
 
 
+def check_bf16_weights(binary, texts, golden):
+    try:
+        server = Server(binary, ["--weights", "bf16", "--auto-truncate"])
+    except AssertionError as e:
+        if "no bf16 matrix kernel" in str(e):
+            print("skipped --weights bf16: " + str(e))
+            return
+        raise
+    try:
+        status, body = server.request("GET", "/info")
+        assert status == 200 and json.loads(body)["weights"] == "bf16", body
+        ids = sorted(texts)[:8]
+        status, body = server.request("POST", "/embed", {"inputs": [texts[i] for i in ids]})
+        assert status == 200, body
+        for key, row in zip(ids, json.loads(body)):
+            v, ref = np.array(row, dtype=np.float64), golden[key]
+            cos = float(v @ ref / np.linalg.norm(v) / np.linalg.norm(ref))
+            assert cos >= COSINE_GOLDEN_BF16, (key, cos)
+    finally:
+        code, err = server.stop()
+    assert code == 0, err
+
+
 def main():
     binary, source = sys.argv[1], sys.argv[2]
     golden_dir = os.path.join(source, "data", "golden")
@@ -188,6 +212,7 @@ def main():
         status, body = server.request("GET", "/info")
         info = json.loads(body)
         assert status == 200 and info["dim"] == 384 and info["max_input_length"] == 256, info
+        assert info["weights"] == "f32", info
         check_concurrent_clients(server, texts, golden, cli)
         check_tokenize(server, texts, token_ids)
         status, body = server.request("GET", "/metrics")
@@ -207,6 +232,8 @@ def main():
         assert keyed.request("GET", "/health")[0] == 200
     finally:
         keyed.stop()
+
+    check_bf16_weights(binary, texts, golden)
 
     broken = Server(binary, global_args=["--attention", "only:no-such-backend"])
     try:

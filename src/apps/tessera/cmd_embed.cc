@@ -10,10 +10,10 @@
 
 #include "commands.h"
 #include "model/encoder.h"
+#include "model_options.h"
 #include "pipeline/document_reader.h"
 #include "pipeline/embedding_writer.h"
 #include "pipeline/encoder_model.h"
-#include "pipeline/model_location.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/report.h"
 
@@ -30,7 +30,7 @@ constexpr int kExitSkipped = 3;
 struct EmbedOptions {
   std::vector<std::string> inputs;
   std::string output;
-  std::string model;
+  ModelFlags model;
   std::string format;  // "" = from the output name
   std::string stdin_format = "text";
   std::string summary_json;
@@ -52,11 +52,8 @@ int run_embed(AppState& state, EmbedOptions& opt) {
   const auto start = std::chrono::steady_clock::now();
 
   std::string model_dir;
-  if (Status s = pipeline::resolve_model_dir(opt.model, &model_dir); !s.ok()) {
-    return fail(s, kExitUsage);
-  }
   std::unique_ptr<model::Encoder> encoder;
-  if (Status s = model::Encoder::load(model_dir, {}, ctx, &encoder); !s.ok()) {
+  if (Status s = load_encoder(opt.model, ctx, &model_dir, &encoder); !s.ok()) {
     return fail(s, kExitUsage);
   }
   pipeline::EncoderModel model(std::move(encoder), state.dispatcher());
@@ -98,7 +95,9 @@ int run_embed(AppState& state, EmbedOptions& opt) {
                 kExitFatal);
   }
 
-  std::fprintf(stderr, "%s", pipeline::format_summary(stats, ctx.allocator().peak_bytes()).c_str());
+  std::fprintf(stderr, "%sweights: %s\n",
+               pipeline::format_summary(stats, ctx.allocator().peak_bytes()).c_str(),
+               describe_weights(model.encoder()).c_str());
   if (!opt.summary_json.empty()) {
     nlohmann::json j = pipeline::stats_to_json(stats);
     j["model"] = model_dir;
@@ -106,6 +105,7 @@ int run_embed(AppState& state, EmbedOptions& opt) {
     j["total_seconds"] = seconds_since(start);
     j["peak_tracked_bytes"] = ctx.allocator().peak_bytes();
     j["weight_bytes"] = model.encoder().weight_bytes();
+    j["weights"] = model::weight_precision_name(model.encoder().weight_precision());
     std::ofstream f(opt.summary_json);
     f << j.dump(2) << "\n";
     if (!f)
@@ -130,10 +130,7 @@ void add_embed_command(CLI::App& app, AppState& state) {
   cmd->add_option("-o,--output", opt.output,
                   "Output file (default: JSONL on stdout). Written to a temporary file and\n"
                   "renamed at the end: nothing partial is left on a fatal error");
-  cmd->add_option("--model", opt.model,
-                  "Model directory (HF / sentence-transformers BERT). Default: $TESSERA_MODEL,\n"
-                  "else " +
-                      std::string(pipeline::default_model_dir()));
+  add_model_options(cmd, &opt.model);
   cmd->add_option("--format", opt.format,
                   "jsonl: {\"id\", \"chunk\", \"offsets\", \"embedding\"} per row; npy: float32\n"
                   "[rows, dim] plus an index NAME.index.jsonl. Default: npy if -o ends in .npy")

@@ -11,7 +11,7 @@
 #include "attention/dispatch_metrics.h"
 #include "commands.h"
 #include "model/encoder.h"
-#include "pipeline/model_location.h"
+#include "model_options.h"
 #include "runtime/machine_info.h"
 #include "server/encoder_model.h"
 #include "server/http_server.h"
@@ -22,7 +22,7 @@ namespace tessera::cli {
 namespace {
 
 struct ServeFlags {
-  std::string model;
+  ModelFlags model;
   std::string payload_limit = "2M";
   server::ServerOptions options;
 };
@@ -64,11 +64,11 @@ int run_serve(AppState& state, ServeFlags& flags) {
     return fail(s);
   }
   std::string dir;
-  if (Status s = pipeline::resolve_model_dir(flags.model, &dir); !s.ok()) return fail(s);
   std::unique_ptr<model::Encoder> encoder;
-  if (Status s = model::Encoder::load(dir, {}, state.context(), &encoder); !s.ok()) {
+  if (Status s = load_encoder(flags.model, state.context(), &dir, &encoder); !s.ok()) {
     return fail(s);
   }
+  const std::string weights = describe_weights(*encoder);
   server::EncoderServedModel model(std::move(encoder), state.dispatcher(), state.context());
   if (Status s = check_limits(o, model.info().max_length); !s.ok()) return fail(s);
 
@@ -86,12 +86,11 @@ int run_serve(AppState& state, ServeFlags& flags) {
 
   std::printf(
       "tessera serve: listening on http://%s:%d\n"
-      "  model %s (%s): dim %d, max_length %d, %.1f MiB of weights\n"
+      "  model %s (%s): dim %d, max_length %d, weights %s\n"
       "  attention %s over [%s]; max_batch_tokens %lld, max_concurrent_requests %zu, "
       "max_client_batch_size %zu, auth %s\n",
       o.host.c_str(), port, model.info().id.c_str(), dir.c_str(), model.info().dim,
-      model.info().max_length, static_cast<double>(model.info().weight_bytes) / (1 << 20),
-      info.attention_policy.c_str(), backends.c_str(),
+      model.info().max_length, weights.c_str(), info.attention_policy.c_str(), backends.c_str(),
       static_cast<long long>(o.batching.max_batch_tokens), o.batching.max_concurrent_requests,
       o.max_client_batch_size, o.api_key.empty() ? "off" : "bearer");
   std::fflush(stdout);
@@ -124,9 +123,7 @@ void add_serve_command(CLI::App& app, AppState& state) {
       "Embedding HTTP service: POST /embed (TEI), POST /v1/embeddings (OpenAI), POST /tokenize,\n"
       "GET /health, /info, /metrics. Requests are batched dynamically; past\n"
       "--max-concurrent-requests the answer is 429 at once. See docs/SERVING.md.");
-  cmd->add_option("--model", flags->model,
-                  "Model directory (HF / sentence-transformers BERT). Default: $TESSERA_MODEL, "
-                  "else the installed all-MiniLM-L6-v2");
+  add_model_options(cmd, &flags->model);
   cmd->add_option("--host", o.host, "Address to listen on")->capture_default_str();
   cmd->add_option("--port", o.port, "TCP port (0: any free port, printed at start)")
       ->capture_default_str()
