@@ -1,6 +1,7 @@
 #include "model/bert_layer.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "model/kernels.h"
@@ -11,32 +12,41 @@ namespace tessera::model {
 
 namespace {
 
-// y[T, n] = x[T, k] W^T, W: [n, k] (PyTorch Linear layout), f32 or bf16.
-// Bias is added by the elementwise stage that follows.
-Status linear(Context& ctx, const LayerScratch& s, const std::string& stage, const float* x,
-              int64_t tokens, int64_t k, const LinearWeight& w, int64_t n, float* y, int64_t ldy) {
-  const bool bf16 = !w.bf16.empty();
+// y[T, n] = epilogue(x[T, k] W^T), W: [n, k] (PyTorch Linear layout), packed f32 or bf16.
+Status project(Context& ctx, const LayerScratch& s, const std::string& stage, const float* x,
+               int64_t tokens, const PackedWeights& w, const LinearEpilogue& epilogue, float* y) {
+  const bool bf16 = w.type() == WeightType::kBf16;
   StageSpan span(ctx.profiler(), stage,
-                 "M=" + std::to_string(tokens) + ",N=" + std::to_string(n) +
-                     ",K=" + std::to_string(k) + (bf16 ? ",W=bf16" : ""),
-                 2.0 * tokens * n * k);
-  const Status st = bf16 ? gemm_bf16_weights(tokens, x, k, w.bf16, y, ldy, s.gemm_workspace,
-                                             s.gemm_workspace_bytes)
-                         : sgemm(false, true, tokens, n, k, 1.0f, x, k, w.f32, k, 0.0f, y, ldy);
+                 "M=" + std::to_string(tokens) + ",N=" + std::to_string(w.n()) +
+                     ",K=" + std::to_string(w.k()) + (bf16 ? ",W=bf16" : ""),
+                 2.0 * tokens * w.n() * w.k());
+  const Status st =
+      linear(ctx.pool(), tokens, x, w, epilogue, y, s.gemm_workspace, s.gemm_workspace_bytes);
   span.set_ok(st.ok());
   return st;
 }
 
+// The four products of a layer with the epilogues run_bert_layer gives them.
+struct Projection {
+  const PackedWeights* w;
+  LinearEpilogue epilogue;
+};
+
+std::array<Projection, 4> projections(const LayerWeights& w) {
+  return {Projection{&w.qkv_w, {w.qkv_b, false, false}},
+          Projection{&w.attn_out_w, {w.attn_out_b, false, true}},
+          Projection{&w.ffn_in_w, {w.ffn_in_b, true, false}},
+          Projection{&w.ffn_out_w, {w.ffn_out_b, false, true}}};
+}
+
 }  // namespace
 
-Status bert_layer_gemm_workspace(const LayerWeights& w, int64_t tokens, size_t* out) {
+Status bert_layer_gemm_workspace(const LayerWeights& w, int64_t tokens, int threads,
+                                 size_t* out) {
   *out = 0;
-  for (const LinearWeight* l : {&w.qkv_w, &w.attn_out_w, &w.ffn_in_w, &w.ffn_out_w}) {
-    if (l->bf16.empty()) continue;
+  for (const Projection& p : projections(w)) {
     size_t bytes = 0;
-    // As linear() calls it: x and y dense (ldx = k, ldy = n).
-    TESSERA_RETURN_IF_ERROR(
-        gemm_bf16_workspace_bytes(tokens, l->bf16.k(), l->bf16, l->bf16.n(), &bytes));
+    TESSERA_RETURN_IF_ERROR(linear_workspace_bytes(threads, tokens, *p.w, p.epilogue, &bytes));
     *out = std::max(*out, bytes);
   }
   return Status::Ok();
@@ -45,21 +55,16 @@ Status bert_layer_gemm_workspace(const LayerWeights& w, int64_t tokens, size_t* 
 Status run_bert_layer(int index, const LayerWeights& w, const BertConfig& c,
                       const PackedBatch& batch, const LayerScratch& s, Dispatcher& attention,
                       Context& ctx) {
-  const int64_t t = batch.tokens, h = c.hidden_size, inter = c.intermediate_size;
+  const int64_t t = batch.tokens, h = c.hidden_size;
   const int64_t heads = c.num_attention_heads, dh = c.head_dim();
   const float eps = c.layer_norm_eps;
   const std::string name = "model.layer" + std::to_string(index) + ".";
   ThreadPool& pool = ctx.pool();
 
+  const std::array<Projection, 4> proj = projections(w);
   // QKV: wide[T, 3H] = hidden Wqkv^T + bqkv.
-  TESSERA_RETURN_IF_ERROR(
-      linear(ctx, s, name + "qkv_gemm", s.hidden, t, h, w.qkv_w, 3 * h, s.wide, 3 * h));
-  {
-    StageSpan span(ctx.profiler(), name + "qkv_bias");
-    for_row_blocks(pool, t, 3 * h, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) add_bias_row(s.wide + r * 3 * h, w.qkv_b, 3 * h);
-    });
-  }
+  TESSERA_RETURN_IF_ERROR(project(ctx, s, name + "qkv_gemm", s.hidden, t, *proj[0].w,
+                                  proj[0].epilogue, s.wide));
 
   // Attention over views into the QKV rows: [1, T, heads, dh], row stride 3H.
   AttentionArgs args;
@@ -79,37 +84,27 @@ Status run_bert_layer(int index, const LayerWeights& w, const BertConfig& c,
   args.varlen = Varlen{batch.cu_seqlens, batch.cu_seqlens, batch.count};
   TESSERA_RETURN_IF_ERROR(attention.run(args, ctx));
 
-  // Output projection into the (now free) QKV buffer, then add & norm.
-  TESSERA_RETURN_IF_ERROR(
-      linear(ctx, s, name + "attn_out_gemm", s.context, t, h, w.attn_out_w, h, s.wide, h));
+  // hidden = LN(hidden + context Wo^T + bo): the residual add and the bias
+  // happen in the product's epilogue, the LayerNorm in place.
+  TESSERA_RETURN_IF_ERROR(project(ctx, s, name + "attn_out_gemm", s.context, t, *proj[1].w,
+                                  proj[1].epilogue, s.hidden));
   {
-    StageSpan span(ctx.profiler(), name + "attn_add_norm");
+    StageSpan span(ctx.profiler(), name + "attn_norm");
     for_row_blocks(pool, t, 2 * h, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        add_bias_residual_layer_norm_row(s.hidden + r * h, s.wide + r * h, w.attn_out_b,
-                                         w.ln1_gamma, w.ln1_beta, eps, h);
-      }
+      for (int64_t r = r0; r < r1; ++r) layer_norm_row(s.hidden + r * h, w.ln1_gamma, w.ln1_beta, eps, h);
     });
   }
 
-  // Feed-forward: wide[T, I] = gelu(hidden W1^T + b1); context = wide W2^T.
-  TESSERA_RETURN_IF_ERROR(
-      linear(ctx, s, name + "ffn_in_gemm", s.hidden, t, h, w.ffn_in_w, inter, s.wide, inter));
+  // Feed-forward: wide[T, I] = gelu(hidden W1^T + b1) (GELU in the epilogue);
+  // hidden = LN(hidden + wide W2^T + b2).
+  TESSERA_RETURN_IF_ERROR(project(ctx, s, name + "ffn_in_gemm", s.hidden, t, *proj[2].w,
+                                  proj[2].epilogue, s.wide));
+  TESSERA_RETURN_IF_ERROR(project(ctx, s, name + "ffn_out_gemm", s.wide, t, *proj[3].w,
+                                  proj[3].epilogue, s.hidden));
   {
-    StageSpan span(ctx.profiler(), name + "gelu");
-    for_row_blocks(pool, t, 8 * inter, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) bias_gelu_row(s.wide + r * inter, w.ffn_in_b, inter);
-    });
-  }
-  TESSERA_RETURN_IF_ERROR(
-      linear(ctx, s, name + "ffn_out_gemm", s.wide, t, inter, w.ffn_out_w, h, s.context, h));
-  {
-    StageSpan span(ctx.profiler(), name + "ffn_add_norm");
+    StageSpan span(ctx.profiler(), name + "ffn_norm");
     for_row_blocks(pool, t, 2 * h, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        add_bias_residual_layer_norm_row(s.hidden + r * h, s.context + r * h, w.ffn_out_b,
-                                         w.ln2_gamma, w.ln2_beta, eps, h);
-      }
+      for (int64_t r = r0; r < r1; ++r) layer_norm_row(s.hidden + r * h, w.ln2_gamma, w.ln2_beta, eps, h);
     });
   }
   return Status::Ok();

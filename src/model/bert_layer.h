@@ -5,6 +5,8 @@
 //   x   = LN(x + ctx Wo^T + bo)   [T, H]
 //   f   = gelu(x W1^T + b1)       [T, I]
 //   x   = LN(x + f W2^T + b2)     [T, H]
+// Biases, the GELU and the residual adds run in the GEMMs' epilogues
+// (runtime/gemm.h, LinearEpilogue); only the LayerNorms are passes of their own.
 #pragma once
 
 #include <cstddef>
@@ -28,18 +30,19 @@ struct PackedBatch {
 // Working memory of one forward pass, reused by every layer.
 struct LayerScratch {
   float* hidden = nullptr;   // [T, H]: the layer's input and output
-  float* context = nullptr;  // [T, H]: attention output, then FFN output
-  float* wide = nullptr;     // [T, max(3H, I)]: QKV, then the projection, then the FFN
-  void* gemm_workspace = nullptr;  // bf16 weights: gemm_bf16_weights' workspace, reused
+  float* context = nullptr;  // [T, H]: attention output
+  float* wide = nullptr;     // [T, max(3H, I)]: QKV, then the FFN's inner activations
+  void* gemm_workspace = nullptr;  // linear()'s workspace, reused by every product
   size_t gemm_workspace_bytes = 0;
   static int64_t wide_width(const BertConfig& c) {
     return 3 * c.hidden_size > c.intermediate_size ? 3 * c.hidden_size : c.intermediate_size;
   }
 };
 
-// The gemm workspace a layer with bf16 weights `w` needs for `tokens` rows
-// (0 with f32 weights).
-Status bert_layer_gemm_workspace(const LayerWeights& w, int64_t tokens, size_t* out);
+// The GEMM workspace a layer with weights `w` needs for `tokens` rows on a
+// pool of `threads` (runtime/gemm.h, linear_workspace_bytes).
+Status bert_layer_gemm_workspace(const LayerWeights& w, int64_t tokens, int threads,
+                                 size_t* out);
 
 Status run_bert_layer(int index, const LayerWeights& w, const BertConfig& config,
                       const PackedBatch& batch, const LayerScratch& scratch,

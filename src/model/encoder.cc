@@ -71,7 +71,8 @@ Status Encoder::embed(const std::vector<std::vector<int32_t>>& sequences, Dispat
   const int64_t tokens = cu[count];
   size_t gemm_bytes = 0;  // every layer has the shapes of layer 0
   if (!weights_.layers.empty()) {
-    TESSERA_RETURN_IF_ERROR(bert_layer_gemm_workspace(weights_.layers[0], tokens, &gemm_bytes));
+    TESSERA_RETURN_IF_ERROR(bert_layer_gemm_workspace(weights_.layers[0], tokens,
+                                                      ctx.pool().num_threads(), &gemm_bytes));
   }
   constexpr size_t kAlign = TrackingAllocator::kAlignment;
   const size_t activations = (activation_bytes(tokens) + kAlign - 1) / kAlign * kAlign;

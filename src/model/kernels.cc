@@ -12,12 +12,6 @@ constexpr int64_t kMinParallelWork = 1 << 15;
 }  // namespace
 
 TESSERA_MODEL_CLONES
-void add_bias_row(float* x, const float* bias, int64_t n) {
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) x[i] += bias[i];
-}
-
-TESSERA_MODEL_CLONES
 void layer_norm_row(float* x, const float* gamma, const float* beta, float eps, int64_t n) {
   float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
@@ -29,15 +23,6 @@ void layer_norm_row(float* x, const float* gamma, const float* beta, float eps, 
   const float rstd = 1.0f / std::sqrt(sq / static_cast<float>(n) + eps);
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) x[i] = (x[i] - mean) * rstd * gamma[i] + beta[i];
-}
-
-TESSERA_MODEL_CLONES
-void add_bias_residual_layer_norm_row(float* x, const float* y, const float* bias,
-                                      const float* gamma, const float* beta, float eps,
-                                      int64_t n) {
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) x[i] += y[i] + bias[i];
-  layer_norm_row(x, gamma, beta, eps, n);
 }
 
 TESSERA_MODEL_CLONES

@@ -17,20 +17,8 @@
 
 namespace tessera::model {
 
-// x[0..n) = x + bias
-void add_bias_row(float* x, const float* bias, int64_t n);
-
-// x[0..n) = gelu(x + bias), exact form 0.5 * v * (1 + erf(v / sqrt(2))).
-void bias_gelu_row(float* x, const float* bias, int64_t n);
-
 // x[0..n) = LayerNorm(x) * gamma + beta (biased variance, as torch).
 void layer_norm_row(float* x, const float* gamma, const float* beta, float eps, int64_t n);
-
-// x[0..n) = LayerNorm(x + y + bias) * gamma + beta: the "add & norm" after a
-// projection whose output y has not had its bias added yet.
-void add_bias_residual_layer_norm_row(float* x, const float* y, const float* bias,
-                                      const float* gamma, const float* beta, float eps,
-                                      int64_t n);
 
 // x[0..n) = word + position + token_type (the three embedding rows).
 void sum3_row(float* x, const float* a, const float* b, const float* c, int64_t n);

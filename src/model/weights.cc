@@ -72,39 +72,33 @@ class Planner {
   size_t total_ = 0;
 };
 
-// Where one Linear weight goes: an arena slot (f32), or its own plan, read
-// into a temporary f32 block and converted to bf16 once the arena is filled.
+// One Linear weight: its own plan, read into a temporary f32 block once the
+// arena is filled and packed (PackedWeights) in the precision asked for.
 struct LinearSlot {
-  size_t arena = 0;
-  std::unique_ptr<Planner> staging;  // bf16 weights only
+  std::unique_ptr<Planner> staging;
   int64_t n = 0, k = 0;
 };
 
-Status add_linear(Planner& arena, const SafetensorsFile& file, const std::string& prefix,
-                  WeightPrecision precision, std::initializer_list<std::string> names,
-                  std::vector<int64_t> shape, const char* derived_from, LinearSlot* slot) {
+Status add_linear(const SafetensorsFile& file, const std::string& prefix,
+                  std::initializer_list<std::string> names, std::vector<int64_t> shape,
+                  const char* derived_from, LinearSlot* slot) {
   slot->n = shape[0] * static_cast<int64_t>(names.size());
   slot->k = shape[1];
-  if (precision == WeightPrecision::kF32) {
-    return arena.add(names, std::move(shape), derived_from, &slot->arena);
-  }
   slot->staging = std::make_unique<Planner>(file, prefix);
   size_t at_zero;
   return slot->staging->add(names, std::move(shape), derived_from, &at_zero);
 }
 
-Status finish_linear(const LinearSlot& slot, const float* arena, TrackingAllocator& allocator,
-                     LinearWeight* out) {
-  if (!slot.staging) {
-    out->f32 = arena + slot.arena;
-    return Status::Ok();
-  }
+Status finish_linear(const LinearSlot& slot, WeightPrecision precision,
+                     TrackingAllocator& allocator, PackedWeights* out) {
   Buffer staging;
   TESSERA_RETURN_IF_ERROR(Buffer::allocate(allocator, slot.staging->total_floats() * sizeof(float),
                                            "model.weights.staging", &staging));
   TESSERA_RETURN_IF_ERROR(slot.staging->copy_into(staging.as<float>()));
-  return Bf16Weights::create(staging.as<float>(), slot.n, slot.k, allocator, "model.weights",
-                             &out->bf16);
+  const WeightType type =
+      precision == WeightPrecision::kBf16 ? WeightType::kBf16 : WeightType::kF32;
+  return PackedWeights::create(staging.as<float>(), slot.n, slot.k, type, allocator,
+                               "model.weights", out);
 }
 
 Status find_prefix(const SafetensorsFile& file, std::string* prefix) {
@@ -125,8 +119,7 @@ Status find_prefix(const SafetensorsFile& file, std::string* prefix) {
 size_t BertWeights::bytes() const {
   size_t total = arena.bytes();
   for (const LayerWeights& l : layers) {
-    total += l.qkv_w.bf16.bytes() + l.attn_out_w.bf16.bytes() + l.ffn_in_w.bf16.bytes() +
-             l.ffn_out_w.bf16.bytes();
+    total += l.qkv_w.bytes() + l.attn_out_w.bytes() + l.ffn_in_w.bytes() + l.ffn_out_w.bytes();
   }
   return total;
 }
@@ -162,13 +155,11 @@ Status load_bert_weights(const SafetensorsFile& file, const BertConfig& config,
     const std::string self = p + "attention.self.";
     LayerSlots& s = slots[l];
     TESSERA_RETURN_IF_ERROR(
-        add_linear(plan, file, prefix, precision,
-                   {self + "query.weight", self + "key.weight", self + "value.weight"}, {h, h},
+        add_linear(file, prefix, {self + "query.weight", self + "key.weight", self + "value.weight"}, {h, h},
                    "hidden_size", &s.qkv_w));
     TESSERA_RETURN_IF_ERROR(plan.add({self + "query.bias", self + "key.bias", self + "value.bias"},
                                      {h}, "hidden_size", &s.qkv_b));
-    TESSERA_RETURN_IF_ERROR(add_linear(plan, file, prefix, precision,
-                                       {p + "attention.output.dense.weight"}, {h, h}, "hidden_size",
+    TESSERA_RETURN_IF_ERROR(add_linear(file, prefix, {p + "attention.output.dense.weight"}, {h, h}, "hidden_size",
                                        &s.attn_out_w));
     TESSERA_RETURN_IF_ERROR(
         plan.add({p + "attention.output.dense.bias"}, {h}, "hidden_size", &s.attn_out_b));
@@ -176,12 +167,11 @@ Status load_bert_weights(const SafetensorsFile& file, const BertConfig& config,
         plan.add({p + "attention.output.LayerNorm.weight"}, {h}, "hidden_size", &s.ln1_g));
     TESSERA_RETURN_IF_ERROR(
         plan.add({p + "attention.output.LayerNorm.bias"}, {h}, "hidden_size", &s.ln1_b));
-    TESSERA_RETURN_IF_ERROR(add_linear(plan, file, prefix, precision,
-                                       {p + "intermediate.dense.weight"}, {inter, h},
+    TESSERA_RETURN_IF_ERROR(add_linear(file, prefix, {p + "intermediate.dense.weight"}, {inter, h},
                                        "intermediate_size, hidden_size", &s.ffn_in_w));
     TESSERA_RETURN_IF_ERROR(
         plan.add({p + "intermediate.dense.bias"}, {inter}, "intermediate_size", &s.ffn_in_b));
-    TESSERA_RETURN_IF_ERROR(add_linear(plan, file, prefix, precision, {p + "output.dense.weight"},
+    TESSERA_RETURN_IF_ERROR(add_linear(file, prefix, {p + "output.dense.weight"},
                                        {h, inter}, "hidden_size, intermediate_size", &s.ffn_out_w));
     TESSERA_RETURN_IF_ERROR(plan.add({p + "output.dense.bias"}, {h}, "hidden_size", &s.ffn_out_b));
     TESSERA_RETURN_IF_ERROR(
@@ -210,10 +200,10 @@ Status load_bert_weights(const SafetensorsFile& file, const BertConfig& config,
   w.embeddings_ln_beta = base + emb_b;
   for (const LayerSlots& s : slots) {
     LayerWeights l;
-    TESSERA_RETURN_IF_ERROR(finish_linear(s.qkv_w, base, allocator, &l.qkv_w));
-    TESSERA_RETURN_IF_ERROR(finish_linear(s.attn_out_w, base, allocator, &l.attn_out_w));
-    TESSERA_RETURN_IF_ERROR(finish_linear(s.ffn_in_w, base, allocator, &l.ffn_in_w));
-    TESSERA_RETURN_IF_ERROR(finish_linear(s.ffn_out_w, base, allocator, &l.ffn_out_w));
+    TESSERA_RETURN_IF_ERROR(finish_linear(s.qkv_w, precision, allocator, &l.qkv_w));
+    TESSERA_RETURN_IF_ERROR(finish_linear(s.attn_out_w, precision, allocator, &l.attn_out_w));
+    TESSERA_RETURN_IF_ERROR(finish_linear(s.ffn_in_w, precision, allocator, &l.ffn_in_w));
+    TESSERA_RETURN_IF_ERROR(finish_linear(s.ffn_out_w, precision, allocator, &l.ffn_out_w));
     l.qkv_b = base + s.qkv_b;
     l.attn_out_b = base + s.attn_out_b;
     l.ln1_gamma = base + s.ln1_g;

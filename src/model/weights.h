@@ -1,8 +1,8 @@
-// BERT encoder weights, converted to f32 into one tracked arena ("model.weights")
-// and checked against the config. Linear weights keep the PyTorch layout
-// [out_features, in_features]; Wq/Wk/Wv are concatenated once into one QKV matrix.
-// With bf16 weights the Linear weights are not in the arena: each is held as
-// bf16 in the GEMM library's layout (also "model.weights"), converted through
+// BERT encoder weights, checked against the config. Embeddings, biases and
+// LayerNorm parameters are converted to f32 into one tracked arena
+// ("model.weights"). Linear weights (PyTorch layout [out_features,
+// in_features]; Wq/Wk/Wv concatenated once into one QKV matrix) are packed in
+// the GEMM library's layout, f32 or bf16 (also "model.weights"), each through
 // a temporary f32 copy of that one matrix.
 #pragma once
 
@@ -17,22 +17,16 @@
 
 namespace tessera::model {
 
-// One Linear weight [out_features, in_features]: f32 in the arena, or bf16.
-struct LinearWeight {
-  const float* f32 = nullptr;  // null with bf16 weights
-  Bf16Weights bf16;            // empty with f32 weights
-};
-
 struct LayerWeights {
-  LinearWeight qkv_w;              // [3H, H]: rows 0..H-1 query, then key, then value
+  PackedWeights qkv_w;              // [3H, H]: rows 0..H-1 query, then key, then value
   const float* qkv_b = nullptr;    // [3H]
-  LinearWeight attn_out_w;         // [H, H]
+  PackedWeights attn_out_w;         // [H, H]
   const float* attn_out_b = nullptr;  // [H]
   const float* ln1_gamma = nullptr;   // [H]
   const float* ln1_beta = nullptr;    // [H]
-  LinearWeight ffn_in_w;              // [I, H]
+  PackedWeights ffn_in_w;              // [I, H]
   const float* ffn_in_b = nullptr;    // [I]
-  LinearWeight ffn_out_w;             // [H, I]
+  PackedWeights ffn_out_w;             // [H, I]
   const float* ffn_out_b = nullptr;   // [H]
   const float* ln2_gamma = nullptr;   // [H]
   const float* ln2_beta = nullptr;    // [H]
@@ -48,7 +42,7 @@ struct BertWeights {
   const float* embeddings_ln_beta = nullptr;   // [H]
   std::vector<LayerWeights> layers;
 
-  size_t bytes() const;  // the arena plus every bf16 weight
+  size_t bytes() const;  // the arena plus every packed Linear weight
 };
 
 // Finds the BERT tensors in `file` (names as in BertModel, optionally under a

@@ -10,6 +10,7 @@
 
 #include "tessera/allocator.h"
 #include "tessera/status.h"
+#include "tessera/thread_pool.h"
 
 namespace tessera {
 
@@ -20,54 +21,72 @@ Status sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float 
              const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
              int64_t ldc);
 
-// A Linear layer's weight W [n, k] (PyTorch layout), rounded once to bf16
-// (nearest even) and stored in the layout the library's bf16 matmul prefers
-// (AMX tiles on CPUs that have them), in tracked memory owned by `owner`.
-// For gemm_bf16_weights; move-only.
-class Bf16Weights {
+// A Linear layer's weight W [n, k] (PyTorch layout), converted once into the
+// layout the library's matmul kernel prefers (blocked for its registers, AMX
+// tiles for bf16 on CPUs that have them) in tracked memory owned by `owner`.
+// f32 keeps the values; bf16 rounds them (nearest even). For linear();
+// move-only.
+enum class WeightType { kF32, kBf16 };
+
+class PackedWeights {
  public:
-  // Fails (Unsupported) when the library has no bf16 matrix kernel for this
-  // CPU, i.e. it would run its reference loops.
-  static Status create(const float* w, int64_t n, int64_t k, TrackingAllocator& alloc,
-                       std::string_view owner, Bf16Weights* out);
-  Bf16Weights();
-  Bf16Weights(Bf16Weights&&) noexcept;
-  Bf16Weights& operator=(Bf16Weights&&) noexcept;
-  ~Bf16Weights();
+  // Fails (Unsupported) for bf16 when the library has no bf16 matrix kernel
+  // for this CPU, i.e. it would run its reference loops.
+  static Status create(const float* w, int64_t n, int64_t k, WeightType type,
+                       TrackingAllocator& alloc, std::string_view owner, PackedWeights* out);
+  PackedWeights();
+  PackedWeights(PackedWeights&&) noexcept;
+  PackedWeights& operator=(PackedWeights&&) noexcept;
+  ~PackedWeights();
 
   int64_t n() const { return n_; }
   int64_t k() const { return k_; }
+  WeightType type() const { return type_; }
   size_t bytes() const { return data_.bytes(); }
   bool empty() const { return data_.data() == nullptr; }
+  // The values back in W's plain [n, k] f32 layout (bf16: the rounded ones).
+  Status unpack(float* w) const;
 
   struct Plan;  // the library's primitives for one product shape (cached)
 
  private:
-  friend Status gemm_bf16_workspace_bytes(int64_t, int64_t, const Bf16Weights&, int64_t, size_t*);
-  friend Status gemm_bf16_weights(int64_t, const float*, int64_t, const Bf16Weights&, float*,
-                                  int64_t, void*, size_t);
-  Status plan(int64_t m, int64_t ldx, int64_t ldy, std::shared_ptr<const Plan>* out) const;
+  friend class LinearPlanner;
   struct Layout;  // the library's description of data_
   Buffer data_;
   std::unique_ptr<Layout> layout_;
   int64_t n_ = 0, k_ = 0;
+  WeightType type_ = WeightType::kF32;
 };
 
-// y[m, n] = x[m, k] W^T with W in bf16: x (f32, row stride ldx) is rounded to
-// bf16 per call by the library into `workspace` (which also holds the
-// library's scratchpad); products accumulate in f32; y is f32 (row stride
-// ldy). Threads as sgemm does (set_gemm_threads). The caller owns the
-// workspace (tracked memory, reused across calls: a fresh block per call cost
-// as much in page faults as the conversion itself).
-Status gemm_bf16_weights(int64_t m, const float* x, int64_t ldx, const Bf16Weights& w, float* y,
-                         int64_t ldy, void* workspace, size_t workspace_bytes);
-// The workspace bytes that call needs (64-byte aligned, like every Buffer).
-Status gemm_bf16_workspace_bytes(int64_t m, int64_t ldx, const Bf16Weights& w, int64_t ldy,
-                                 size_t* out);
+// What linear() does to each output element inside the library's kernel,
+// while the tile is still in registers (no extra pass over y):
+//   y = gelu?(x W^T + bias) (+ y, with accumulate)
+struct LinearEpilogue {
+  const float* bias = nullptr;  // [n], or none
+  bool gelu = false;            // exact-erf GELU, after the bias
+  bool accumulate = false;      // add to y's old values (a residual) instead of overwriting
+};
 
-// The library's kernel for bf16 products on this CPU, e.g.
-// "brg:avx512_core_amx_bf16"; "ref:any" where it has none.
-std::string bf16_gemm_kernel();
+// y[m, n] = epilogue(x[m, k] W^T); x and y dense f32 row-major (oneDNN 2.6's
+// fast kernels take no row padding: with it, they fall back to reference
+// loops 100x slower, so the interface does not offer it). With bf16 weights x is rounded to bf16 per call (into `workspace`);
+// products accumulate in f32 either way. The rows are split into one piece
+// per thread of `pool`, each a single-threaded library call: the library
+// starts no threads of its own, so nothing competes with the pool (see
+// docs/DECISIONS.md). The caller owns the workspace (tracked memory, reused
+// across calls: a fresh block per call cost as much in page faults as the
+// bf16 conversion itself). Not reentrant on `pool` (it runs parallel_for).
+Status linear(ThreadPool& pool, int64_t m, const float* x, const PackedWeights& w,
+              const LinearEpilogue& epilogue, float* y, void* workspace, size_t workspace_bytes);
+// The workspace bytes that call needs on a pool of `threads` (64-byte
+// aligned, like every Buffer).
+Status linear_workspace_bytes(int threads, int64_t m, const PackedWeights& w,
+                              const LinearEpilogue& epilogue, size_t* out);
+
+// The library's kernel for products with `type` weights on this CPU, e.g.
+// "brg:avx512_core" (f32) or "brg:avx512_core_amx_bf16"; "ref:any" for its
+// reference loops; "none" where it has no kernel at all.
+std::string linear_kernel(WeightType type);
 
 // Threads the library may use for one call from this thread (OpenMP ICV:
 // per calling thread). 1 inside our own parallel loops.

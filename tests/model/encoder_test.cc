@@ -235,7 +235,7 @@ TEST(Encoder, RecordsAProfilerSpanPerStage) {
   std::map<std::string, int> names;
   for (const Span& s : ctx.profiler().spans()) names[s.name]++;
   for (const char* n : {"model.embeddings", "model.layer0.qkv_gemm", "model.layer1.ffn_in_gemm",
-                        "model.layer1.gelu", "model.layer1.ffn_add_norm", "model.pooling"}) {
+                        "model.layer1.ffn_out_gemm", "model.layer1.ffn_norm", "model.pooling"}) {
     EXPECT_EQ(names[n], 1) << n;
   }
   int attention = 0;

@@ -48,27 +48,31 @@ TEST(Weights, LoadsAndFusesQkvInTrackedMemory) {
     ASSERT_TRUE(l.status.ok()) << l.status.to_string();
     ASSERT_EQ(l.weights.layers.size(), 2u);
     const int h = tiny.hidden;
-    // Rows of the fused matrix: query, then key, then value.
+    // Rows of the fused matrix: query, then key, then value (unpacked from
+    // the GEMM library's layout: f32 keeps every value).
+    std::vector<float> qkv(3 * h * h), ffn_out(h * tiny.intermediate);
+    ASSERT_TRUE(l.weights.layers[1].qkv_w.unpack(qkv.data()).ok());
+    ASSERT_TRUE(l.weights.layers[0].ffn_out_w.unpack(ffn_out.data()).ok());
     const char* parts[] = {"query", "key", "value"};
     for (int p = 0; p < 3; ++p) {
       const auto& w = find(tensors, std::string("encoder.layer.1.attention.self.") + parts[p] + ".weight");
       const auto& b = find(tensors, std::string("encoder.layer.1.attention.self.") + parts[p] + ".bias");
       for (int i = 0; i < h * h; ++i)
-        EXPECT_EQ(l.weights.layers[1].qkv_w.f32[p * h * h + i], w.values[i]);
+        EXPECT_EQ(qkv[p * h * h + i], w.values[i]);
       for (int i = 0; i < h; ++i) EXPECT_EQ(l.weights.layers[1].qkv_b[p * h + i], b.values[i]);
     }
     const auto& word = find(tensors, "embeddings.word_embeddings.weight");
     EXPECT_EQ(l.weights.word_embeddings[5 * h + 3], word.values[5 * h + 3]);
     const auto& ffn = find(tensors, "encoder.layer.0.output.dense.weight");
-    EXPECT_EQ(l.weights.layers[0].ffn_out_w.f32[7], ffn.values[7]);
+    for (int i = 0; i < h * tiny.intermediate; ++i) EXPECT_EQ(ffn_out[i], ffn.values[i]);
     EXPECT_GT(ctx.allocator().by_owner().at("model.weights").live_bytes, 0u);
   }
   EXPECT_TRUE(ctx.allocator().leaks().empty());
 }
 
-// bf16 Linear weights replace their f32 copies: none is in the arena, the
-// temporary f32 block of each is freed, and a mis-shaped one is still named.
-TEST(Weights, Bf16LinearWeightsLeaveTheArena) {
+// Linear weights are packed outside the arena (f32 or bf16, half the bytes),
+// the temporary f32 block of each is freed, and a mis-shaped one is still named.
+TEST(Weights, LinearWeightsArePackedOutsideTheArena) {
   Context ctx;
   TinyBert tiny;
   auto tensors = tiny.tensors();
@@ -78,14 +82,19 @@ TEST(Weights, Bf16LinearWeightsLeaveTheArena) {
   ASSERT_TRUE(f32.status.ok() && bf16.status.ok()) << bf16.status.to_string();
   const int64_t h = tiny.hidden;
   const LayerWeights& l = bf16.weights.layers[1];
-  EXPECT_EQ(l.qkv_w.f32, nullptr);
-  EXPECT_EQ(l.qkv_w.bf16.n(), 3 * h);
-  EXPECT_EQ(l.qkv_w.bf16.k(), h);
-  EXPECT_EQ(l.ffn_out_w.bf16.n(), h);
-  EXPECT_EQ(l.ffn_out_w.bf16.k(), tiny.intermediate);
+  EXPECT_EQ(l.qkv_w.type(), WeightType::kBf16);
+  EXPECT_EQ(f32.weights.layers[1].qkv_w.type(), WeightType::kF32);
+  EXPECT_EQ(l.qkv_w.n(), 3 * h);
+  EXPECT_EQ(l.qkv_w.k(), h);
+  EXPECT_EQ(l.ffn_out_w.n(), h);
+  EXPECT_EQ(l.ffn_out_w.k(), tiny.intermediate);
   EXPECT_EQ(bf16.weights.precision, WeightPrecision::kBf16);
+  // Same arena (no Linear weight in it) for both precisions; every packed
+  // weight at least its element count in its precision.
   const size_t linear_floats = 2 * (4 * h * h + 2 * h * tiny.intermediate);
-  EXPECT_LE(bf16.weights.arena.bytes(), f32.weights.arena.bytes() - linear_floats * sizeof(float));
+  EXPECT_EQ(bf16.weights.arena.bytes(), f32.weights.arena.bytes());
+  EXPECT_GE(f32.weights.bytes() - f32.weights.arena.bytes(), linear_floats * sizeof(float));
+  EXPECT_GE(bf16.weights.bytes() - bf16.weights.arena.bytes(), linear_floats * 2);
   EXPECT_EQ(ctx.allocator().by_owner().at("model.weights.staging").live_bytes, 0u);
   EXPECT_EQ(ctx.allocator().live_bytes(), f32.weights.bytes() + bf16.weights.bytes());
 

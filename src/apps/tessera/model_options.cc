@@ -37,7 +37,7 @@ Status load_encoder(const ModelFlags& flags, Context& ctx, std::string* dir,
 std::string describe_weights(const model::Encoder& encoder) {
   const model::WeightPrecision p = encoder.weight_precision();
   std::string s = model::weight_precision_name(p);
-  if (p == model::WeightPrecision::kBf16) s += " (oneDNN " + bf16_gemm_kernel() + ")";
+  if (p == model::WeightPrecision::kBf16) s += " (oneDNN " + linear_kernel(WeightType::kBf16) + ")";
   char mib[32];
   std::snprintf(mib, sizeof(mib), ", %.1f MiB",
                 static_cast<double>(encoder.weight_bytes()) / (1 << 20));
