@@ -28,7 +28,6 @@
 #include "cpu_flash/bf16_dot-inl.h"
 #include "cpu_flash/flash_params.h"
 #include "cpu_flash/flash_unit.h"
-#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -104,21 +103,6 @@ HWY_INLINE void PackQT(DF df, const FlashParams& p, int64_t ld, const Block& b) 
   for (int64_t r = 0; r < b.g.rows; ++r) {
     RowToF32(df, element(p.q, p.dtype, q_offset(p, b.g, r)), p.dtype, p.qs[3], p.d, b.o);
     for (int64_t d = 0; d < p.d; ++d) b.qt[d * ld + r] = b.o[d];
-  }
-}
-
-// Asks for K and V rows [j0, j1) ahead of use: rows sit in different pages
-// (Hkv * D elements apart), where the hardware prefetchers stop, so the
-// next tile is requested while the current one is computed.
-inline void PrefetchKV(const FlashParams& p, const UnitGeom& g, int64_t j0, int64_t j1) {
-  constexpr int64_t kLine = 64;
-  const int64_t k_bytes = p.d * p.ks[3] * static_cast<int64_t>(dtype_size(p.dtype));
-  const int64_t v_bytes = p.dv * p.vs[3] * static_cast<int64_t>(dtype_size(p.dtype));
-  for (int64_t j = j0; j < j1; ++j) {
-    const char* k = static_cast<const char*>(element(p.k, p.dtype, k_offset(p, g, j)));
-    const char* v = static_cast<const char*>(element(p.v, p.dtype, v_offset(p, g, j)));
-    for (int64_t b = 0; b < k_bytes; b += kLine) hwy::Prefetch(k + b);
-    for (int64_t b = 0; b < v_bytes; b += kLine) hwy::Prefetch(v + b);
   }
 }
 
@@ -308,6 +292,18 @@ HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t 
   // product), so there the max may lag: p <= 2^8 stays far from f32 limits
   // and rounds to bf16 with the same relative error.
   const ScoreTransform tf{p.scale, p.softcap, tiles ? 8.0f : 0.0f};
+  // Decode-sized work (one block of at most kMicroRows rows, one vector of
+  // columns) reads each f32 K and V element exactly once per tile, so it
+  // reads them where they are: the copy PackKV makes against L1 set
+  // conflicts only pays when a tile is swept several times. There is no
+  // software prefetch of the next tile: asking for its lines, all at once or
+  // spread over the products, filled the line-fill buffers so the prefetches
+  // themselves waited for memory; decode ran 15-20% slower with them and
+  // prefill the same (docs/DECISIONS.md).
+  const bool in_place = path == Products::kF32 && p.dtype == DType::kF32 && p.ks[3] == 1 &&
+                        p.vs[3] == 1 && ld_dv == p.dv && p.sub_blocks == 1 &&
+                        ld <= static_cast<int64_t>(hn::Lanes(df)) &&
+                        blocks[0].g.rows <= kMicroRows;
   for (int64_t j0 = begin; j0 < end; j0 += kBlockKeys) {
     const int64_t j1 = std::min(j0 + kBlockKeys, end);
     bool packed = false;
@@ -320,10 +316,9 @@ HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t 
           PackKVTiles(p, b.g, s, j0, j1 - j0);
         } else if (pairs) {
           PackKVPairs(p, b.g, s, j0, j1 - j0);
-        } else {
+        } else if (!in_place) {
           PackKV(df, p, b.g, s, j0, j1 - j0);
         }
-        PrefetchKV(p, b.g, j1, std::min(j1 + kBlockKeys, end));
         packed = true;
       }
       // V pairs start at even tile offsets, so on that path an odd first
@@ -340,8 +335,11 @@ HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t 
                         PairA{reinterpret_cast<const uint32_t*>(s.kt) + off * d2, d2, 1},
                         reinterpret_cast<const uint32_t*>(b.qt), ld, s.st, ld, nullptr);
       } else {
-        TileGemm<false>(df, kb, ld, p.d, StridedA{s.kt + off * p.d, p.d, 1}, b.qt, ld, s.st, ld,
-                        nullptr);
+        const StridedA k_rows =
+            in_place ? StridedA{static_cast<const float*>(element(p.k, p.dtype, k_offset(p, b.g, a0))),
+                                p.ks[1], 1}
+                     : StridedA{s.kt + off * p.d, p.d, 1};
+        TileGemm<false>(df, kb, ld, p.d, k_rows, b.qt, ld, s.st, ld, nullptr);
       }
       BiasRows bias;
       if (p.bias != nullptr) bias = {p.bias + b.g.b * p.bs[0], b.bias_base, p.bs[3]};
@@ -356,8 +354,11 @@ HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t 
             b.g.rows, ld_dv, (kb + 1) / 2, PairA{reinterpret_cast<const uint32_t*>(s.st), 1, ld},
             reinterpret_cast<const uint32_t*>(s.vt) + off / 2 * ld_dv, ld_dv, b.o, ld_dv, b.alpha);
       } else {
-        TileGemm<true>(df, b.g.rows, ld_dv, kb, StridedA{s.st, 1, ld}, s.vt + off * ld_dv, ld_dv,
-                       b.o, ld_dv, b.alpha);
+        const float* v_rows =
+            in_place ? static_cast<const float*>(element(p.v, p.dtype, v_offset(p, b.g, a0)))
+                     : s.vt + off * ld_dv;
+        TileGemm<true>(df, b.g.rows, ld_dv, kb, StridedA{s.st, 1, ld}, v_rows,
+                       in_place ? p.vs[1] : ld_dv, b.o, ld_dv, b.alpha);
       }
     }
   }
