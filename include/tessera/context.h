@@ -20,6 +20,10 @@ struct ContextOptions {
   int num_threads = 0;                        // 0: one per hardware thread
   std::optional<size_t> memory_budget_bytes;  // unset: unlimited
   bool profile = true;
+  // Bytes of freed large host blocks (1 MiB and up) kept for reuse instead of
+  // returned to the system, so per-call workspaces do not come back as fresh
+  // zeroed pages each time (runtime/reuse_memory_resource.h). 0: off.
+  size_t reuse_memory_bytes = 0;
 };
 
 class Context {
@@ -50,6 +54,7 @@ class Context {
   std::mutex device_mu_;
   std::map<int, std::unique_ptr<TrackingAllocator>> device_allocators_;
   void* device_stream_ = nullptr;
+  std::unique_ptr<MemoryResource> host_resource_;  // before allocator_: outlives it
   TrackingAllocator allocator_;
   ThreadPool pool_;
   Profiler profiler_;

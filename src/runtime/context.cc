@@ -2,11 +2,17 @@
 
 #include <string>
 
+#include "runtime/reuse_memory_resource.h"
+
 namespace tessera {
 
 Context::Context(const ContextOptions& options)
     : budget_(options.memory_budget_bytes),
-      allocator_(options.memory_budget_bytes),
+      host_resource_(options.reuse_memory_bytes > 0
+                         ? std::make_unique<ReuseMemoryResource>(host_memory_resource(),
+                                                                 options.reuse_memory_bytes)
+                         : nullptr),
+      allocator_(options.memory_budget_bytes, host_resource_.get()),
       pool_(options.num_threads) {
   profiler_.set_enabled(options.profile);
 }

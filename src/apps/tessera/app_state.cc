@@ -38,6 +38,8 @@ Status AppState::init() {
     TESSERA_RETURN_IF_ERROR(parse_byte_size(options.memory_budget, "--memory-budget", &budget));
     ctx_options.memory_budget_bytes = budget;
   }
+  TESSERA_RETURN_IF_ERROR(
+      parse_byte_size(options.memory_reuse, "--memory-reuse", &ctx_options.reuse_memory_bytes));
   if (options.attention.empty()) {
     TESSERA_RETURN_IF_ERROR(policy_from_environment(Policy{}, &policy_));
   } else {

@@ -15,6 +15,7 @@ struct GlobalOptions {
   std::string attention;      // policy text; empty: TESSERA_ATTENTION, else auto
   int threads = 0;            // 0: one per hardware thread
   std::string memory_budget;  // "512M", "2G", bytes; empty: unlimited
+  std::string memory_reuse = "192M";  // ContextOptions::reuse_memory_bytes; "0": off
 };
 
 class AppState {

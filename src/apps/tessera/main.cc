@@ -34,6 +34,11 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--memory-budget", state.options.memory_budget,
                  "Cap on tracked memory, e.g. 512M or 2G; allocations past it are refused");
+  app.add_option("--memory-reuse", state.options.memory_reuse,
+                 "Freed workspaces of 1 MiB and up kept for the next call instead of returned "
+                 "to the system, up to this many bytes (e.g. 192M; 0 = off). Saves page faults "
+                 "on every batch; the kept bytes stay in the process's RSS")
+      ->capture_default_str();
 
   add_observe_options(app, &state.observe);
 
