@@ -20,7 +20,7 @@ Status project(Context& ctx, const LayerScratch& s, const std::string& stage, co
                  "M=" + std::to_string(tokens) + ",N=" + std::to_string(w.n()) +
                      ",K=" + std::to_string(w.k()) + (bf16 ? ",W=bf16" : ""),
                  2.0 * tokens * w.n() * w.k());
-  const Status st =
+  Status st =
       linear(ctx.pool(), tokens, x, w, epilogue, y, s.gemm_workspace, s.gemm_workspace_bytes);
   span.set_ok(st.ok());
   return st;
@@ -41,8 +41,7 @@ std::array<Projection, 4> projections(const LayerWeights& w) {
 
 }  // namespace
 
-Status bert_layer_gemm_workspace(const LayerWeights& w, int64_t tokens, int threads,
-                                 size_t* out) {
+Status bert_layer_gemm_workspace(const LayerWeights& w, int64_t tokens, int threads, size_t* out) {
   *out = 0;
   for (const Projection& p : projections(w)) {
     size_t bytes = 0;
@@ -63,8 +62,8 @@ Status run_bert_layer(int index, const LayerWeights& w, const BertConfig& c,
 
   const std::array<Projection, 4> proj = projections(w);
   // QKV: wide[T, 3H] = hidden Wqkv^T + bqkv.
-  TESSERA_RETURN_IF_ERROR(project(ctx, s, name + "qkv_gemm", s.hidden, t, *proj[0].w,
-                                  proj[0].epilogue, s.wide));
+  TESSERA_RETURN_IF_ERROR(
+      project(ctx, s, name + "qkv_gemm", s.hidden, t, *proj[0].w, proj[0].epilogue, s.wide));
 
   // Attention over views into the QKV rows: [1, T, heads, dh], row stride 3H.
   AttentionArgs args;
@@ -91,20 +90,24 @@ Status run_bert_layer(int index, const LayerWeights& w, const BertConfig& c,
   {
     StageSpan span(ctx.profiler(), name + "attn_norm");
     for_row_blocks(pool, t, 2 * h, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) layer_norm_row(s.hidden + r * h, w.ln1_gamma, w.ln1_beta, eps, h);
+      for (int64_t r = r0; r < r1; ++r) {
+        layer_norm_row(s.hidden + r * h, w.ln1_gamma, w.ln1_beta, eps, h);
+      }
     });
   }
 
   // Feed-forward: wide[T, I] = gelu(hidden W1^T + b1) (GELU in the epilogue);
   // hidden = LN(hidden + wide W2^T + b2).
-  TESSERA_RETURN_IF_ERROR(project(ctx, s, name + "ffn_in_gemm", s.hidden, t, *proj[2].w,
-                                  proj[2].epilogue, s.wide));
-  TESSERA_RETURN_IF_ERROR(project(ctx, s, name + "ffn_out_gemm", s.wide, t, *proj[3].w,
-                                  proj[3].epilogue, s.hidden));
+  TESSERA_RETURN_IF_ERROR(
+      project(ctx, s, name + "ffn_in_gemm", s.hidden, t, *proj[2].w, proj[2].epilogue, s.wide));
+  TESSERA_RETURN_IF_ERROR(
+      project(ctx, s, name + "ffn_out_gemm", s.wide, t, *proj[3].w, proj[3].epilogue, s.hidden));
   {
     StageSpan span(ctx.profiler(), name + "ffn_norm");
     for_row_blocks(pool, t, 2 * h, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) layer_norm_row(s.hidden + r * h, w.ln2_gamma, w.ln2_beta, eps, h);
+      for (int64_t r = r0; r < r1; ++r) {
+        layer_norm_row(s.hidden + r * h, w.ln2_gamma, w.ln2_beta, eps, h);
+      }
     });
   }
   return Status::Ok();

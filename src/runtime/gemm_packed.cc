@@ -61,8 +61,12 @@ dnnl::primitive_attr attributes(const LinearEpilogue& e) {
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::post_ops ops;
   // oneDNN applies the bias first, then the post-ops in order.
-  if (e.gelu) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
-  if (e.accumulate) ops.append_sum(1.0f);
+  if (e.gelu) {
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+  }
+  if (e.accumulate) {
+    ops.append_sum(1.0f);
+  }
   attr.set_post_ops(ops);
   return attr;
 }
@@ -114,11 +118,11 @@ Status preferred_layout(int64_t n, int64_t k, WeightType type, memory::desc* lay
 
 // Runs one reorder between two memories with a tracked scratchpad.
 Status run_reorder(memory& from, memory& to, TrackingAllocator& alloc) {
-  const dnnl::reorder::primitive_desc pd(cpu_engine(), from.get_desc(), cpu_engine(),
-                                         to.get_desc(), attributes(LinearEpilogue{}));
+  const dnnl::reorder::primitive_desc pd(cpu_engine(), from.get_desc(), cpu_engine(), to.get_desc(),
+                                         attributes(LinearEpilogue{}));
   Buffer scratch;
-  TESSERA_RETURN_IF_ERROR(Buffer::allocate(alloc, pd.scratchpad_desc().get_size(),
-                                           "gemm.packed.scratchpad", &scratch));
+  TESSERA_RETURN_IF_ERROR(
+      Buffer::allocate(alloc, pd.scratchpad_desc().get_size(), "gemm.packed.scratchpad", &scratch));
   dnnl::stream stream(cpu_engine());
   dnnl::reorder(pd).execute(
       stream, {{DNNL_ARG_FROM, from},
@@ -170,8 +174,8 @@ Status build_plan(const PlanKey& key, const memory::desc& weights, Plan* plan) {
     if (bf16) {
       plan->convert_x = true;
       plan->x_bf16 = pd.src_desc();
-      const dnnl::reorder::primitive_desc convert(cpu_engine(), plan->x, cpu_engine(),
-                                                  plan->x_bf16, attributes(LinearEpilogue{}));
+      const dnnl::reorder::primitive_desc convert(cpu_engine(), plan->x, cpu_engine(), plan->x_bf16,
+                                                  attributes(LinearEpilogue{}));
       plan->convert = dnnl::reorder(convert);
       if (convert.scratchpad_desc().get_size() > plan->scratch.get_size()) {
         plan->scratch = convert.scratchpad_desc();
@@ -226,7 +230,9 @@ struct Pieces {
 
 Pieces cut(int64_t m, int threads) {
   Pieces p;
-  if (m <= 0) return p;
+  if (m <= 0) {
+    return p;
+  }
   const int64_t wanted = std::max<int64_t>(1, threads);
   const int64_t per = (m + wanted - 1) / wanted;
   p.rows = std::min(m, (per + kPieceQuantum - 1) / kPieceQuantum * kPieceQuantum);
@@ -253,7 +259,9 @@ class LinearPlanner {
                            const LinearEpilogue& e, size_t* out) {
     *out = 0;
     for (const int64_t rows : {p.rows, m - (p.count - 1) * p.rows}) {
-      if (rows <= 0) continue;
+      if (rows <= 0) {
+        continue;
+      }
       std::shared_ptr<const Plan> p_rows;
       TESSERA_RETURN_IF_ERROR(plan(w, rows, e, &p_rows));
       *out = std::max(*out, p_rows->workspace());
@@ -268,11 +276,10 @@ PackedWeights& PackedWeights::operator=(PackedWeights&&) noexcept = default;
 PackedWeights::~PackedWeights() = default;
 
 Status PackedWeights::create(const float* w, int64_t n, int64_t k, WeightType type,
-                             TrackingAllocator& alloc, std::string_view owner,
-                             PackedWeights* out) {
+                             TrackingAllocator& alloc, std::string_view owner, PackedWeights* out) {
   if (n < 1 || k < 1) {
-    return invalid_argument(std::string(type_name(type)) + " weights: shape [" +
-                            std::to_string(n) + ", " + std::to_string(k) + "] must be positive");
+    return invalid_argument(std::string(type_name(type)) + " weights: shape [" + std::to_string(n) +
+                            ", " + std::to_string(k) + "] must be positive");
   }
   PackedWeights result;
   memory::desc layout;
@@ -300,7 +307,9 @@ Status PackedWeights::create(const float* w, int64_t n, int64_t k, WeightType ty
 }
 
 Status PackedWeights::unpack(float* w) const {
-  if (empty()) return invalid_argument("PackedWeights::unpack: empty weights");
+  if (empty()) {
+    return invalid_argument("PackedWeights::unpack: empty weights");
+  }
   TrackingAllocator scratch_owner;  // the reorder's scratchpad, freed before return
   try {
     memory src(layout_->desc, cpu_engine(), const_cast<void*>(data_.data()));
@@ -315,8 +324,12 @@ Status PackedWeights::unpack(float* w) const {
 namespace {
 
 Status check_shape(int64_t m, const PackedWeights& w) {
-  if (w.empty()) return invalid_argument("linear: empty weights");
-  if (m < 0) return invalid_argument("linear: M = " + std::to_string(m) + " is negative");
+  if (w.empty()) {
+    return invalid_argument("linear: empty weights");
+  }
+  if (m < 0) {
+    return invalid_argument("linear: M = " + std::to_string(m) + " is negative");
+  }
   return Status::Ok();
 }
 
@@ -335,7 +348,9 @@ Status linear_workspace_bytes(int threads, int64_t m, const PackedWeights& w,
 Status linear(ThreadPool& pool, int64_t m, const float* x, const PackedWeights& w,
               const LinearEpilogue& epilogue, float* y, void* workspace, size_t workspace_bytes) {
   TESSERA_RETURN_IF_ERROR(check_shape(m, w));
-  if (m == 0) return Status::Ok();
+  if (m == 0) {
+    return Status::Ok();
+  }
   const int threads = pool.num_threads();
   const Pieces p = cut(m, threads);
   // Every plan is made (and the workspace checked) before any row is written.
@@ -352,7 +367,9 @@ Status linear(ThreadPool& pool, int64_t m, const float* x, const PackedWeights& 
     std::shared_ptr<const Plan> plan;
     Status& st = results[static_cast<size_t>(piece)];
     st = LinearPlanner::plan(w, rows, epilogue, &plan);  // cached above
-    if (!st.ok()) return;
+    if (!st.ok()) {
+      return;
+    }
     const ScopedGemmThreads one_thread(1);
     char* base = static_cast<char*>(workspace) + slot * static_cast<size_t>(thread);
     try {
@@ -373,7 +390,8 @@ Status linear(ThreadPool& pool, int64_t m, const float* x, const PackedWeights& 
       if (plan->convert_x) {
         memory x_bf16(plan->x_bf16, eng, base);
         plan->convert.execute(
-            stream, {{DNNL_ARG_FROM, x_f32}, {DNNL_ARG_TO, x_bf16}, {DNNL_ARG_SCRATCHPAD, scratch}});
+            stream,
+            {{DNNL_ARG_FROM, x_f32}, {DNNL_ARG_TO, x_bf16}, {DNNL_ARG_SCRATCHPAD, scratch}});
         args[DNNL_ARG_SRC] = x_bf16;
       }
       plan->product.execute(stream, args);
@@ -382,15 +400,16 @@ Status linear(ThreadPool& pool, int64_t m, const float* x, const PackedWeights& 
       st = from_error(e, std::string(type_name(w.type())) + " matmul", rows, w.n(), w.k());
     }
   });
-  for (const Status& st : results) TESSERA_RETURN_IF_ERROR(st);
+  for (const Status& st : results) {
+    TESSERA_RETURN_IF_ERROR(st);
+  }
   return Status::Ok();
 }
 
 std::string linear_kernel(WeightType type) {
   memory::desc layout;
   std::string kernel;
-  return preferred_layout(kLayoutRows, kLayoutRows, type, &layout, &kernel).ok() ? kernel
-                                                                                  : "none";
+  return preferred_layout(kLayoutRows, kLayoutRows, type, &layout, &kernel).ok() ? kernel : "none";
 }
 
 }  // namespace tessera

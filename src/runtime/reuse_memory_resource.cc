@@ -14,7 +14,9 @@ namespace {
 // never resident.
 size_t size_class(size_t bytes) {
   size_t power = 1;
-  while (power * 2 <= bytes) power *= 2;
+  while (power * 2 <= bytes) {
+    power *= 2;
+  }
   const size_t step = power / 8;
   return (bytes + step - 1) / step * step;
 }
@@ -25,11 +27,15 @@ ReuseMemoryResource::ReuseMemoryResource(MemoryResource& upstream, size_t capaci
     : upstream_(upstream), capacity_(capacity) {}
 
 ReuseMemoryResource::~ReuseMemoryResource() {
-  for (const Kept& k : kept_) upstream_.deallocate(k.ptr);
+  for (const Kept& k : kept_) {
+    upstream_.deallocate(k.ptr);
+  }
 }
 
 void* ReuseMemoryResource::allocate(size_t bytes, size_t alignment) {
-  if (bytes < kMinBlockBytes) return upstream_.allocate(bytes, alignment);
+  if (bytes < kMinBlockBytes) {
+    return upstream_.allocate(bytes, alignment);
+  }
   std::vector<void*> release;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -38,7 +44,9 @@ void* ReuseMemoryResource::allocate(size_t bytes, size_t alignment) {
     for (auto it = kept_.begin(); it != kept_.end(); ++it) {
       const bool fits =
           it->bytes >= bytes && it->bytes / 2 <= bytes && it->alignment % alignment == 0;
-      if (fits && (best == kept_.end() || it->bytes < best->bytes)) best = it;
+      if (fits && (best == kept_.end() || it->bytes < best->bytes)) {
+        best = it;
+      }
     }
     if (best != kept_.end()) {
       void* ptr = best->ptr;
@@ -61,7 +69,9 @@ void* ReuseMemoryResource::allocate(size_t bytes, size_t alignment) {
       }
     }
   }
-  for (void* p : release) upstream_.deallocate(p);
+  for (void* p : release) {
+    upstream_.deallocate(p);
+  }
   const size_t rounded = size_class(bytes);
   void* ptr = upstream_.allocate(rounded, alignment);
   if (ptr != nullptr) {
@@ -72,7 +82,9 @@ void* ReuseMemoryResource::allocate(size_t bytes, size_t alignment) {
 }
 
 void ReuseMemoryResource::deallocate(void* ptr) {
-  if (ptr == nullptr) return;
+  if (ptr == nullptr) {
+    return;
+  }
   std::vector<void*> release;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -95,7 +107,9 @@ void ReuseMemoryResource::deallocate(void* ptr) {
       }
     }
   }
-  for (void* p : release) upstream_.deallocate(p);
+  for (void* p : release) {
+    upstream_.deallocate(p);
+  }
 }
 
 size_t ReuseMemoryResource::kept_bytes() const {

@@ -61,21 +61,33 @@ bool check_case(const Case& c, const Variant& v, TrackingAllocator& alloc) {
   std::uniform_int_distribution<int> expo(-4, 4);
   auto value = [&] { return std::ldexp(mant(rng), expo(rng)); };
   std::vector<float> w(c.n * c.k), x(c.m * ldx), y((c.m + 1) * ldy, kGuard), b(c.n);
-  for (float& e : w) e = value();
-  for (float& e : x) e = value();
-  for (float& e : b) e = value();
+  for (float& e : w) {
+    e = value();
+  }
+  for (float& e : x) {
+    e = value();
+  }
+  for (float& e : b) {
+    e = value();
+  }
   if (v.accumulate) {
     for (int64_t i = 0; i < c.m; ++i) {
-      for (int64_t j = 0; j < c.n; ++j) y[i * ldy + j] = value();
+      for (int64_t j = 0; j < c.n; ++j) {
+        y[i * ldy + j] = value();
+      }
     }
   }
   const std::vector<float> y_old = y;
 
   PackedWeights pw;
   const Status made = PackedWeights::create(w.data(), c.n, c.k, v.type, alloc, "test.weights", &pw);
-  if (made.code() == StatusCode::kUnsupported && v.type == WeightType::kBf16) return false;
+  if (made.code() == StatusCode::kUnsupported && v.type == WeightType::kBf16) {
+    return false;
+  }
   EXPECT_TRUE(made.ok()) << made.to_string();
-  if (!made.ok()) return true;
+  if (!made.ok()) {
+    return true;
+  }
   EXPECT_GE(pw.bytes(), static_cast<size_t>(c.n * c.k * (v.type == WeightType::kBf16 ? 2 : 4)));
   LinearEpilogue e{v.bias ? b.data() : nullptr, v.gelu, v.accumulate};
   size_t bytes = 0;
@@ -106,7 +118,9 @@ bool check_case(const Case& c, const Variant& v, TrackingAllocator& alloc) {
         bound += kF32UnitRoundoff * std::fabs(ref);
       }
       const double ratio = std::fabs(y[i * ldy + j] - ref) / bound;
-      if (!(ratio <= worst_ratio)) worst_ratio = ratio, worst_i = i, worst_j = j;
+      if (!(ratio <= worst_ratio)) {
+        worst_ratio = ratio, worst_i = i, worst_j = j;
+      }
     }
   }
   for (int64_t j = 0; j < c.n; ++j) {
@@ -115,8 +129,8 @@ bool check_case(const Case& c, const Variant& v, TrackingAllocator& alloc) {
       break;
     }
   }
-  EXPECT_LE(worst_ratio, 1.0) << "worst element (" << worst_i << ", " << worst_j
-                              << "): error is " << worst_ratio << " x the bound";
+  EXPECT_LE(worst_ratio, 1.0) << "worst element (" << worst_i << ", " << worst_j << "): error is "
+                              << worst_ratio << " x the bound";
   std::printf("[ linear ] %s: worst error %.3f of the bound\n", describe(c, v).c_str(),
               worst_ratio);
   return true;
@@ -125,7 +139,7 @@ bool check_case(const Case& c, const Variant& v, TrackingAllocator& alloc) {
 // Odd sizes on purpose, the encoder's shapes (384 / 1152 / 1536), M below,
 // at and across the pieces the rows are cut into (64-row multiples, one per
 // thread: 2100 rows on 3 threads is 704 + 704 + 692).
-constexpr Case kCases[] = {{1, 7, 5},      {3, 33, 64},     {17, 384, 385}, {64, 1152, 384},
+constexpr Case kCases[] = {{1, 7, 5},        {3, 33, 64},     {17, 384, 385}, {64, 1152, 384},
                            {129, 384, 1536}, {70, 1536, 384}, {2100, 20, 48}};
 
 void check_all(WeightType type) {
@@ -135,7 +149,9 @@ void check_all(WeightType type) {
                               {type, false, false, true, 1},  {type, true, true, false, 3}};
   for (const Variant& v : variants) {
     for (const Case& c : kCases) {
-      if (!check_case(c, v, alloc)) GTEST_SKIP() << "no bf16 matrix kernel on this CPU";
+      if (!check_case(c, v, alloc)) {
+        GTEST_SKIP() << "no bf16 matrix kernel on this CPU";
+      }
     }
   }
   EXPECT_EQ(alloc.live_bytes(), 0u);
@@ -154,8 +170,8 @@ TEST(Linear, GeluEpilogueTailsAndSpecialValues) {
   // x = z as a column, W = [1]: y = gelu(z).
   const std::vector<float> one = {1.0f};
   PackedWeights pw;
-  ASSERT_TRUE(PackedWeights::create(one.data(), 1, 1, WeightType::kF32, alloc, "test.weights", &pw)
-                  .ok());
+  ASSERT_TRUE(
+      PackedWeights::create(one.data(), 1, 1, WeightType::kF32, alloc, "test.weights", &pw).ok());
   const LinearEpilogue e{nullptr, true, false};
   const int64_t m = static_cast<int64_t>(z.size());
   size_t bytes = 0;
@@ -178,12 +194,16 @@ TEST(Linear, GeluEpilogueTailsAndSpecialValues) {
 
 TEST(Linear, UnpackGivesTheWeightsBack) {
   TrackingAllocator alloc;
-  std::vector<float> w(37 * 19);
-  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.25f * static_cast<float>(i) - 3.0f;
+  std::vector<float> w(size_t{37} * 19);
+  for (size_t i = 0; i < w.size(); ++i) {
+    w[i] = 0.25f * static_cast<float>(i) - 3.0f;
+  }
   for (WeightType type : {WeightType::kF32, WeightType::kBf16}) {
     PackedWeights pw;
     const Status made = PackedWeights::create(w.data(), 37, 19, type, alloc, "test.weights", &pw);
-    if (made.code() == StatusCode::kUnsupported) continue;  // no bf16 kernel
+    if (made.code() == StatusCode::kUnsupported) {
+      continue;  // no bf16 kernel
+    }
     ASSERT_TRUE(made.ok()) << made.to_string();
     std::vector<float> back(w.size());
     ASSERT_TRUE(pw.unpack(back.data()).ok());
@@ -199,10 +219,10 @@ TEST(Linear, UnpackGivesTheWeightsBack) {
 
 TEST(Linear, RejectsBadArgumentsWithoutWriting) {
   TrackingAllocator alloc;
-  std::vector<float> w(4 * 8, 1.0f), x(2 * 8, 1.0f), y(2 * 4, kGuard);
+  std::vector<float> w(size_t{32}, 1.0f), x(size_t{16}, 1.0f), y(size_t{8}, kGuard);
   PackedWeights pw;
-  ASSERT_TRUE(PackedWeights::create(w.data(), 4, 8, WeightType::kF32, alloc, "test.weights", &pw)
-                  .ok());
+  ASSERT_TRUE(
+      PackedWeights::create(w.data(), 4, 8, WeightType::kF32, alloc, "test.weights", &pw).ok());
   ThreadPool pool(2);
   const LinearEpilogue e;
   size_t bytes = 0;
@@ -214,19 +234,23 @@ TEST(Linear, RejectsBadArgumentsWithoutWriting) {
   st = linear(pool, 2, x.data(), PackedWeights(), e, y.data(), work.data(), bytes);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   // 64 rows make two pieces on two threads: the workspace must hold both.
-  std::vector<float> x64(64 * 8, 1.0f), y64(64 * 4, kGuard);
+  std::vector<float> x64(size_t{64} * 8, 1.0f), y64(size_t{64} * 4, kGuard);
   ASSERT_TRUE(linear_workspace_bytes(2, 64, pw, e, &bytes).ok());
   if (bytes > 0) {
     std::vector<char> work64(bytes);
     st = linear(pool, 64, x64.data(), pw, e, y64.data(), work64.data(), bytes - 1);
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
     EXPECT_NE(st.message().find("workspace"), std::string::npos) << st.message();
-    for (float v : y64) EXPECT_EQ(v, kGuard);
+    for (float v : y64) {
+      EXPECT_EQ(v, kGuard);
+    }
   }
-  for (float v : y) EXPECT_EQ(v, kGuard);
-  EXPECT_EQ(PackedWeights::create(w.data(), 0, 8, WeightType::kF32, alloc, "test.weights", &pw)
-                .code(),
-            StatusCode::kInvalidArgument);
+  for (float v : y) {
+    EXPECT_EQ(v, kGuard);
+  }
+  EXPECT_EQ(
+      PackedWeights::create(w.data(), 0, 8, WeightType::kF32, alloc, "test.weights", &pw).code(),
+      StatusCode::kInvalidArgument);
 }
 
 // The products run on the library's fast kernels, not its reference loops

@@ -55,7 +55,9 @@ TEST(ReuseMemoryResource, HandsAFreedLargeBlockOutAgain) {
     EXPECT_EQ(r.kept_bytes(), 0u);
     EXPECT_EQ(r.reuses(), 1u);
     EXPECT_EQ(up.allocations, 4);
-    for (void* p : {c, d, e}) r.deallocate(p);
+    for (void* p : {c, d, e}) {
+      r.deallocate(p);
+    }
     EXPECT_EQ(up.live.size(), 3u);  // all kept: 1 + 5 + 1.125 MiB <= 16
   }
   EXPECT_TRUE(up.live.empty()) << "the destructor returns every kept block";
