@@ -70,8 +70,8 @@ inline Products TargetProducts(const FlashParams& p) {
 
 inline Scratch CarveScratch(const FlashParams& p, int64_t lanes, float* base) {
   Scratch s;
-  s.lay = scratch_layout(p.rows, p.d, p.dv, lanes, p.sub_blocks,
-                         TargetProducts(p) == Products::kAmx);
+  s.lay =
+      scratch_layout(p.rows, p.d, p.dv, lanes, p.sub_blocks, TargetProducts(p) == Products::kAmx);
   s.kt = base + s.lay.kt;
   s.vt = base + s.lay.vt;
   s.vp = base + s.lay.vp;
@@ -194,14 +194,20 @@ inline void PackKVPairs(const FlashParams& p, const UnitGeom& g, const Scratch& 
 }
 
 // Amx: K as CopyKeysBf16 with rows up to the next 32 zeroed (the score
-// tiles read them), V^T [dv_tiles x kBlockKeys] bf16 to vt by way of the V
-// pairs in vp.
+// tiles read them), unless the tiles read K in place; V^T [dv_tiles x
+// kBlockKeys] bf16 to vt by way of the V pairs in vp.
 inline void PackKVTiles(const FlashParams& p, const UnitGeom& g, const Scratch& s, int64_t j0,
-                        int64_t kb) {
+                        int64_t kb, bool keys_in_place) {
   const uint16_t* v_rows[kBlockKeys];
-  CopyKeysBf16(p, g, s, j0, kb, v_rows);
-  auto* kt = reinterpret_cast<uint16_t*>(s.kt);
-  std::fill(kt + kb * p.d, kt + round_up(kb, 32) * p.d, uint16_t{0});
+  if (keys_in_place) {
+    for (int64_t j = 0; j < kb; ++j) {
+      v_rows[j] = static_cast<const uint16_t*>(element(p.v, p.dtype, v_offset(p, g, j0 + j)));
+    }
+  } else {
+    CopyKeysBf16(p, g, s, j0, kb, v_rows);
+    auto* kt = reinterpret_cast<uint16_t*>(s.kt);
+    std::fill(kt + kb * p.d, kt + round_up(kb, 32) * p.d, uint16_t{0});
+  }
   auto* vp = reinterpret_cast<uint32_t*>(s.vp);
   PackValuePairs(v_rows, p.vs[3], kb, p.dv, s.lay.ld_dv, vp);
   TransposeValuePairs(vp, s.lay.ld_dv, kb, p.dv, s.lay.dv_tiles, reinterpret_cast<uint32_t*>(s.vt));
@@ -302,8 +308,13 @@ HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t 
   // prefill the same (docs/DECISIONS.md).
   const bool in_place = path == Products::kF32 && p.dtype == DType::kF32 && p.ks[3] == 1 &&
                         p.vs[3] == 1 && ld_dv == p.dv && p.sub_blocks == 1 &&
-                        ld <= static_cast<int64_t>(hn::Lanes(df)) &&
-                        blocks[0].g.rows <= kMicroRows;
+                        ld <= static_cast<int64_t>(hn::Lanes(df)) && blocks[0].g.rows <= kMicroRows;
+  // The AMX path's score tiles load K rows where they are (tileloadd takes
+  // the row stride) when the tile is whole 32-key steps, so nothing past the
+  // tile's keys is read; the copy is kept for a short last tile. S4 bf16
+  // 2.23 -> 1.73 ms; prefill S1/S2/S3/S5 bf16 2-7% faster (DECISIONS).
+  const bool amx_keys_in_place = tiles && p.ks[3] == 1;
+  bool keys_in_place = false;
   for (int64_t j0 = begin; j0 < end; j0 += kBlockKeys) {
     const int64_t j1 = std::min(j0 + kBlockKeys, end);
     bool packed = false;
@@ -313,7 +324,8 @@ HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t 
       if (!b.active || a >= z) continue;  // fully masked for this block
       if (!packed) {
         if (tiles) {
-          PackKVTiles(p, b.g, s, j0, j1 - j0);
+          keys_in_place = amx_keys_in_place && (j1 - j0) % 32 == 0;
+          PackKVTiles(p, b.g, s, j0, j1 - j0, keys_in_place);
         } else if (pairs) {
           PackKVPairs(p, b.g, s, j0, j1 - j0);
         } else if (!in_place) {
@@ -328,17 +340,24 @@ HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t 
       const int64_t off = tiles ? 0 : pairs ? (a - j0) & ~int64_t{1} : a - j0;
       const int64_t a0 = j0 + off, kb = z - a0;
       if (tiles) {
-        AmxGemm<false>(round_up(kb, 32), ld, p.d, reinterpret_cast<const uint16_t*>(s.kt), p.d,
-                       reinterpret_cast<const uint32_t*>(b.qt), ld, s.st, ld);
+        if (keys_in_place) {
+          AmxGemm<false>(round_up(kb, 32), ld, p.d,
+                         static_cast<const uint16_t*>(element(p.k, p.dtype, k_offset(p, b.g, j0))),
+                         p.ks[1], reinterpret_cast<const uint32_t*>(b.qt), ld, s.st, ld);
+        } else {
+          AmxGemm<false>(round_up(kb, 32), ld, p.d, reinterpret_cast<const uint16_t*>(s.kt), p.d,
+                         reinterpret_cast<const uint32_t*>(b.qt), ld, s.st, ld);
+        }
       } else if (pairs) {
         PairGemm<false>(kb, ld, d2,
                         PairA{reinterpret_cast<const uint32_t*>(s.kt) + off * d2, d2, 1},
                         reinterpret_cast<const uint32_t*>(b.qt), ld, s.st, ld, nullptr);
       } else {
         const StridedA k_rows =
-            in_place ? StridedA{static_cast<const float*>(element(p.k, p.dtype, k_offset(p, b.g, a0))),
-                                p.ks[1], 1}
-                     : StridedA{s.kt + off * p.d, p.d, 1};
+            in_place
+                ? StridedA{static_cast<const float*>(element(p.k, p.dtype, k_offset(p, b.g, a0))),
+                           p.ks[1], 1}
+                : StridedA{s.kt + off * p.d, p.d, 1};
         TileGemm<false>(df, kb, ld, p.d, k_rows, b.qt, ld, s.st, ld, nullptr);
       }
       BiasRows bias;
