@@ -152,6 +152,69 @@ TESSERA_AMX_ATTR HWY_NOINLINE void AmxGemm(int64_t m, int64_t n, int64_t k,
   AmxCompilerBarrier();
 }
 
+// Transposes 16 x 16 32-bit words in registers: r[j] becomes column j
+// (32-bit, then 64-bit interleaves, then two rounds of 128-bit lane moves).
+TESSERA_AMX_ATTR inline void Transpose16x16(__m512i r[16]) {
+  __m512i t[16], u[16], v[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  // u[4g + c], 128-bit lane k: rows 4g..4g+3 at column 4k + c.
+  for (int g = 0; g < 4; ++g) {
+    u[4 * g + 0] = _mm512_unpacklo_epi64(t[4 * g + 0], t[4 * g + 2]);
+    u[4 * g + 1] = _mm512_unpackhi_epi64(t[4 * g + 0], t[4 * g + 2]);
+    u[4 * g + 2] = _mm512_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
+    u[4 * g + 3] = _mm512_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
+  }
+  // Lane k of the four row groups side by side: column 4k + c.
+  for (int c = 0; c < 4; ++c) {
+    v[c] = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x88);           // lanes 0, 2 of groups 0, 1
+    v[4 + c] = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xdd);       // lanes 1, 3
+    v[8 + c] = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x88);  // groups 2, 3
+    v[12 + c] = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xdd);
+  }
+  for (int c = 0; c < 4; ++c) {
+    r[0 + c] = _mm512_shuffle_i32x4(v[c], v[8 + c], 0x88);
+    r[8 + c] = _mm512_shuffle_i32x4(v[c], v[8 + c], 0xdd);
+    r[4 + c] = _mm512_shuffle_i32x4(v[4 + c], v[12 + c], 0x88);
+    r[12 + c] = _mm512_shuffle_i32x4(v[4 + c], v[12 + c], 0xdd);
+  }
+}
+
+// V rows [kb x dv] bf16 (unit stride; rows[j] is key j's) straight to V^T
+// pairs [dvp x kBlockKeys / 2], word (d, q) = V[2q][d] | V[2q + 1][d] << 16,
+// 16 pairs x 16 columns at a time: the pairs are formed in registers and
+// transposed there, with no V-pairs block in between (PackValuePairs then
+// TransposeValuePairs wrote and re-read one). Keys past kb and rows d >= dv
+// are 0 (P is 0 there, and 0 * a stale NaN would not be). vt is 64-byte
+// aligned.
+TESSERA_AMX_ATTR HWY_NOINLINE void PackValueTiles(const uint16_t* const* rows, int64_t kb,
+                                                  int64_t dv, int64_t dvp,
+                                                  uint32_t* HWY_RESTRICT vt) {
+  constexpr int64_t kPairsPerRow = kBlockKeys / 2;
+  static_assert(kPairsPerRow % 16 == 0, "whole 16 x 16 blocks per V^T row");
+  for (int64_t d = 0; d < dvp; d += 16) {
+    const int64_t left = dv - d;
+    const __mmask16 mask = left >= 16 ? 0xFFFF : left <= 0 ? 0 : (1u << left) - 1;
+    for (int64_t q = 0; q < kPairsPerRow; q += 16) {
+      __m512i r[16];
+      for (int64_t i = 0; i < 16; ++i) {
+        const int64_t lo = 2 * (q + i), hi = lo + 1;
+        r[i] = _mm512_setzero_si512();
+        if (mask == 0 || lo >= kb) continue;
+        r[i] = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, rows[lo] + d));
+        if (hi < kb) {
+          const __m512i h = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, rows[hi] + d));
+          r[i] = _mm512_or_si512(r[i], _mm512_slli_epi32(h, 16));
+        }
+      }
+      Transpose16x16(r);
+      for (int64_t j = 0; j < 16; ++j) _mm512_store_si512(vt + (d + j) * kPairsPerRow + q, r[j]);
+    }
+  }
+}
+
 // V pairs [ceil(kb/2) x ld_vp] (PackValuePairs) -> V^T [dvp x kBlockKeys]
 // bf16, i.e. as pairs word (d, q) = V[2q][d] | V[2q + 1][d] << 16: a 32-bit
 // transpose, one gather per 16 words. Keys past kb and rows d >= dv are 0
@@ -191,6 +254,7 @@ template <bool kAccumulate>
 inline void AmxGemm(int64_t, int64_t, int64_t, const uint16_t*, int64_t, const uint32_t*, int64_t,
                     float*, int64_t) {}
 inline void TransposeValuePairs(const uint32_t*, int64_t, int64_t, int64_t, int64_t, uint32_t*) {}
+inline void PackValueTiles(const uint16_t* const*, int64_t, int64_t, int64_t, uint32_t*) {}
 
 #endif
 

@@ -208,6 +208,10 @@ inline void PackKVTiles(const FlashParams& p, const UnitGeom& g, const Scratch& 
     auto* kt = reinterpret_cast<uint16_t*>(s.kt);
     std::fill(kt + kb * p.d, kt + round_up(kb, 32) * p.d, uint16_t{0});
   }
+  if (p.vs[3] == 1) {
+    PackValueTiles(v_rows, kb, p.dv, s.lay.dv_tiles, reinterpret_cast<uint32_t*>(s.vt));
+    return;
+  }
   auto* vp = reinterpret_cast<uint32_t*>(s.vp);
   PackValuePairs(v_rows, p.vs[3], kb, p.dv, s.lay.ld_dv, vp);
   TransposeValuePairs(vp, s.lay.ld_dv, kb, p.dv, s.lay.dv_tiles, reinterpret_cast<uint32_t*>(s.vt));
