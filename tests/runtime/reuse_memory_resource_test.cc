@@ -70,7 +70,8 @@ TEST(ReuseMemoryResource, KeepsAtMostItsCapacityOldestOutFirst) {
   void* b = r.allocate(2 * kMiB, 64);
   void* c = r.allocate(2 * kMiB, 64);
   void* huge = r.allocate(6 * kMiB, 64);  // over the capacity: never kept
-  void* small = r.allocate(1000, 64);     // under 1 MiB: never kept
+  void* small = r.allocate(1024, 64);     // under 1 MiB: never kept (sizes are multiples of 64,
+                                          // as aligned_alloc requires)
   r.deallocate(a);
   r.deallocate(b);
   r.deallocate(c);  // 6 MiB > 5: a, the oldest, goes back
@@ -78,7 +79,9 @@ TEST(ReuseMemoryResource, KeepsAtMostItsCapacityOldestOutFirst) {
   r.deallocate(small);
   EXPECT_EQ(r.kept_bytes(), 4 * kMiB);
   EXPECT_EQ(up.live, (std::set<void*>{b, c}));
-  EXPECT_EQ(r.allocate(2 * kMiB, 64), c);  // the most recent first
+  void* again = r.allocate(2 * kMiB, 64);
+  EXPECT_EQ(again, c);  // the most recent first
+  r.deallocate(again);
 }
 
 // Through a Context: the tracked accounting is the same with reuse on, and a
