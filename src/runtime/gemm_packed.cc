@@ -254,18 +254,17 @@ class LinearPlanner {
   static memory weights(const PackedWeights& w) {
     return memory(w.layout_->desc, cpu_engine(), const_cast<void*>(w.data_.data()));
   }
-  // The workspace of one thread: the larger of a full piece's and the last one's.
-  static Status slot_bytes(const PackedWeights& w, const Pieces& p, int64_t m,
-                           const LinearEpilogue& e, size_t* out) {
-    *out = 0;
-    for (const int64_t rows : {p.rows, m - (p.count - 1) * p.rows}) {
-      if (rows <= 0) {
-        continue;
-      }
-      std::shared_ptr<const Plan> p_rows;
-      TESSERA_RETURN_IF_ERROR(plan(w, rows, e, &p_rows));
-      *out = std::max(*out, p_rows->workspace());
-    }
+  // The plans of a full piece and of the last one (the same when the pieces
+  // are equal), and the workspace of one thread: the larger of the two.
+  struct PiecePlans {
+    std::shared_ptr<const Plan> full, last;
+    size_t slot_bytes = 0;
+  };
+  static Status piece_plans(const PackedWeights& w, const Pieces& p, int64_t m,
+                            const LinearEpilogue& e, PiecePlans* out) {
+    TESSERA_RETURN_IF_ERROR(plan(w, p.rows, e, &out->full));
+    TESSERA_RETURN_IF_ERROR(plan(w, m - (p.count - 1) * p.rows, e, &out->last));
+    out->slot_bytes = std::max(out->full->workspace(), out->last->workspace());
     return Status::Ok();
   }
 };
@@ -339,9 +338,13 @@ Status linear_workspace_bytes(int threads, int64_t m, const PackedWeights& w,
                               const LinearEpilogue& epilogue, size_t* out) {
   TESSERA_RETURN_IF_ERROR(check_shape(m, w));
   const Pieces p = cut(m, threads);
-  size_t slot = 0;
-  TESSERA_RETURN_IF_ERROR(LinearPlanner::slot_bytes(w, p, m, epilogue, &slot));
-  *out = slot * static_cast<size_t>(std::max(1, threads));
+  if (p.count == 0) {
+    *out = 0;
+    return Status::Ok();
+  }
+  LinearPlanner::PiecePlans plans;
+  TESSERA_RETURN_IF_ERROR(LinearPlanner::piece_plans(w, p, m, epilogue, &plans));
+  *out = plans.slot_bytes * static_cast<size_t>(std::max(1, threads));
   return Status::Ok();
 }
 
@@ -354,8 +357,9 @@ Status linear(ThreadPool& pool, int64_t m, const float* x, const PackedWeights& 
   const int threads = pool.num_threads();
   const Pieces p = cut(m, threads);
   // Every plan is made (and the workspace checked) before any row is written.
-  size_t slot = 0;
-  TESSERA_RETURN_IF_ERROR(LinearPlanner::slot_bytes(w, p, m, epilogue, &slot));
+  LinearPlanner::PiecePlans plans;
+  TESSERA_RETURN_IF_ERROR(LinearPlanner::piece_plans(w, p, m, epilogue, &plans));
+  const size_t slot = plans.slot_bytes;
   if (workspace_bytes < slot * static_cast<size_t>(threads)) {
     return invalid_argument("linear: workspace of " + std::to_string(workspace_bytes) + " bytes; " +
                             shape_text(m, w.n(), w.k()) + " on " + std::to_string(threads) +
@@ -364,12 +368,8 @@ Status linear(ThreadPool& pool, int64_t m, const float* x, const PackedWeights& 
   std::vector<Status> results(static_cast<size_t>(p.count));
   pool.parallel_for(p.count, [&](int64_t piece, int thread) {
     const int64_t r0 = piece * p.rows, rows = std::min(p.rows, m - r0);
-    std::shared_ptr<const Plan> plan;
+    const Plan* plan = piece + 1 == p.count ? plans.last.get() : plans.full.get();
     Status& st = results[static_cast<size_t>(piece)];
-    st = LinearPlanner::plan(w, rows, epilogue, &plan);  // cached above
-    if (!st.ok()) {
-      return;
-    }
     const ScopedGemmThreads one_thread(1);
     char* base = static_cast<char*>(workspace) + slot * static_cast<size_t>(thread);
     try {
