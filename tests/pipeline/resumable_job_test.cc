@@ -128,6 +128,23 @@ TEST(JobFingerprint, TheDifferenceNamesTheFileAndBothValues) {
             "rows.stride: is 5, the checkpoint has 4");
 }
 
+TEST(JobFingerprint, ManyInputsAreSummarizedSoTheCheckpointStaysSmall) {
+  TempDir dir;
+  JobDescription job;
+  job.model_dir = dir.path() + "/model";
+  fs::create_directories(job.model_dir);
+  for (int i = 0; i < 1001; ++i) {
+    job.inputs.push_back(dir.write("in/" + std::to_string(i) + ".txt", "x"));
+  }
+  const nlohmann::json before = job_fingerprint(job);
+  ASSERT_TRUE(before["inputs"].is_object());
+  EXPECT_EQ(before["inputs"]["count"], 1001);
+  EXPECT_EQ(before["inputs"]["total_bytes"], 1001);
+  EXPECT_LT(before.dump().size(), 2000u);
+  append(job.inputs[500], "y");
+  EXPECT_EQ(describe_difference(before, job_fingerprint(job)).substr(0, 14), "inputs.digest:");
+}
+
 // One run of a resumable job over `input`; stop_after_rounds >= 0 makes the
 // round callback fail after committing that many rounds, as a process that
 // dies there (the partial files and the checkpoint stay); finish false stops

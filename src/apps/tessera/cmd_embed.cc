@@ -252,7 +252,8 @@ void add_embed_command(CLI::App& app, AppState& state) {
       ->required();
   cmd->add_option("-o,--output", opt.output,
                   "Output file (default: JSONL on stdout). Written to a temporary file and\n"
-                  "renamed at the end: nothing partial is left on a fatal error");
+                  "renamed at the end: nothing partial is left on a fatal error (with\n"
+                  "--resume, the committed rows are kept for the next run)");
   add_model_options(cmd, &opt.model);
   cmd->add_option("--format", opt.format,
                   "jsonl: {\"id\", \"chunk\", \"offsets\", \"embedding\"} per row; npy: float32\n"
@@ -277,16 +278,20 @@ void add_embed_command(CLI::App& app, AppState& state) {
       ->capture_default_str();
   cmd->add_option("--summary-json", opt.summary_json,
                   "Also write the run's figures (counts, seconds, attention, stages) as JSON");
-  cmd->add_flag(
-      "--resume", opt.resume,
-      "Make the job survive being killed, and continue it: rows go to OUTPUT.partial\n"
-      "(.npy: also INDEX.partial), committed after every round (--round-bytes of text) to\n"
-      "OUTPUT.checkpoint.json. Run the same command again after a crash: the torn\n"
-      "tail is cut, the documents already written are skipped, the rest appended;\n"
-      "OUTPUT appears when all is done. Refused if the inputs (paths, sizes, mtimes),\n"
-      "the model or the row options changed (--batch-tokens, --attention, --threads\n"
-      "may change). Needs -o FILE and file inputs (not stdin). If OUTPUT exists with\n"
-      "no checkpoint, there is nothing to resume (exit 0)");
+  cmd->add_option("--round-bytes", opt.round_bytes,
+                  "Text read per round, e.g. 64K (default 256K): a round is read, embedded and\n"
+                  "written before the next, which bounds memory; with --resume each round is\n"
+                  "one commit, so a kill loses at most one round of work");
+  cmd->add_flag("--resume", opt.resume,
+                "Make the job survive being killed, and continue it: rows go to OUTPUT.partial\n"
+                "(.npy: also INDEX.partial), committed after every round (--round-bytes of\n"
+                "text) to OUTPUT.checkpoint.json. After a crash run the same command again: the\n"
+                "torn tail is cut, the documents already written are skipped, the rest is\n"
+                "appended; OUTPUT appears when all is done. Refused, naming what changed, if the\n"
+                "inputs (paths, sizes, mtimes), the model, --weights, --max-tokens, --stride,\n"
+                "--doc-embedding or the format differ (--batch-tokens, --attention, --threads\n"
+                "may). Needs -o FILE and file inputs (not stdin). If OUTPUT exists with no\n"
+                "checkpoint, there is nothing to resume (exit 0)");
   cmd->footer(
       "Exit codes: 0 every document embedded; 3 some documents were skipped (each reported on\n"
       "stderr: unreadable file, invalid UTF-8, empty document, malformed JSONL line), the others\n"
