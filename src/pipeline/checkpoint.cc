@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 
 #include "pipeline/atomic_file.h"
 
@@ -19,6 +20,7 @@ namespace {
 // Names the file's kind and version, so an older or newer tessera refuses a
 // layout it does not know instead of misreading it.
 constexpr const char* kFormat = "tessera-embed-checkpoint/1";
+constexpr int kMaxDepth = 16;
 
 Status field_int(const std::string& path, const nlohmann::json& object, const char* section,
                  const char* key, int64_t* out) {
@@ -95,10 +97,17 @@ Status load_checkpoint(const std::string& path, Checkpoint* out, bool* found) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return not_found("cannot read " + path + ": " + std::strerror(errno));
   const std::string text{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  // A checkpoint is 4 levels deep; a deeper file is not one, and copying or
+  // printing a hostile nesting would recurse off the stack.
+  const auto shallow = [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+    if (depth > kMaxDepth)
+      throw std::length_error("nested deeper than " + std::to_string(kMaxDepth));
+    return true;
+  };
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
+    j = nlohmann::json::parse(text, shallow);
+  } catch (const std::exception& e) {
     return invalid_argument(path + ": not valid JSON (" + e.what() +
                             "); run without --resume to start over");
   }

@@ -75,7 +75,14 @@ std::string cut(std::string s) {
   return s;
 }
 
+// Containers are described, not dumped: a value read from the checkpoint may
+// be arbitrarily large.
 std::string render(const nlohmann::json& v) {
+  if (v.is_object() && v.contains("path") && v["path"].is_string()) {
+    return "a file entry (" + cut(v["path"].get<std::string>()) + ")";
+  }
+  if (v.is_object()) return "an object of " + std::to_string(v.size()) + " fields";
+  if (v.is_array()) return "an array of " + std::to_string(v.size()) + " entries";
   return cut(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 

@@ -100,6 +100,11 @@ TEST(Checkpoint, RoundTripsAndNamesTheBadField) {
   EXPECT_NE(s.message().find("\"output.bytes\" is missing or not a non-negative integer"),
             std::string::npos)
       << s.message();
+  // Deep nesting is refused while parsing, before anything copies or prints it.
+  dir.write("out.jsonl.checkpoint.json",
+            "{\"job\": " + std::string(200000, '[') + std::string(200000, ']') + "}");
+  s = load_checkpoint(path, &back, &found);
+  EXPECT_NE(s.message().find("nested deeper than 16"), std::string::npos) << s.message();
   dir.write("out.jsonl.checkpoint.json", "{\"done\": 1e400");
   s = load_checkpoint(path, &back, &found);
   EXPECT_NE(s.message().find("not valid JSON"), std::string::npos) << s.message();

@@ -9,16 +9,15 @@
 #include <vector>
 
 #include "commands.h"
+#include "embed_resume.h"
 #include "model/encoder.h"
 #include "model_options.h"
 #include "pipeline/atomic_file.h"
 #include "pipeline/document_reader.h"
 #include "pipeline/embedding_writer.h"
 #include "pipeline/encoder_model.h"
-#include "pipeline/job_fingerprint.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/report.h"
-#include "pipeline/resumable_job.h"
 
 namespace tessera::cli {
 
@@ -51,82 +50,11 @@ bool ends_with(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// --resume needs a file to continue and an input that can be read again.
-Status check_resume_flags(const EmbedOptions& opt) {
-  if (opt.output.empty() || opt.output == "-") {
-    return invalid_argument("--resume needs an output file (-o FILE): stdout cannot be continued");
-  }
-  for (const std::string& input : opt.inputs) {
-    if (input == "-") {
-      return invalid_argument(
-          "--resume cannot continue stdin ('-'): what was read is gone when the process dies; "
-          "save the input to a file and embed that");
-    }
-  }
-  return Status::Ok();
-}
-
 long long ll(int64_t v) { return static_cast<long long>(v); }
-
-// Opens the resumable job and says on stderr where it starts. Returns false
-// with *exit set when there is nothing to embed (or an error).
-bool start_resumable_job(const EmbedOptions& opt, const std::string& model_dir,
-                         const pipeline::EncoderModel& model, bool npy,
-                         pipeline::DocumentReader& reader,
-                         std::unique_ptr<pipeline::ResumableJob>* job, int* exit) {
-  pipeline::JobDescription description{
-      reader.input_paths(),
-      model_dir,
-      model::weight_precision_name(model.encoder().weight_precision()),
-      opt.pipeline.window,
-      opt.pipeline.doc_embedding,
-      npy};
-  Status s = pipeline::ResumableJob::open(opt.output, npy, model.dim(),
-                                          pipeline::job_fingerprint(description), job);
-  if (!s.ok()) {
-    *exit = fail(s, kExitUsage);
-    return false;
-  }
-  const std::string checkpoint = pipeline::checkpoint_path(opt.output);
-  const pipeline::JobTotals& done = (*job)->committed();
-  switch ((*job)->start()) {
-    case pipeline::ResumableJob::Start::kNothing:
-      std::fprintf(stderr,
-                   "tessera: nothing to resume: %s exists and has no checkpoint %s (the job "
-                   "finished, or ran without --resume). Remove it to embed again, or run "
-                   "without --resume to overwrite it\n",
-                   opt.output.c_str(), checkpoint.c_str());
-      *exit = kExitOk;
-      return false;
-    case pipeline::ResumableJob::Start::kFinished:
-      std::fprintf(stderr,
-                   "tessera: %s: the job had already embedded everything (%lld documents, %lld "
-                   "skipped, %lld rows); its output is now in place\n",
-                   opt.output.c_str(), ll(done.documents), ll(done.skipped), ll(done.rows));
-      *exit = done.skipped > 0 ? kExitSkipped : kExitOk;
-      return false;
-    case pipeline::ResumableJob::Start::kContinue:
-      if (s = (*job)->skip_committed(reader); !s.ok()) {
-        *exit = fail(s, kExitUsage);
-        return false;
-      }
-      std::fprintf(stderr,
-                   "tessera: resuming %s from %s: skipped %lld input documents already done "
-                   "(%lld rows written, %lld documents skipped as bad)\n",
-                   opt.output.c_str(), checkpoint.c_str(), ll(done.items), ll(done.rows),
-                   ll(done.skipped));
-      return true;
-    case pipeline::ResumableJob::Start::kNew:
-      std::fprintf(stderr, "tessera: resumable job: rows go to %s, committed every round to %s\n",
-                   pipeline::AtomicFile::partial_path(opt.output).c_str(), checkpoint.c_str());
-      return true;
-  }
-  return true;
-}
 
 int run_embed(AppState& state, EmbedOptions& opt) {
   if (opt.resume) {
-    if (Status s = check_resume_flags(opt); !s.ok()) return fail(s, kExitUsage);
+    if (Status s = check_resume_flags(opt.output, opt.inputs); !s.ok()) return fail(s, kExitUsage);
   }
   if (!opt.round_bytes.empty()) {
     size_t bytes = 0;
@@ -163,8 +91,21 @@ int run_embed(AppState& state, EmbedOptions& opt) {
   std::unique_ptr<pipeline::EmbeddingWriter> own_writer;
   pipeline::EmbeddingWriter* writer = nullptr;
   if (opt.resume) {
-    int exit = kExitOk;
-    if (!start_resumable_job(opt, model_dir, model, npy, *reader, &job, &exit)) return exit;
+    const pipeline::JobDescription description{
+        reader->input_paths(),
+        model_dir,
+        model::weight_precision_name(model.encoder().weight_precision()),
+        opt.pipeline.window,
+        opt.pipeline.doc_embedding,
+        npy};
+    if (Status s = start_resumable_job(opt.output, description, model.dim(), *reader, &job);
+        !s.ok()) {
+      return fail(s, kExitUsage);
+    }
+    if (job->start() == pipeline::ResumableJob::Start::kNothing) return kExitOk;
+    if (job->start() == pipeline::ResumableJob::Start::kFinished) {
+      return job->committed().skipped > 0 ? kExitSkipped : kExitOk;
+    }
     writer = &job->writer();
   } else {
     Status open_status = npy ? pipeline::make_npy_writer(opt.output, model.dim(), &own_writer)
