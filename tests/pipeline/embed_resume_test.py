@@ -27,7 +27,7 @@ import numpy as np
 TESSERA = None
 MIN_COSINE = 0.99999
 # Small rounds, so that the job commits often and a kill loses little.
-COMMON = ["--round-bytes", "4K"]
+COMMON = ["--round-bytes", "2K"]
 WORDS = ("resume checkpoint partial row round kill signal document chunk token window batch "
          "embedding attention model output input corpus offset byte fsync rename torn tail "
          "the of and a to in is it that was for on are with as by this be at from").split()
@@ -50,7 +50,7 @@ def write_corpus(path, documents, seed):
     with open(path, "w", encoding="utf-8") as f:
         for d in range(documents):
             # Mostly one window, some long ones (several windows), one empty.
-            n = rng.choice([20, 40, 80, 120, 400]) if d != 7 else 0
+            n = rng.choice([10, 30, 60, 100, 300]) if d != 7 else 0
             text = " ".join(rng.choice(WORDS) for _ in range(n)) + (" café" if d % 5 == 0 else "")
             f.write(json.dumps({"id": "doc-%d" % d if d % 3 else d, "text": text.strip()}) + "\n")
 
@@ -97,7 +97,7 @@ class EmbedResume(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.corpus = os.path.join(cls.tmp.name, "corpus.jsonl")
-        write_corpus(cls.corpus, 60, seed=19)
+        write_corpus(cls.corpus, 40, seed=19)
         cls.reference = os.path.join(cls.tmp.name, "reference.jsonl")
         t = time.monotonic()
         cls.ref_proc = run(["embed", cls.corpus, "-o", cls.reference] + COMMON)
@@ -154,7 +154,7 @@ class EmbedResume(unittest.TestCase):
         skipped_line = [l for l in proc.stderr.splitlines() if l.startswith("tessera: resuming")]
         self.assertEqual(len(skipped_line), 1, proc.stderr)
         self.assertIn("rows written", skipped_line[0])
-        self.assertIn("the whole job: 59 documents (1 skipped), %d rows" % len(self.ref_rows),
+        self.assertIn("the whole job: 39 documents (1 skipped), %d rows" % len(self.ref_rows),
                       proc.stderr)
         print("killed at %d and %d committed rows; resume ran %.2f s" % (first, second,
                                                                          resume_seconds),
@@ -196,7 +196,7 @@ class EmbedResume(unittest.TestCase):
         d = os.path.join(self.tmp.name, "changed")
         os.mkdir(d)
         corpus = os.path.join(d, "corpus.jsonl")
-        write_corpus(corpus, 24, seed=19)
+        write_corpus(corpus, 16, seed=19)
         out = os.path.join(d, "emb.jsonl")
         args = ["embed", corpus, "-o", out, "--resume"] + COMMON
         kill_when_committed(args, out + ".checkpoint.json", 0)
@@ -216,7 +216,7 @@ class EmbedResume(unittest.TestCase):
             self.assertEqual(f.read(), saved, "a refused resume changes nothing")
         # --batch-tokens and --threads may change (a job killed for memory
         # continues with smaller batches); the input must be restored first.
-        write_corpus(corpus, 24, seed=19)
+        write_corpus(corpus, 16, seed=19)
         os.utime(corpus, ns=(json.loads(saved)["job"]["inputs"][0]["mtime_ns"],) * 2)
         proc = run(args + ["--batch-tokens", "1024"])
         self.assertEqual(proc.returncode, 3, proc.stderr)
