@@ -87,6 +87,11 @@ def kill_when_committed(args, checkpoint, at_least, timeout=120):
         proc.stderr.close()
 
 
+def key(row):
+    """What places a row: its document, chunk and offsets."""
+    return row["id"], row["chunk"], row["offsets"]
+
+
 def read_jsonl(path):
     with open(path, encoding="utf-8") as f:
         return [json.loads(line) for line in f]
@@ -112,8 +117,7 @@ class EmbedResume(unittest.TestCase):
         ref = self.ref_rows
         self.assertEqual(len(rows), len(ref), label)
         for a, b in zip(rows, ref):
-            self.assertEqual((a["id"], a["chunk"], a["offsets"]), (b["id"], b["chunk"], b["offsets"]),
-                             label)
+            self.assertEqual(key(a), key(b), label)
         mine = np.array([r["embedding"] for r in rows], dtype=np.float64)
         theirs = np.array([r["embedding"] for r in ref], dtype=np.float64)
         self.assert_close(mine, theirs, label)
@@ -186,7 +190,7 @@ class EmbedResume(unittest.TestCase):
         index = read_jsonl(os.path.join(d, "emb.index.jsonl"))
         self.assertEqual([e["row"] for e in index], list(range(len(self.ref_rows))))
         for e, r in zip(index, self.ref_rows):
-            self.assertEqual((e["id"], e["chunk"], e["offsets"]), (r["id"], r["chunk"], r["offsets"]))
+            self.assertEqual(key(e), key(r))
         # JSONL floats are the float32 values' shortest decimal form.
         ref = np.array([r["embedding"] for r in self.ref_rows], dtype=np.float32)
         self.assert_close(np.load(out).astype(np.float64), ref.astype(np.float64),
