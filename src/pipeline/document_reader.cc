@@ -72,6 +72,13 @@ Status DocumentReader::open(const std::vector<std::string>& inputs, const Reader
   return Status::Ok();
 }
 
+std::vector<std::string> DocumentReader::input_paths() const {
+  std::vector<std::string> paths;
+  paths.reserve(inputs_.size());
+  for (const Input& input : inputs_) paths.push_back(input.path);
+  return paths;
+}
+
 DocumentReader::Item DocumentReader::next(Document* doc, Problem* problem) {
   while (true) {
     if (!pending_.empty()) {

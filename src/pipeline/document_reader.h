@@ -43,6 +43,8 @@ class DocumentReader {
   // Bytes in the input files (0 when unknown: stdin) and bytes consumed.
   uint64_t bytes_total() const { return bytes_total_; }
   uint64_t bytes_read() const { return bytes_read_; }
+  // The input files in reading order, directories expanded; "-" is stdin.
+  std::vector<std::string> input_paths() const;
 
  private:
   struct Input {

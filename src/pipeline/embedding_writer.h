@@ -6,12 +6,15 @@
 //          line r describes row r: {"id", "chunk" | "chunks", "offsets", "row"}
 // Offsets are Unicode code points [begin, end) into the original text.
 // Files are written through AtomicFile: they appear only when finish() succeeds.
+// Resumable writers (tessera embed --resume) write "<file>.partial" files
+// instead, which sync() makes durable and a later process continues.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "tessera/status.h"
 
@@ -25,18 +28,46 @@ struct OutputRow {
   int64_t end = 0;
 };
 
+// Where an output stands: rows written and the length of each file (the
+// index file is the .npy output's; 0 for JSONL).
+struct OutputPosition {
+  int64_t rows = 0;
+  int64_t bytes = 0;
+  int64_t index_bytes = 0;
+};
+
 class EmbeddingWriter {
  public:
   virtual ~EmbeddingWriter() = default;
   // `embedding` holds dim floats.
   virtual Status write(const OutputRow& row, const float* embedding) = 0;
+  // Makes every row written so far durable and complete on disk (the .npy
+  // header counts them) and says where the output stands. Only the file
+  // writers implement it.
+  virtual Status sync(OutputPosition* /*at*/) {
+    return unsupported("this output cannot be synced (stdout or an in-memory writer)");
+  }
   // Completes the output (renames files into place, flushes stdout).
   virtual Status finish() = 0;
 };
 
-// path "" (or "-") writes to stdout.
-Status make_jsonl_writer(const std::string& path, int dim, std::unique_ptr<EmbeddingWriter>* out);
-Status make_npy_writer(const std::string& path, int dim, std::unique_ptr<EmbeddingWriter>* out);
+struct WriterOptions {
+  // Write "<file>.partial" work files that outlive a crash instead of
+  // temporary files removed on failure.
+  bool resumable = false;
+  // Resumable only: continue the partial files from this position (a
+  // checkpoint's), cutting whatever follows it; all zero starts them anew.
+  OutputPosition resume_at;
+};
+
+// path "" (or "-") writes to stdout (not resumable).
+Status make_jsonl_writer(const std::string& path, int dim, std::unique_ptr<EmbeddingWriter>* out,
+                         const WriterOptions& options = {});
+Status make_npy_writer(const std::string& path, int dim, std::unique_ptr<EmbeddingWriter>* out,
+                       const WriterOptions& options = {});
+// The files an output consists of, in the order finish() renames them:
+// {path} for JSONL, {index, path} for .npy.
+std::vector<std::string> output_files(const std::string& path, bool npy);
 // "emb.npy" -> "emb.index.jsonl"; other names get ".index.jsonl" appended.
 std::string npy_index_path(const std::string& npy_path);
 

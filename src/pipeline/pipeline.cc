@@ -74,6 +74,7 @@ class Runner {
     while (status.ok() && fill_round(&docs)) {
       tokenize(docs);
       status = embed_and_write(docs);
+      if (status.ok() && callbacks_.on_round_written) status = callbacks_.on_round_written(stats_);
     }
     stats_.elapsed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                             std::chrono::steady_clock::now() - start)
@@ -99,6 +100,7 @@ class Runner {
       Problem problem;
       const auto item = reader_.next(&rd.doc, &problem);
       if (item == DocumentReader::Item::kEnd) break;
+      ++stats_.items;
       if (item == DocumentReader::Item::kProblem) {
         report(std::move(problem));
         continue;

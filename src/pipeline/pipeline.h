@@ -39,6 +39,7 @@ struct BackendUse {
 };
 
 struct PipelineStats {
+  int64_t items = 0;      // read from the reader: documents and reported input problems
   int64_t documents = 0;  // embedded and written
   int64_t skipped = 0;    // reported and skipped
   int64_t chunks = 0;
@@ -55,6 +56,11 @@ struct PipelineCallbacks {
   std::function<void(const Problem&)> on_problem;  // each skipped document, when found
   // After each batch: the totals so far and the reader's byte progress.
   std::function<void(const PipelineStats&, uint64_t bytes_read, uint64_t bytes_total)> on_progress;
+  // After each round's rows are handed to the writer: every one of the
+  // stats.items items read so far is written or reported, none is half done
+  // (a document is never split across rounds), so this is where a checkpoint
+  // can be taken. An error stops the run and is returned.
+  std::function<Status(const PipelineStats&)> on_round_written;
 };
 
 // Checks the options against the model (window sizes, budget); the message

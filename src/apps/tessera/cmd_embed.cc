@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "commands.h"
+#include "embed_resume.h"
 #include "model/encoder.h"
 #include "model_options.h"
+#include "pipeline/atomic_file.h"
 #include "pipeline/document_reader.h"
 #include "pipeline/embedding_writer.h"
 #include "pipeline/encoder_model.h"
@@ -34,6 +36,8 @@ struct EmbedOptions {
   std::string format;  // "" = from the output name
   std::string stdin_format = "text";
   std::string summary_json;
+  bool resume = false;
+  std::string round_bytes;  // "": the pipeline's default
   pipeline::PipelineOptions pipeline;
 };
 
@@ -46,7 +50,20 @@ bool ends_with(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+long long ll(int64_t v) { return static_cast<long long>(v); }
+
 int run_embed(AppState& state, EmbedOptions& opt) {
+  if (opt.resume) {
+    if (Status s = check_resume_flags(opt.output, opt.inputs); !s.ok()) return fail(s, kExitUsage);
+  }
+  if (!opt.round_bytes.empty()) {
+    size_t bytes = 0;
+    if (Status s = parse_byte_size(opt.round_bytes, "--round-bytes", &bytes); !s.ok()) {
+      return fail(s, kExitUsage);
+    }
+    if (bytes == 0) return fail(invalid_argument("--round-bytes = 0: give at least 1"), kExitUsage);
+    opt.pipeline.round_bytes = static_cast<int64_t>(bytes);
+  }
   if (Status s = state.init(); !s.ok()) return fail(s, kExitUsage);
   Context& ctx = state.context();
   const auto start = std::chrono::steady_clock::now();
@@ -70,10 +87,32 @@ int run_embed(AppState& state, EmbedOptions& opt) {
     return fail(s, kExitUsage);
   }
   const bool npy = opt.format.empty() ? ends_with(opt.output, ".npy") : opt.format == "npy";
-  std::unique_ptr<pipeline::EmbeddingWriter> writer;
-  Status open_status = npy ? pipeline::make_npy_writer(opt.output, model.dim(), &writer)
-                           : pipeline::make_jsonl_writer(opt.output, model.dim(), &writer);
-  if (!open_status.ok()) return fail(open_status, kExitUsage);
+  std::unique_ptr<pipeline::ResumableJob> job;
+  std::unique_ptr<pipeline::EmbeddingWriter> own_writer;
+  pipeline::EmbeddingWriter* writer = nullptr;
+  if (opt.resume) {
+    const pipeline::JobDescription description{
+        reader->input_paths(),
+        model_dir,
+        model::weight_precision_name(model.encoder().weight_precision()),
+        opt.pipeline.window,
+        opt.pipeline.doc_embedding,
+        npy};
+    if (Status s = start_resumable_job(opt.output, description, model.dim(), *reader, &job);
+        !s.ok()) {
+      return fail(s, kExitUsage);
+    }
+    if (job->start() == pipeline::ResumableJob::Start::kNothing) return kExitOk;
+    if (job->start() == pipeline::ResumableJob::Start::kFinished) {
+      return job->committed().skipped > 0 ? kExitSkipped : kExitOk;
+    }
+    writer = &job->writer();
+  } else {
+    Status open_status = npy ? pipeline::make_npy_writer(opt.output, model.dim(), &own_writer)
+                             : pipeline::make_jsonl_writer(opt.output, model.dim(), &own_writer);
+    if (!open_status.ok()) return fail(open_status, kExitUsage);
+    writer = own_writer.get();
+  }
 
   pipeline::ProgressBar progress(stderr, ::isatty(STDERR_FILENO) != 0);
   pipeline::PipelineCallbacks callbacks;
@@ -84,22 +123,47 @@ int run_embed(AppState& state, EmbedOptions& opt) {
   callbacks.on_progress = [&](const pipeline::PipelineStats& s, uint64_t read, uint64_t total) {
     progress.update(s, read, total);
   };
+  if (job != nullptr) {
+    callbacks.on_round_written = [&](const pipeline::PipelineStats& s) { return job->commit(s); };
+  }
   pipeline::PipelineStats stats;
   Status run_status =
       pipeline::run_pipeline(*reader, model, opt.pipeline, *writer, ctx, callbacks, &stats);
-  if (run_status.ok()) run_status = writer->finish();
+  if (run_status.ok()) run_status = job != nullptr ? job->finish(stats) : writer->finish();
   progress.clear();
   if (!run_status.ok()) {
-    writer.reset();  // removes the unfinished output
-    return fail(Status(run_status.code(), run_status.message() + " (nothing was written)"),
-                kExitFatal);
+    const std::string what = job != nullptr ? " (the rows committed so far are kept in " +
+                                                  pipeline::AtomicFile::partial_path(opt.output) +
+                                                  ": run again with --resume to continue)"
+                                            : " (nothing was written)";
+    job.reset();         // closes the partial files, which stay for the next --resume
+    own_writer.reset();  // removes the unfinished output
+    return fail(Status(run_status.code(), run_status.message() + what), kExitFatal);
   }
 
   std::fprintf(stderr, "%sweights: %s\n",
                pipeline::format_summary(stats, ctx.allocator().peak_bytes()).c_str(),
                describe_weights(model.encoder()).c_str());
+  int64_t job_skipped = stats.skipped;
+  if (job != nullptr && job->start() == pipeline::ResumableJob::Start::kContinue) {
+    const pipeline::JobTotals total = job->totals(stats);
+    std::fprintf(stderr,
+                 "resumed: %lld input documents were done by earlier runs; the whole job: %lld "
+                 "documents (%lld skipped), %lld rows\n",
+                 ll(job->committed().items), ll(total.documents), ll(total.skipped),
+                 ll(total.rows));
+    job_skipped = total.skipped;
+  }
   if (!opt.summary_json.empty()) {
     nlohmann::json j = pipeline::stats_to_json(stats);
+    if (job != nullptr) {
+      const pipeline::JobTotals total = job->totals(stats);
+      j["resume"] = {{"skipped_items", job->committed().items},
+                     {"kept_rows", job->committed().rows},
+                     {"job_documents", total.documents},
+                     {"job_skipped", total.skipped},
+                     {"job_rows", total.rows}};
+    }
     j["model"] = model_dir;
     j["load_seconds"] = load_seconds;
     j["total_seconds"] = seconds_since(start);
@@ -111,7 +175,7 @@ int run_embed(AppState& state, EmbedOptions& opt) {
     if (!f)
       std::fprintf(stderr, "tessera: cannot write --summary-json %s\n", opt.summary_json.c_str());
   }
-  return stats.skipped > 0 ? kExitSkipped : kExitOk;
+  return job_skipped > 0 ? kExitSkipped : kExitOk;
 }
 
 }  // namespace
@@ -129,7 +193,8 @@ void add_embed_command(CLI::App& app, AppState& state) {
       ->required();
   cmd->add_option("-o,--output", opt.output,
                   "Output file (default: JSONL on stdout). Written to a temporary file and\n"
-                  "renamed at the end: nothing partial is left on a fatal error");
+                  "renamed at the end: nothing partial is left on a fatal error (with\n"
+                  "--resume, the committed rows are kept for the next run)");
   add_model_options(cmd, &opt.model);
   cmd->add_option("--format", opt.format,
                   "jsonl: {\"id\", \"chunk\", \"offsets\", \"embedding\"} per row; npy: float32\n"
@@ -154,11 +219,26 @@ void add_embed_command(CLI::App& app, AppState& state) {
       ->capture_default_str();
   cmd->add_option("--summary-json", opt.summary_json,
                   "Also write the run's figures (counts, seconds, attention, stages) as JSON");
+  cmd->add_option("--round-bytes", opt.round_bytes,
+                  "Text read per round, e.g. 64K (default 256K): a round is read, embedded and\n"
+                  "written before the next, which bounds memory; with --resume each round is\n"
+                  "one commit, so a kill loses at most one round of work");
+  cmd->add_flag("--resume", opt.resume,
+                "Make the job survive being killed, and continue it: rows go to OUTPUT.partial\n"
+                "(.npy: also INDEX.partial), committed after every round (--round-bytes of\n"
+                "text) to OUTPUT.checkpoint.json. After a crash run the same command again: the\n"
+                "torn tail is cut, the documents already written are skipped, the rest is\n"
+                "appended; OUTPUT appears when all is done. Refused, naming what changed, if the\n"
+                "inputs (paths, sizes, mtimes), the model, --weights, --max-tokens, --stride,\n"
+                "--doc-embedding or the format differ (--batch-tokens, --attention, --threads\n"
+                "may). Needs -o FILE and file inputs (not stdin). If OUTPUT exists with no\n"
+                "checkpoint, there is nothing to resume (exit 0)");
   cmd->footer(
       "Exit codes: 0 every document embedded; 3 some documents were skipped (each reported on\n"
       "stderr: unreadable file, invalid UTF-8, empty document, malformed JSONL line), the others\n"
-      "written; 2 usage or model error; 1 fatal error while embedding or writing (nothing\n"
-      "written).");
+      "written; 2 usage or model error, or a --resume that does not match its checkpoint; 1\n"
+      "fatal error while embedding or writing (nothing written; with --resume the committed\n"
+      "rows are kept for the next run).");
   cmd->callback([&state] { exit_code = run_embed(state, opt); });
 }
 
