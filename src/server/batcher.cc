@@ -165,11 +165,10 @@ void Batcher::run_part(std::vector<Item> part, BatchReport* report) {
   // A smaller part can only help if it separates requests, or, when memory
   // was refused, if it needs less: otherwise the requests here share the
   // failure and splitting would only repeat it.
-  const bool one_request = std::all_of(part.begin(), part.end(), [&](const Item& item) {
-    return item.job == part.front().job;
-  });
-  const bool split = part.size() > 1 &&
-                     (!one_request || status.code() == StatusCode::kResourceExhausted);
+  const bool one_request = std::all_of(
+      part.begin(), part.end(), [&](const Item& item) { return item.job == part.front().job; });
+  const bool split =
+      part.size() > 1 && (!one_request || status.code() == StatusCode::kResourceExhausted);
   if (!split) {
     // A sequence that fails alone names the input at fault; a memory refusal
     // is the server's state, not the input's.
@@ -189,9 +188,9 @@ void Batcher::run_part(std::vector<Item> part, BatchReport* report) {
 }
 
 Status Batcher::embed_part(std::vector<Item>& part, Buffer* out) {
-  Status status = Buffer::allocate(
-      alloc_, part.size() * static_cast<size_t>(embedder_.dim()) * sizeof(float), "server.batch",
-      out);
+  Status status =
+      Buffer::allocate(alloc_, part.size() * static_cast<size_t>(embedder_.dim()) * sizeof(float),
+                       "server.batch", out);
   if (!status.ok()) return status;
   // The model takes a list of sequences; lend it the items' ids and take
   // them back, since a failed part is run again in halves.

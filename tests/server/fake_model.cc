@@ -42,6 +42,7 @@ Status FakeModel::tokenize(std::string_view text, std::vector<TextToken>* out) c
     if (word == "REFUSE") {
       return invalid_argument("byte " + std::to_string(begin) + ": the word REFUSE is refused");
     }
+    if (word == "THROW") throw std::runtime_error("the fake tokenizer throws on THROW");
     out->push_back({word_id(word), static_cast<int64_t>(begin), static_cast<int64_t>(i)});
   }
   return Status::Ok();
@@ -102,9 +103,9 @@ Status FakeModel::embed(const std::vector<std::vector<int32_t>>& sequences, floa
       }
     }
     if (failure.ok() && token_limit_ && tokens > *token_limit_) {
-      failure = resource_exhausted("memory budget: model.activations for " +
-                                   std::to_string(tokens) + " tokens (the fake's limit is " +
-                                   std::to_string(*token_limit_) + ")");
+      failure =
+          resource_exhausted("memory budget: model.activations for " + std::to_string(tokens) +
+                             " tokens (the fake's limit is " + std::to_string(*token_limit_) + ")");
     }
   }
   if (throws) throw std::runtime_error(failure.message());

@@ -24,7 +24,8 @@ class FakeModel : public ServedModel {
 
   const ModelInfo& info() const override { return info_; }
   int dim() const override { return info_.dim; }
-  // Space-separated words; a word "REFUSE" makes the text invalid.
+  // Space-separated words; a word "REFUSE" makes the text invalid, a word
+  // "THROW" throws std::runtime_error (a bug in a handler).
   Status tokenize(std::string_view text, std::vector<TextToken>* out) const override;
   int32_t cls_id() const override { return kCls; }
   int32_t sep_id() const override { return kSep; }
