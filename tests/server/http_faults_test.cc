@@ -399,12 +399,12 @@ TEST(Faults, AnAnswerBeforeTheBodyClosesTheConnectionSoTheBodyIsNotReadAsAReques
   ServerOptions o = fault_limits();
   o.api_key = "k3y";
   RunningServer server(model, alloc, o);
-  // Exactly one answer, then the server closes (it does not wait to read
-  // the body as the next request).
+  // Exactly one answer, then the server closes: it does not read the body
+  // (and the CRLF some clients send after it) as the next request.
   RawClient raw(server.port());
   const std::string body = embed_body({"a"});
   ASSERT_TRUE(raw.send("POST /embed HTTP/1.1\r\nHost: x\r\nContent-Length: " +
-                       std::to_string(body.size()) + "\r\n\r\n" + body));
+                       std::to_string(body.size()) + "\r\n\r\n" + body + "\r\n"));
   const std::string answer = raw.read_to_end();
   EXPECT_TRUE(raw.closed_by_server()) << answer;
   EXPECT_EQ(status_line(answer), "HTTP/1.1 401 Unauthorized") << answer;
