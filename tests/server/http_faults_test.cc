@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <future>
@@ -165,8 +166,12 @@ TEST(Faults, AnExceptionInAHandlerIsAJson500AndTheProcessLives) {
 // A client on a raw socket, for what well-behaved HTTP clients never send.
 class RawClient {
  public:
-  explicit RawClient(int port) {
+  // A small `receive_buffer` (bytes) makes the server's sends block soon.
+  explicit RawClient(int port, int receive_buffer = 0) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (receive_buffer > 0) {
+      setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port));
@@ -211,6 +216,17 @@ class RawClient {
     }
   }
   bool closed_by_server() const { return closed_by_server_; }
+
+  void shutdown() { ::shutdown(fd_, SHUT_RDWR); }
+
+  // One recv() of at most `n` bytes: > 0 bytes read, else the end (see
+  // closed_by_server()).
+  ssize_t read_some(size_t n) {
+    std::string buf(n, '\0');
+    const ssize_t got = ::recv(fd_, buf.data(), n, 0);
+    if (got <= 0) closed_by_server_ = got == 0 || errno == ECONNRESET;
+    return got;
+  }
 
  private:
   int fd_ = -1;
@@ -285,6 +301,55 @@ TEST(Faults, AClientSendingItsBodyByteByByteIsCutAfterTheReadTimeout) {
       "\r\nContent-Length: " +
       std::to_string(body.size()) + "\r\n\r\n" + body;
   expect_slow_client_cut(request, request.size() - body.size() + 5);
+}
+
+TEST(Faults, AClientReadingTheAnswerSlowerThanTheWriteTimeoutIsDisconnected) {
+  // 16 rows of 65536 floats: about 12 MB of JSON, more than the kernel
+  // buffers for the socket (tcp_wmem's 4 MB at most by default), so the
+  // server's writes must wait for the client.
+  FakeModel model(/*dim=*/1 << 16);
+  TrackingAllocator alloc;
+  ServerOptions o = fault_limits();
+  o.max_client_batch_size = 16;
+  o.write_timeout_seconds = 1;
+  RunningServer server(model, alloc, o);
+  RawClient slow(server.port(), /*receive_buffer=*/4096);
+  ASSERT_TRUE(slow.connected());
+  std::vector<std::string> texts;
+  for (int i = 0; i < 16; ++i) texts.push_back("t" + std::to_string(i));
+  const std::string body = embed_body(texts);
+  constexpr size_t kAnswerBytes = 16 * (1 << 16) * 8;  // at least 8 bytes a float
+  ASSERT_TRUE(slow.send("POST /embed HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                        std::to_string(body.size()) + "\r\n\r\n" + body));
+  // 1 KiB every 20 ms: reading it all would take minutes. (The kernel wakes
+  // a blocked writer only once a third of the send buffer is free, so each
+  // wait of the server is already long here; the deadline for the whole
+  // answer also bounds faster readers of larger answers.)
+  std::atomic<bool> stop_reading{false};
+  std::atomic<size_t> received{0};
+  std::thread reader([&] {
+    while (!stop_reading) {
+      const ssize_t n = slow.read_some(1024);
+      if (n <= 0) return;
+      received += static_cast<size_t>(n);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  // The server gives up the connection (its thread is free again) while the
+  // client is still reading.
+  const Clock::time_point start = Clock::now();
+  double open = connections(server);
+  while (open != 1 && Clock::now() - start < std::chrono::seconds(60)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    open = connections(server);
+  }
+  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  stop_reading = true;
+  slow.shutdown();  // ends a recv() the reader may be blocked in
+  reader.join();
+  EXPECT_EQ(open, 1) << "still writing after " << elapsed << " s";
+  EXPECT_GT(received.load(), 0u);
+  EXPECT_LT(received.load(), kAnswerBytes);
 }
 
 class Limits : public ::testing::Test {
