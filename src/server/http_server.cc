@@ -20,6 +20,7 @@ namespace tessera::server {
 
 namespace {
 
+// Pending connections the kernel queues (see LimitedHttpServer::raise_backlog).
 constexpr int kListenBacklog = 1024;
 // Requests served on one keep-alive connection before it is closed.
 constexpr size_t kKeepAliveRequests = 1000;
@@ -171,8 +172,9 @@ class EmbeddingServer::Impl {
     http_.set_keep_alive_timeout(whole_seconds(options_.keep_alive_timeout_seconds));
     http_.set_read_timeout(whole_seconds(options_.read_timeout_seconds));
     http_.set_write_timeout(whole_seconds(options_.write_timeout_seconds));
-    http_.set_pre_routing_handler(
-        [this](const httplib::Request& req, httplib::Response& res) { return authorize(req, res); });
+    http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      return before_body(req, res);
+    });
     http_.set_error_handler(httplib::Server::HandlerWithResponse(
         [this](const httplib::Request& req, httplib::Response& res) { return on_error(req, res); }));
     http_.set_exception_handler(
@@ -235,7 +237,8 @@ class EmbeddingServer::Impl {
   // Runs before the body is read: what is refused here is refused without
   // reading it, and the connection closes after the answer (the unread body
   // must not be taken for the next request).
-  httplib::Server::HandlerResponse authorize(const httplib::Request& req, httplib::Response& res) {
+  httplib::Server::HandlerResponse before_body(const httplib::Request& req,
+                                               httplib::Response& res) {
     const std::optional<uint64_t> length = content_length(req);
     if (length && *length > options_.payload_limit_bytes) {
       refuse_before_body(req, res, {413, error_body_for(req.path, body_too_large(*length))});
