@@ -91,8 +91,7 @@ bool ConnectionStream::wait_for_request(const std::function<bool()>& stopping) {
     if (Clock::now() < slice_end) return false;  // an error, not the slice's end
   }
   phase_ = Phase::kHead;
-  request_start_ = Clock::now();
-  read_deadline_ = request_start_ + seconds(limits_.read_timeout_seconds);
+  read_deadline_ = Clock::now() + seconds(limits_.read_timeout_seconds);
   writing_ = false;
   head_bytes_ = 0;
   line_bytes_ = 0;
@@ -106,8 +105,10 @@ bool ConnectionStream::wait(short events, Clock::time_point deadline) const {
   for (;;) {
     const auto left = deadline - Clock::now();
     if (left <= Clock::duration::zero()) return false;
-    const int ms =
-        static_cast<int>(std::ceil(std::chrono::duration<double, std::milli>(left).count()));
+    // poll() takes int milliseconds: wait at most a minute per call.
+    constexpr double kMaxPollMs = 60e3;
+    const int ms = static_cast<int>(
+        std::ceil(std::min(kMaxPollMs, std::chrono::duration<double, std::milli>(left).count())));
     pollfd p{sock_, events, 0};
     const int r = ::poll(&p, 1, ms);
     if (r > 0) return true;  // ready, or an error / hang-up the next call reports

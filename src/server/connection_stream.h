@@ -86,7 +86,6 @@ class ConnectionStream final : public httplib::Stream {
 
   // The request being read.
   Phase phase_ = Phase::kHead;
-  Clock::time_point request_start_;
   Clock::time_point read_deadline_;
   Clock::time_point write_deadline_;
   bool writing_ = false;  // a response is being written (its deadline runs)

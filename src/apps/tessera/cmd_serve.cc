@@ -161,19 +161,21 @@ void add_serve_command(CLI::App& app, AppState& state) {
   cmd->add_flag("--auto-truncate", o.auto_truncate,
                 "Truncate over-long inputs by default (else 422 unless the request sets "
                 "truncate)");
+  // Seconds, from a millisecond to a day: a deadline must be representable.
+  const CLI::Range kTimeoutRange(1e-3, 86400.0);
   cmd->add_option("--read-timeout", o.read_timeout_seconds,
                   "Seconds a client has to send a whole request (headers and body) from its\n"
                   "first byte; slower: 408 and the connection is closed (slowloris)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kTimeoutRange);
   cmd->add_option("--write-timeout", o.write_timeout_seconds,
                   "Seconds a client has to take a whole response; slower: disconnected")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kTimeoutRange);
   cmd->add_option("--keep-alive-timeout", o.keep_alive_timeout_seconds,
                   "Seconds an idle kept-alive connection stays open")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kTimeoutRange);
   cmd->add_option("--max-header-bytes", flags->max_header_bytes,
                   "Request line and headers (K/M); more: 431 (one line over 8K: 431, or 414\n"
                   "for the request line)")
