@@ -13,6 +13,7 @@ struct ApiError {
   std::string type;   // TEI error_type: Validation, Overloaded, Backend, Unhealthy...
   std::string field;  // "inputs[3]", "encoding_format"; empty when no field is at fault
   std::string message;
+  int retry_after_seconds = 0;  // > 0: sent as Retry-After (429, 503 when it may pass)
 
   bool ok() const { return status == 0; }
 };

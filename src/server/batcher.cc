@@ -1,5 +1,6 @@
 #include "server/batcher.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <exception>
@@ -51,7 +52,14 @@ Status Batcher::submit(std::vector<std::vector<int32_t>> sequences,
     }
     const size_t bytes = sequences.size() * static_cast<size_t>(embedder_.dim()) * sizeof(float);
     Status s = Buffer::allocate(alloc_, bytes, "server.results", &j->rows_);
-    if (!s.ok()) return unavailable("no memory for the result rows: " + s.message());
+    if (!s.ok()) {
+      // Answered like a memory refusal while running (503, retry later), not
+      // like a full queue: the request is fine, the memory is taken for now.
+      j->done_ = true;
+      j->promise_.set_value(resource_exhausted("no memory for the result rows: " + s.message()));
+      *job = std::move(j);
+      return Status::Ok();
+    }
     ++in_flight_;
     for (size_t i = 0; i < sequences.size(); ++i) {
       queue_.push_back({j, static_cast<int64_t>(i), std::move(sequences[i]), enqueued});
@@ -118,46 +126,86 @@ std::vector<Batcher::Item> Batcher::take_batch() {
 }
 
 void Batcher::run_batch(std::vector<Item>& batch) {
-  const int dim = embedder_.dim();
   BatchReport report;
   report.sequences = batch.size();
   const int64_t start = now_ns();
-  std::vector<std::vector<int32_t>> sequences;
-  sequences.reserve(batch.size());
-  for (Item& item : batch) {
+  for (const Item& item : batch) {
     report.tokens += static_cast<int64_t>(item.ids.size());
     report.max_wait_seconds =
         std::max(report.max_wait_seconds, (start - item.enqueued_ns) / kNsPerSecond);
-    sequences.push_back(std::move(item.ids));
   }
+  run_part(std::move(batch), &report);
+  report.embed_seconds = (now_ns() - start) / kNsPerSecond;
+  if (observer_) observer_(report);
+}
+
+void Batcher::run_part(std::vector<Item> part, BatchReport* report) {
+  // Sequences of a request that failed (earlier in this batch or before)
+  // are not run: the request is answered already.
+  std::erase_if(part, [](const Item& item) { return item.job->done_; });
+  if (part.empty()) return;
+  const bool first_run = report->model_runs++ == 0;
 
   Buffer out;
-  Status status =
-      Buffer::allocate(alloc_, batch.size() * static_cast<size_t>(dim) * sizeof(float),
-                       "server.batch", &out);
+  const Status status = embed_part(part, &out);
   if (status.ok()) {
-    try {
-      status = embedder_.embed(sequences, out.as<float>());
-    } catch (const std::exception& e) {
-      status = internal_error(std::string("the model threw: ") + e.what());
+    const int dim = embedder_.dim();
+    for (size_t i = 0; i < part.size(); ++i) {
+      EmbedJob& job = *part[i].job;
+      std::memcpy(job.rows_.as<float>() + part[i].row * dim, out.as<float>() + i * dim,
+                  static_cast<size_t>(dim) * sizeof(float));
+      ++report->embedded_sequences;
+      report->embedded_tokens += static_cast<int64_t>(part[i].ids.size());
+      if (--job.remaining_ == 0) finish(job, Status::Ok());
     }
+    return;
   }
-  report.embed_seconds = (now_ns() - start) / kNsPerSecond;
-  report.ok = status.ok();
+  if (first_run) report->ok = false;
+  out.reset();  // the halves may need this memory
+  // A smaller part can only help if it separates requests, or, when memory
+  // was refused, if it needs less: otherwise the requests here share the
+  // failure and splitting would only repeat it.
+  const bool one_request = std::all_of(
+      part.begin(), part.end(), [&](const Item& item) { return item.job == part.front().job; });
+  const bool split =
+      part.size() > 1 && (!one_request || status.code() == StatusCode::kResourceExhausted);
+  if (!split) {
+    // A sequence that fails alone names the input at fault; a memory refusal
+    // is the server's state, not the input's.
+    if (part.size() == 1 && status.code() != StatusCode::kResourceExhausted) {
+      part.front().job->failed_row_ = part.front().row;
+    }
+    for (Item& item : part) {
+      if (!item.job->done_) finish(*item.job, status);
+    }
+    return;
+  }
+  const auto middle = part.begin() + static_cast<std::ptrdiff_t>(part.size() / 2);
+  std::vector<Item> second(std::make_move_iterator(middle), std::make_move_iterator(part.end()));
+  part.erase(middle, part.end());
+  run_part(std::move(part), report);
+  run_part(std::move(second), report);
+}
 
-  for (size_t i = 0; i < batch.size(); ++i) {
-    EmbedJob& job = *batch[i].job;
-    if (job.done_) continue;
-    if (!status.ok()) {
-      finish(job, status);
-      continue;
-    }
-    std::memcpy(job.rows_.as<float>() + batch[i].row * dim, out.as<float>() + i * dim,
-                static_cast<size_t>(dim) * sizeof(float));
-    if (--job.remaining_ == 0) finish(job, Status::Ok());
+Status Batcher::embed_part(std::vector<Item>& part, Buffer* out) {
+  Status status =
+      Buffer::allocate(alloc_, part.size() * static_cast<size_t>(embedder_.dim()) * sizeof(float),
+                       "server.batch", out);
+  if (!status.ok()) return status;
+  // The model takes a list of sequences; lend it the items' ids and take
+  // them back, since a failed part is run again in halves.
+  std::vector<std::vector<int32_t>> sequences;
+  sequences.reserve(part.size());
+  for (Item& item : part) sequences.push_back(std::move(item.ids));
+  try {
+    status = embedder_.embed(sequences, out->as<float>());
+  } catch (const std::exception& e) {
+    status = internal_error(std::string("the model threw: ") + e.what());
+  } catch (...) {
+    status = internal_error("the model threw a non-standard exception");
   }
-  out.reset();
-  if (observer_) observer_(report);
+  for (size_t i = 0; i < part.size(); ++i) part[i].ids = std::move(sequences[i]);
+  return status;
 }
 
 void Batcher::finish(EmbedJob& job, Status status) {

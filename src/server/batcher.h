@@ -3,6 +3,9 @@
 // batches under a token budget, runs each batch through the BatchEmbedder and
 // writes every row back to the request it came from. Admission is bounded:
 // past max_concurrent_requests a submit is refused at once (the route's 429).
+// A failure is answered per request: when a merged batch fails, its halves
+// are run again (recursively), so only the requests whose own sequences fail
+// get the error and the others in the batch are answered normally.
 #pragma once
 
 #include <condition_variable>
@@ -30,9 +33,12 @@ struct BatcherOptions {
 struct BatchReport {
   size_t sequences = 0;
   int64_t tokens = 0;
-  double embed_seconds = 0;
+  double embed_seconds = 0;     // every model run of the batch, retries included
   double max_wait_seconds = 0;  // the oldest sequence's time in the queue
-  bool ok = true;
+  bool ok = true;               // the merged batch ran at the first attempt
+  size_t model_runs = 0;        // 1, or more when a failed batch ran again in parts
+  size_t embedded_sequences = 0;  // rows written (all of them when ok)
+  int64_t embedded_tokens = 0;
 };
 
 // One admitted request: its rows, filled by the batcher.
@@ -42,6 +48,9 @@ class EmbedJob {
   Status wait() { return future_.get(); }
   float* rows() { return rows_.as<float>(); }
   int64_t count() const { return count_; }
+  // After a failed wait(): the sequence that failed when run alone, or -1
+  // when the failure is not one sequence's (memory, or all of them failed).
+  int64_t failed_row() const { return failed_row_; }
 
  private:
   friend class Batcher;
@@ -49,6 +58,7 @@ class EmbedJob {
   int64_t count_ = 0;
   int64_t remaining_ = 0;  // rows not yet written; batcher thread only
   bool done_ = false;      // answered (possibly with an error); batcher thread only
+  int64_t failed_row_ = -1;  // written before the promise is set
   std::promise<Status> promise_;
   std::future<Status> future_ = promise_.get_future();
 };
@@ -64,8 +74,11 @@ class Batcher {
   ~Batcher();  // shutdown()
 
   // Admits a request. Refusals: ResourceExhausted when max_concurrent_requests
-  // are in flight, Unavailable once shutting down or when the memory budget
-  // refuses the rows, InvalidArgument for an empty list or an empty sequence.
+  // are in flight, Unavailable once shutting down, InvalidArgument for an
+  // empty list or an empty sequence. Running it may fail later, through
+  // EmbedJob::wait(): the model's error for one of its own sequences, or
+  // ResourceExhausted when the memory budget refuses its result rows or the
+  // model's memory for a sequence of it (the route's 503 + Retry-After).
   Status submit(std::vector<std::vector<int32_t>> sequences, std::shared_ptr<EmbedJob>* job);
 
   // Refuses new requests, answers every admitted one, joins the thread.
@@ -86,6 +99,10 @@ class Batcher {
   void loop();
   std::vector<Item> take_batch();  // called with mu_ held
   void run_batch(std::vector<Item>& batch);
+  // Runs `part` as one model call; on failure runs each half again, down to
+  // the requests (or, for a memory refusal, the sequences) that fail alone.
+  void run_part(std::vector<Item> part, BatchReport* report);
+  Status embed_part(std::vector<Item>& part, Buffer* out);
   void finish(EmbedJob& job, Status status);
 
   BatchEmbedder& embedder_;

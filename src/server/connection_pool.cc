@@ -1,5 +1,8 @@
 #include "server/connection_pool.h"
 
+#include <cstdio>
+#include <exception>
+
 namespace tessera::server {
 
 ConnectionPool::ConnectionPool(size_t max_threads) : max_threads_(max_threads) {}
@@ -47,7 +50,15 @@ void ConnectionPool::work() {
       jobs_.pop_front();
     }
     ++busy_;
-    job();
+    // A connection's exception ends that connection, never the thread (an
+    // exception leaving a std::thread terminates the process).
+    try {
+      job();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tessera serve: connection thread: %s\n", e.what());
+    } catch (...) {
+      std::fprintf(stderr, "tessera serve: connection thread: unknown exception\n");
+    }
     --busy_;
   }
 }

@@ -1,31 +1,64 @@
 #include "server/http_server.h"
 
 #include <httplib.h>
-#include <sys/socket.h>
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
+#include <cmath>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "server/auth.h"
 #include "server/connection_pool.h"
+#include "server/connection_stream.h"
 #include "server/json_out.h"
+#include "server/limited_http_server.h"
 
 namespace tessera::server {
 
 namespace {
 
-// cpp-httplib listens with a backlog of 5: a burst of new clients would see
-// dropped SYNs and 1 s retransmits. listen() again on the bound socket
-// raises it (Linux allows it on a listening socket).
+// Pending connections the kernel queues (see LimitedHttpServer::raise_backlog).
 constexpr int kListenBacklog = 1024;
 // Requests served on one keep-alive connection before it is closed.
 constexpr size_t kKeepAliveRequests = 1000;
+// Chunked bodies are capped by their raw bytes, chunk framing included: a
+// body of --payload-limit bytes in chunks of a few KiB fits in this slack.
+constexpr size_t kMinBodyFramingSlack = 64 << 10;
 
-class TunedHttpServer : public httplib::Server {
- public:
-  bool raise_backlog(int backlog) { return ::listen(svr_sock_, backlog) == 0; }
-};
+ConnectionLimits connection_limits(const ServerOptions& o) {
+  ConnectionLimits l;
+  l.read_timeout_seconds = o.read_timeout_seconds;
+  l.write_timeout_seconds = o.write_timeout_seconds;
+  l.idle_timeout_seconds = o.keep_alive_timeout_seconds;
+  l.max_header_bytes = o.max_header_bytes;
+  l.max_line_bytes = CPPHTTPLIB_HEADER_MAX_LENGTH;
+  l.payload_limit_bytes = o.payload_limit_bytes;
+  l.max_body_bytes =
+      o.payload_limit_bytes + std::max(kMinBodyFramingSlack, o.payload_limit_bytes / 4);
+  return l;
+}
+
+// cpp-httplib takes whole seconds for these; they only bound each recv() or
+// send() under our stream's own deadlines, so round up.
+time_t whole_seconds(double s) { return static_cast<time_t>(std::ceil(s)); }
+
+// The declared body length, if the request declares a valid one.
+std::optional<uint64_t> content_length(const httplib::Request& req) {
+  if (!req.has_header("Content-Length")) return std::nullopt;
+  const std::string v = req.get_header_value("Content-Length");
+  uint64_t n = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || end != v.data() + v.size()) return std::nullopt;
+  return n;
+}
+
+bool has_body(const httplib::Request& req) {
+  const std::optional<uint64_t> n = content_length(req);
+  return (n && *n > 0) || req.has_header("Transfer-Encoding");
+}
 
 const char* const kRoutes[] = {"/embed", "/v1/embeddings", "/tokenize", "/health", "/info",
                                "/metrics"};
@@ -56,7 +89,10 @@ class EmbeddingServer::Impl {
         info_(std::move(info)),
         batcher_(model, alloc, options_.batching,
                  [this](const BatchReport& r) { metrics_.observe_batch(r); }),
-        rc_{model, batcher_, metrics_, options_, info_, std::move(extra), draining_, connections_} {
+        rc_{model, batcher_, metrics_, options_, info_, std::move(extra), draining_, connections_},
+        limits_(connection_limits(options_)),
+        on_cut_([this](int status) { metrics_.count_response("other", status, 0); }),
+        http_(limits_, on_cut_) {
     if (!options_.api_key.empty()) auth_ = ApiKeyCheck(options_.api_key);
     configure();
   }
@@ -133,8 +169,12 @@ class EmbeddingServer::Impl {
     http_.set_payload_max_length(options_.payload_limit_bytes);
     http_.set_tcp_nodelay(true);
     http_.set_keep_alive_max_count(kKeepAliveRequests);
-    http_.set_pre_routing_handler(
-        [this](const httplib::Request& req, httplib::Response& res) { return authorize(req, res); });
+    http_.set_keep_alive_timeout(whole_seconds(options_.keep_alive_timeout_seconds));
+    http_.set_read_timeout(whole_seconds(options_.read_timeout_seconds));
+    http_.set_write_timeout(whole_seconds(options_.write_timeout_seconds));
+    http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      return before_body(req, res);
+    });
     http_.set_error_handler(httplib::Server::HandlerWithResponse(
         [this](const httplib::Request& req, httplib::Response& res) { return on_error(req, res); }));
     http_.set_exception_handler(
@@ -160,7 +200,11 @@ class EmbeddingServer::Impl {
   void post(const char* path, Route fn) {
     http_.Post(path, [this, path, fn](const httplib::Request& req, httplib::Response& res) {
       const auto start = std::chrono::steady_clock::now();
-      Reply reply = fn(rc_, req.body);
+      // A chunked body is not checked against the limit by cpp-httplib; our
+      // stream caps its raw bytes, this the payload itself.
+      Reply reply = req.body.size() > options_.payload_limit_bytes
+                        ? Reply{413, error_body_for(req.path, body_too_large(req.body.size()))}
+                        : fn(rc_, req.body);
       send(req, res, std::move(reply), path, seconds_since(start));
     });
   }
@@ -178,11 +222,28 @@ class EmbeddingServer::Impl {
     res.status = reply.status;
     res.body = std::move(reply.body);
     res.set_header("Content-Type", reply.content_type);
-    if (reply.status == 429) res.set_header("Retry-After", "1");
+    if (reply.retry_after_seconds > 0) {
+      res.set_header("Retry-After", std::to_string(reply.retry_after_seconds));
+    }
     metrics_.count_response(route, reply.status, seconds);
   }
 
-  httplib::Server::HandlerResponse authorize(const httplib::Request& req, httplib::Response& res) {
+  ApiError body_too_large(uint64_t bytes) const {
+    return too_large_error(
+        "body", "the body has " + std::to_string(bytes) + " bytes; this server takes at most " +
+                    std::to_string(options_.payload_limit_bytes) + " (--payload-limit)");
+  }
+
+  // Runs before the body is read: what is refused here is refused without
+  // reading it, and the connection closes after the answer (the unread body
+  // must not be taken for the next request).
+  httplib::Server::HandlerResponse before_body(const httplib::Request& req,
+                                               httplib::Response& res) {
+    const std::optional<uint64_t> length = content_length(req);
+    if (length && *length > options_.payload_limit_bytes) {
+      refuse_before_body(req, res, {413, error_body_for(req.path, body_too_large(*length))});
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if (!auth_.enabled() || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
     if (auth_.allows(req.get_header_value("Authorization"))) {
       return httplib::Server::HandlerResponse::Unhandled;
@@ -192,20 +253,30 @@ class EmbeddingServer::Impl {
                          ? "Authorization: the bearer token does not match --api-key"
                          : "Authorization header missing: send 'Authorization: Bearer <key>'"};
     res.set_header("WWW-Authenticate", "Bearer");
-    send(req, res, {401, error_body_for(req.path, e)}, route_label(req.path), 0);
+    refuse_before_body(req, res, {401, error_body_for(req.path, e)});
     return httplib::Server::HandlerResponse::Handled;
+  }
+
+  void refuse_before_body(const httplib::Request& req, httplib::Response& res, Reply reply) {
+    if (has_body(req)) {
+      if (ConnectionStream* c = current_connection()) c->close_after_response();
+      res.set_header("Connection", "close");
+    }
+    send(req, res, std::move(reply), route_label(req.path), 0);
   }
 
   // Errors cpp-httplib produces itself (no route, body over the limit, a
   // malformed request) get a JSON body too. Our own replies already have one.
   httplib::Server::HandlerResponse on_error(const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    // Our stream answered a broken limit itself and counted it; this answer
+    // to the failed read would not be sent.
+    if (ConnectionStream* c = current_connection(); c != nullptr && c->cut()) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
     ApiError e;
     if (res.status == 413) {
-      e = too_large_error("body", "the body has " + req.get_header_value("Content-Length") +
-                                      " bytes; this server takes at most " +
-                                      std::to_string(options_.payload_limit_bytes) +
-                                      " (--payload-limit)");
+      e = body_too_large(content_length(req).value_or(0));
     } else if (res.status == 404) {
       e = {404, "NotFound", "", "no route " + req.method + " " + req.path +
                                     "; routes: POST /embed, POST /v1/embeddings, POST /tokenize, "
@@ -226,7 +297,9 @@ class EmbeddingServer::Impl {
   Batcher batcher_;
   RouteContext rc_;
   ApiKeyCheck auth_;
-  TunedHttpServer http_;
+  const ConnectionLimits limits_;  // before http_: its connections read these
+  const CutObserver on_cut_;
+  LimitedHttpServer http_;
 
   std::mutex mu_;
   bool serving_ = false;

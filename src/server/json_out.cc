@@ -65,7 +65,8 @@ std::string openai_error_body(const ApiError& e) {
     type = "authentication_error";
   } else if (e.status == 429) {
     type = "rate_limit_error";
-  } else if (e.status == 400 || e.status == 404 || e.status == 413 || e.status == 422) {
+  } else if (e.status == 400 || e.status == 404 || e.status == 408 || e.status == 413 ||
+             e.status == 414 || e.status == 422 || e.status == 431) {
     type = "invalid_request_error";
   }
   nlohmann::json err = {{"message", e.message}, {"type", type}, {"code", nullptr}};

@@ -21,6 +21,7 @@ struct Reply {
   int status = 200;
   std::string body;
   std::string content_type = "application/json";
+  int retry_after_seconds = 0;  // > 0: a Retry-After header
 };
 
 // Appends Prometheus families owned elsewhere (profiler, dispatcher, memory).

@@ -13,25 +13,47 @@ namespace {
 
 using ErrorBody = std::string (*)(const ApiError&);
 
-Reply error_reply(const ApiError& e, ErrorBody body) { return {e.status, body(e), "application/json"}; }
+Reply error_reply(const ApiError& e, ErrorBody body) {
+  return {e.status, body(e), "application/json", e.retry_after_seconds};
+}
+
+// What a client should wait before retrying an overloaded server: admitted
+// requests are answered within about a second on a busy server.
+constexpr int kRetryAfterSeconds = 1;
 
 ParseLimits parse_limits(const RouteContext& rc) {
   return {rc.options.max_client_batch_size, rc.options.auto_truncate};
 }
 
-// Submits the sequences and waits for their rows.
-ApiError run_job(RouteContext& rc, PreparedInputs& inputs, std::shared_ptr<EmbedJob>* job) {
+// Submits the sequences and waits for their rows. `field` names the inputs
+// ("inputs", "input") so that a failing one can be named.
+ApiError run_job(RouteContext& rc, PreparedInputs& inputs, const std::string& field,
+                 std::shared_ptr<EmbedJob>* job) {
   Status s = rc.batcher.submit(std::move(inputs.sequences), job);
   if (s.code() == StatusCode::kResourceExhausted) {
-    return {429, "Overloaded", "", "overloaded: " + s.message()};
+    return {429, "Overloaded", "", "overloaded: " + s.message(), kRetryAfterSeconds};
   }
   if (s.code() == StatusCode::kUnavailable) return {503, "Unhealthy", "", s.message()};
-  if (!s.ok()) return validation_error("inputs", s.message());
+  if (!s.ok()) return validation_error(field, s.message());
   s = (*job)->wait();
+  if (s.code() == StatusCode::kResourceExhausted) {
+    // The memory budget is shared by every request in flight: this one may
+    // fit once others are answered, so it is the server's 503, not a 4xx.
+    const std::string why =
+        "overloaded: the memory budget (--memory-budget) cannot hold this request now; retry "
+        "later or send fewer or shorter inputs: ";
+    return {503, "Overloaded", "", why + s.message(), kRetryAfterSeconds};
+  }
   if (!s.ok()) {
-    return {424, "Backend", "",
-            "the model could not embed this batch (no attention backend could run it, or "
-            "the one that ran failed): " + s.to_string()};
+    // Only this request's own inputs failed (the batcher ran the others of
+    // its batch apart): TEI's 424 for a model failure.
+    const int64_t row = (*job)->failed_row();
+    const std::string at = row < 0 ? "" : field + "[" + std::to_string(row) + "]";
+    const std::string where = at.empty() ? "" : " on " + at;
+    return {
+        424, "Backend", at,
+        "model failed" + where +
+            " (no attention backend could run it, or the one that ran failed): " + s.to_string()};
   }
   const int64_t values = (*job)->count() * rc.model.dim();
   if (!all_finite((*job)->rows(), values)) {
@@ -77,7 +99,7 @@ Reply handle_embed(RouteContext& rc, std::string_view body) {
                                 "to cut it",
                                 &inputs);
   std::shared_ptr<EmbedJob> job;
-  if (e.ok()) e = run_job(rc, inputs, &job);
+  if (e.ok()) e = run_job(rc, inputs, "inputs", &job);
   if (!e.ok()) return error_reply(e, tei_error_body);
   normalize_rows(rc, *job, req.normalize);
 
@@ -107,7 +129,7 @@ Reply handle_openai_embeddings(RouteContext& rc, std::string_view body) {
                                 "start the server with --auto-truncate to cut it", &inputs);
   const int64_t tokens = inputs.tokens;
   std::shared_ptr<EmbedJob> job;
-  if (e.ok()) e = run_job(rc, inputs, &job);
+  if (e.ok()) e = run_job(rc, inputs, "input", &job);
   if (!e.ok()) return error_reply(e, openai_error_body);
   normalize_rows(rc, *job, /*normalize=*/true);
 

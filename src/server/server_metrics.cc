@@ -42,11 +42,12 @@ void ServerMetrics::observe_batch(const BatchReport& report) {
   std::lock_guard<std::mutex> lock(mu_);
   if (report.ok) {
     ++batches_ok_;
-    sequences_ += report.sequences;
-    tokens_ += static_cast<uint64_t>(report.tokens);
   } else {
     ++batches_failed_;
   }
+  if (report.model_runs > 1) batch_retries_ += report.model_runs - 1;
+  sequences_ += report.embedded_sequences;
+  tokens_ += static_cast<uint64_t>(report.embedded_tokens);
   batch_sequences_.observe(static_cast<double>(report.sequences));
   batch_tokens_.observe(static_cast<double>(report.tokens));
   batch_seconds_.observe(report.embed_seconds);
@@ -66,11 +67,15 @@ void ServerMetrics::append(MetricsText* out) const {
                    "Time from the request read to the response built, by route",
                    {{"route", route}}, h.bounds, h.counts, h.sum);
   }
-  const char* batches_help = "Batches run by the batcher, by outcome";
+  const char* batches_help = "Batches run by the batcher, by outcome of their first (merged) run";
   out->counter("tessera_server_batches_total", batches_help, {{"outcome", "ok"}},
                static_cast<double>(batches_ok_));
   out->counter("tessera_server_batches_total", batches_help, {{"outcome", "failed"}},
                static_cast<double>(batches_failed_));
+  out->counter("tessera_server_batch_retries_total",
+               "Model runs of parts of failed batches, made so that a failure is answered "
+               "only to the requests whose sequences fail",
+               {}, static_cast<double>(batch_retries_));
   out->counter("tessera_server_embedded_sequences_total", "Sequences embedded", {},
                static_cast<double>(sequences_));
   out->counter("tessera_server_embedded_tokens_total",

@@ -39,6 +39,7 @@ class ServerMetrics {
   std::map<std::string, HistogramCounts> latency_;             // per route
   uint64_t batches_ok_ = 0;
   uint64_t batches_failed_ = 0;
+  uint64_t batch_retries_ = 0;
   uint64_t sequences_ = 0;
   uint64_t tokens_ = 0;
   HistogramCounts batch_sequences_;

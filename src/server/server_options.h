@@ -18,6 +18,14 @@ struct ServerOptions {
   size_t payload_limit_bytes = 2 << 20;  // request body; more: 413
   bool auto_truncate = false;          // default of `truncate`
   int http_threads = 0;  // cap on connection threads; 0: default_http_threads()
+  // Per connection (see connection_stream.h). A client must send a whole
+  // request within read_timeout of its first byte (else 408) and take a whole
+  // response within write_timeout; an idle kept-alive connection closes after
+  // keep_alive_timeout. A request line and headers over max_header_bytes: 431.
+  double read_timeout_seconds = 30;
+  double write_timeout_seconds = 30;
+  double keep_alive_timeout_seconds = 5;
+  size_t max_header_bytes = 32 << 10;
 };
 
 // Connection threads start on demand up to the cap. Past the admitted

@@ -1,9 +1,11 @@
 // The batcher against the fake model: own rows per request, packing under
-// the token budget, batching off, admission limit, failures, shutdown, memory.
+// the token budget, batching off, admission limit, failures (answered per
+// request within a merged batch), shutdown, memory.
 #include "server/batcher.h"
 
 #include <gtest/gtest.h>
 
+#include <mutex>
 #include <thread>
 
 #include "fake_model.h"
@@ -160,6 +162,124 @@ TEST(Batcher, AFailedBatchFailsItsRequestsAndTheNextBatchRuns) {
   EXPECT_EQ(batcher.in_flight(), 0u);
 }
 
+// A token no request of sequences() holds (their ids start at 100).
+constexpr int32_t kPoison = 99;
+
+// Requests b, c, d queue behind a held batch and so run as one merged batch;
+// c's second sequence holds the poison token.
+struct MergedBatch {
+  std::shared_ptr<EmbedJob> b, c, d;
+  std::vector<std::vector<int32_t>> sb = sequences(1, 2, 3), sc = sequences(2, 3, 3),
+                                    sd = sequences(3, 1, 3);
+  MergedBatch(FakeModel& model, Batcher& batcher) {
+    model.close_gate();
+    std::shared_ptr<EmbedJob> a;
+    EXPECT_TRUE(batcher.submit(sequences(0, 1, 3), &a).ok());
+    model.wait_for_calls(1);
+    sc[1][1] = kPoison;
+    EXPECT_TRUE(batcher.submit(sb, &b).ok());
+    EXPECT_TRUE(batcher.submit(sc, &c).ok());
+    EXPECT_TRUE(batcher.submit(sd, &d).ok());
+    model.open_gate();
+    EXPECT_TRUE(a->wait().ok());
+  }
+};
+
+TEST(Batcher, AFailingSequenceFailsOnlyItsRequestAndTheRestOfTheBatchIsAnswered) {
+  FakeModel model;
+  TrackingAllocator alloc;
+  std::vector<BatchReport> reports;
+  std::mutex reports_mu;
+  Batcher batcher(model, alloc, {.max_batch_tokens = 100}, [&](const BatchReport& r) {
+    std::lock_guard<std::mutex> lock(reports_mu);
+    reports.push_back(r);
+  });
+  model.fail_on_token(kPoison, internal_error("cpu.flash failed: injected fault"));
+  MergedBatch m(model, batcher);
+  ASSERT_TRUE(m.b->wait().ok());
+  const Status sc = m.c->wait();
+  ASSERT_TRUE(m.d->wait().ok());
+  expect_rows(model, *m.b, m.sb);
+  expect_rows(model, *m.d, m.sd);
+  EXPECT_EQ(sc.code(), StatusCode::kInternal) << sc.to_string();
+  EXPECT_NE(sc.message().find("injected fault"), std::string::npos) << sc.message();
+  EXPECT_EQ(m.c->failed_row(), 1);
+  // The six sequences of b, c, d did run as one batch first (so the failure
+  // really was inside a merged batch), then in parts.
+  const std::vector<size_t> runs = model.batch_sequences();
+  ASSERT_GE(runs.size(), 3u);
+  EXPECT_EQ(runs[1], 6u);
+  batcher.shutdown();
+  std::lock_guard<std::mutex> lock(reports_mu);
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_FALSE(reports[1].ok);
+  EXPECT_EQ(reports[1].model_runs, runs.size() - 1);
+  // b's two, d's one, and c's first (run in the half before c failed).
+  EXPECT_EQ(reports[1].embedded_sequences, 4u);
+  EXPECT_EQ(batcher.in_flight(), 0u);
+  m.b.reset();
+  m.c.reset();
+  m.d.reset();
+  EXPECT_TRUE(alloc.leaks().empty());
+}
+
+TEST(Batcher, AModelThatThrowsOnOneSequenceFailsOnlyItsRequest) {
+  FakeModel model;
+  TrackingAllocator alloc;
+  Batcher batcher(model, alloc, {.max_batch_tokens = 100});
+  model.fail_on_token(kPoison, internal_error("std::bad_alloc in a kernel"), /*throws=*/true);
+  MergedBatch m(model, batcher);
+  ASSERT_TRUE(m.b->wait().ok());
+  ASSERT_TRUE(m.d->wait().ok());
+  const Status sc = m.c->wait();
+  EXPECT_EQ(sc.code(), StatusCode::kInternal);
+  EXPECT_NE(sc.message().find("the model threw: std::bad_alloc in a kernel"), std::string::npos)
+      << sc.message();
+  expect_rows(model, *m.d, m.sd);
+}
+
+TEST(Batcher, AFailureOfOneRequestAloneIsNotRetried) {
+  FakeModel model;
+  TrackingAllocator alloc;
+  Batcher batcher(model, alloc, {.max_batch_tokens = 100});
+  model.fail_next(unavailable("no attention backend can run these args"));
+  std::shared_ptr<EmbedJob> a;
+  ASSERT_TRUE(batcher.submit(sequences(0, 4, 3), &a).ok());
+  const Status s = a->wait();
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(a->failed_row(), -1);  // not one sequence's fault
+  // Its four sequences share the failure: splitting would only repeat it.
+  EXPECT_EQ(model.batch_sequences(), (std::vector<size_t>{4}));
+}
+
+TEST(Batcher, AMemoryRefusalRunsTheBatchInSmallerPartsThatFit) {
+  FakeModel model;
+  TrackingAllocator alloc;
+  Batcher batcher(model, alloc, {.max_batch_tokens = 100});
+  model.fail_over_tokens(8);  // the "activations" of more than 8 tokens do not fit
+  model.close_gate();
+  std::shared_ptr<EmbedJob> a, b, c, big;
+  ASSERT_TRUE(batcher.submit(sequences(0, 1, 2), &a).ok());
+  model.wait_for_calls(1);
+  const auto sb = sequences(1, 3, 4);  // one request of 12 tokens: split too
+  const auto sc = sequences(2, 1, 4);
+  ASSERT_TRUE(batcher.submit(sb, &b).ok());
+  ASSERT_TRUE(batcher.submit(sc, &c).ok());
+  ASSERT_TRUE(batcher.submit(sequences(3, 1, 9), &big).ok());  // never fits
+  model.open_gate();
+  ASSERT_TRUE(a->wait().ok());
+  ASSERT_TRUE(b->wait().ok());
+  ASSERT_TRUE(c->wait().ok());
+  expect_rows(model, *b, sb);
+  expect_rows(model, *c, sc);
+  const Status s = big->wait();
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.to_string();
+  EXPECT_EQ(big->failed_row(), -1);
+  // b, c and big ran merged first (25 tokens), then in halves:
+  // [b0 b1] | [b2 c0 big] -> [b2] | [c0 big] -> [c0] | [big].
+  EXPECT_EQ(model.batch_tokens(), (std::vector<int64_t>{2, 25, 8, 17, 4, 13, 4, 9}));
+}
+
 TEST(Batcher, ShutdownAnswersEverythingAdmittedAndRefusesTheRest) {
   FakeModel model;
   TrackingAllocator alloc;
@@ -214,9 +334,14 @@ TEST(Batcher, ResultRowsComeFromTheTrackedAllocatorAndRespectItsBudget) {
   model.wait_for_calls(1);  // its batch output (512 bytes more) is allocated
   EXPECT_EQ(alloc.by_owner().at("server.results").live_bytes, 512u);
   EXPECT_EQ(alloc.by_owner().at("server.batch").live_bytes, 512u);
-  const Status refused = batcher.submit(sequences(1, 33, 2), &b);  // 1056 > 2048 - 1024
-  EXPECT_EQ(refused.code(), StatusCode::kUnavailable) << refused.to_string();
+  // 1056 > 2048 - 1024: admitted, and answered at once with the memory
+  // refusal (the route's 503), never queued.
+  ASSERT_TRUE(batcher.submit(sequences(1, 33, 2), &b).ok());
+  const Status refused = b->wait();
+  EXPECT_EQ(refused.code(), StatusCode::kResourceExhausted) << refused.to_string();
+  EXPECT_NE(refused.message().find("result rows"), std::string::npos) << refused.message();
   EXPECT_EQ(batcher.in_flight(), 1u);
+  EXPECT_EQ(batcher.queued(), 0u);
   model.open_gate();
   ASSERT_TRUE(a->wait().ok());
   a.reset();

@@ -1,6 +1,9 @@
 #include "fake_model.h"
 
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 namespace tessera::server::testing {
 
@@ -39,6 +42,7 @@ Status FakeModel::tokenize(std::string_view text, std::vector<TextToken>* out) c
     if (word == "REFUSE") {
       return invalid_argument("byte " + std::to_string(begin) + ": the word REFUSE is refused");
     }
+    if (word == "THROW") throw std::runtime_error("the fake tokenizer throws on THROW");
     out->push_back({word_id(word), static_cast<int64_t>(begin), static_cast<int64_t>(i)});
   }
   return Status::Ok();
@@ -79,6 +83,7 @@ std::vector<int32_t> FakeModel::ids_of(std::string_view text, bool truncate) con
 
 Status FakeModel::embed(const std::vector<std::vector<int32_t>>& sequences, float* out) {
   Status failure;
+  bool throws = false;
   {
     std::unique_lock<std::mutex> lock(mu_);
     ++calls_;
@@ -89,7 +94,21 @@ Status FakeModel::embed(const std::vector<std::vector<int32_t>>& sequences, floa
     batch_sequences_.push_back(sequences.size());
     batch_tokens_.push_back(tokens);
     std::swap(failure, next_failure_);
+    for (const TokenFault& f : token_faults_) {
+      for (const auto& s : sequences) {
+        if (failure.ok() && std::find(s.begin(), s.end(), f.token) != s.end()) {
+          failure = f.status;
+          throws = f.throws;
+        }
+      }
+    }
+    if (failure.ok() && token_limit_ && tokens > *token_limit_) {
+      failure =
+          resource_exhausted("memory budget: model.activations for " + std::to_string(tokens) +
+                             " tokens (the fake's limit is " + std::to_string(*token_limit_) + ")");
+    }
   }
+  if (throws) throw std::runtime_error(failure.message());
   if (!failure.ok()) return failure;
   for (size_t s = 0; s < sequences.size(); ++s) {
     const std::vector<float> row = expected_row(sequences[s]);
@@ -119,6 +138,16 @@ void FakeModel::wait_for_calls(size_t n) {
 void FakeModel::fail_next(Status status) {
   std::lock_guard<std::mutex> lock(mu_);
   next_failure_ = std::move(status);
+}
+
+void FakeModel::fail_on_token(int32_t token, Status status, bool throws) {
+  std::lock_guard<std::mutex> lock(mu_);
+  token_faults_.push_back({token, std::move(status), throws});
+}
+
+void FakeModel::fail_over_tokens(int64_t tokens) {
+  std::lock_guard<std::mutex> lock(mu_);
+  token_limit_ = tokens;
 }
 
 std::vector<size_t> FakeModel::batch_sequences() const {

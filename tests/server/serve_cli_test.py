@@ -8,12 +8,17 @@ Usage: serve_cli_test.py TESSERA_BINARY SOURCE_DIR
 - --api-key; a model that cannot run (no attention backend) answers 424 and
   the server stays up;
 - SIGTERM while requests are in flight: every accepted request is answered,
-  new connections are refused, exit code 0.
+  new connections are refused, exit code 0;
+- under a tiny --memory-budget an input whose activations do not fit is a 503
+  with Retry-After (never a crash), while a short one is served;
+- a client trickling its headers is cut with 408 after --read-timeout, huge
+  headers get 431, and the server keeps serving.
 """
 import base64
 import json
 import os
 import random
+import select
 import signal
 import socket
 import subprocess
@@ -191,6 +196,90 @@ def check_bf16_weights(binary, texts, golden):
     assert code == 0, err
 
 
+def metric_value(text, name, labels=""):
+    """The value of the sample `name{labels}` in Prometheus text, or None."""
+    key = name + ("{" + labels + "}" if labels else "") + " "
+    for line in text.splitlines():
+        if line.startswith(key):
+            return float(line.split()[-1])
+    return None
+
+
+def check_memory_budget(binary, weights_bytes, load_peak_bytes):
+    # The least budget the model loads under: the weights plus the largest
+    # staging slot (the 384 x 1536 FFN matrix, 2.36 MB). A 256-token input
+    # needs 256 x (2 x 384 + 1536) floats of activations, as much again,
+    # plus GEMM workspace and its rows: it never fits. A 3-token input does.
+    budget = int(load_peak_bytes)
+    assert budget - weights_bytes <= 256 * (2 * 384 + 1536) * 4, (budget, weights_bytes)
+    server = Server(binary, ["--auto-truncate"], global_args=["--memory-budget", str(budget)])
+    try:
+        long_text = " ".join(["tessera runs under a tight memory budget"] * 60)
+        for _ in range(2):
+            status, body = server.request("POST", "/embed", {"inputs": [long_text]})
+            assert status == 503, (status, body[:300])
+            err = json.loads(body)
+            assert err["error_type"] == "Overloaded" and "memory budget" in err["error"], err
+        # urllib drops the headers of an error answer: ask on a raw socket.
+        with socket.create_connection(("127.0.0.1", server.port), timeout=300) as c:
+            data = json.dumps({"inputs": [long_text]}).encode()
+            c.sendall(b"POST /embed HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                      b"Content-Type: application/json\r\nContent-Length: " +
+                      str(len(data)).encode() + b"\r\n\r\n" + data)
+            answer = recv_all(c)
+        assert answer.startswith(b"HTTP/1.1 503"), answer[:200]
+        assert b"\r\nRetry-After: 1\r\n" in answer, answer[:400]
+        status, body = server.request("POST", "/embed", {"inputs": ["hello"]})
+        assert status == 200 and len(json.loads(body)[0]) == 384, (status, body[:300])
+        assert server.request("GET", "/health")[0] == 200
+    finally:
+        code, err = server.stop()
+    assert code == 0, err
+
+
+def recv_all(sock):
+    out = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return out
+        out += chunk
+
+
+def check_slow_and_oversized_clients(binary):
+    server = Server(binary, ["--read-timeout", "1", "--max-header-bytes", "8K"])
+    try:
+        # Headers trickled one byte per 50 ms: cut with 408 once the request
+        # is 1 s old, though no single read ever waits long.
+        with socket.create_connection(("127.0.0.1", server.port), timeout=120) as c:
+            start = time.monotonic()
+            head = b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"s" * 2000 + b"\r\n\r\n"
+            c.setblocking(True)
+            for i in range(len(head)):
+                readable = select.select([c], [], [], 0.05)[0]
+                if readable or time.monotonic() - start > 60:
+                    break
+                c.sendall(head[i:i + 1])
+            answer = recv_all(c)
+            elapsed = time.monotonic() - start
+        assert answer.startswith(b"HTTP/1.1 408"), answer[:300]
+        assert b"--read-timeout" in answer, answer
+        assert 1.0 <= elapsed < 60, elapsed
+        with socket.create_connection(("127.0.0.1", server.port), timeout=120) as c:
+            c.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n" +
+                      b"".join(b"X-Pad-%d: %s\r\n" % (i, b"p" * 500) for i in range(40)) +
+                      b"\r\n")
+            answer = recv_all(c)
+        assert answer.startswith(b"HTTP/1.1 431"), answer[:300]
+        assert server.request("GET", "/health")[0] == 200
+    finally:
+        code, err = server.stop()
+    assert code == 0, err
+    help_text = subprocess.run([binary, "serve", "--help"], capture_output=True, text=True).stdout
+    for flag in ("--read-timeout", "--write-timeout", "--keep-alive-timeout", "--max-header-bytes"):
+        assert flag in help_text, f"{flag} missing from serve --help"
+
+
 def main():
     binary, source = sys.argv[1], sys.argv[2]
     golden_dir = os.path.join(source, "data", "golden")
@@ -213,6 +302,10 @@ def main():
         info = json.loads(body)
         assert status == 200 and info["dim"] == 384 and info["max_input_length"] == 256, info
         assert info["weights"] == "f32", info
+        # Before any request: the tracked memory of the loaded model alone.
+        metrics = server.request("GET", "/metrics")[1].decode()
+        weights_bytes = metric_value(metrics, "tessera_memory_total_live_bytes")
+        load_peak_bytes = metric_value(metrics, "tessera_memory_total_peak_bytes")
         check_concurrent_clients(server, texts, golden, cli)
         check_tokenize(server, texts, token_ids)
         status, body = server.request("GET", "/metrics")
@@ -247,6 +340,8 @@ def main():
     assert code == 0, err
 
     check_sigterm_answers_accepted_requests(binary)
+    check_memory_budget(binary, weights_bytes, load_peak_bytes)
+    check_slow_and_oversized_clients(binary)
     print("ok")
 
 

@@ -24,6 +24,7 @@ namespace {
 struct ServeFlags {
   ModelFlags model;
   std::string payload_limit = "2M";
+  std::string max_header_bytes = "32K";
   server::ServerOptions options;
 };
 
@@ -40,6 +41,13 @@ Status check_limits(const server::ServerOptions& o, int max_length) {
   }
   if (o.max_client_batch_size == 0) {
     return invalid_argument("--max-client-batch-size must be at least 1");
+  }
+  // Below this not even a request line and a few headers fit.
+  constexpr size_t kMinHeaderBytes = 1024;
+  if (o.max_header_bytes < kMinHeaderBytes) {
+    return invalid_argument("--max-header-bytes = " + std::to_string(o.max_header_bytes) +
+                            " is below " + std::to_string(kMinHeaderBytes) +
+                            ": ordinary requests would be refused");
   }
   return Status::Ok();
 }
@@ -60,6 +68,10 @@ int run_serve(AppState& state, ServeFlags& flags) {
   if (Status s = state.init(); !s.ok()) return fail(s);
   server::ServerOptions& o = flags.options;
   if (Status s = parse_byte_size(flags.payload_limit, "--payload-limit", &o.payload_limit_bytes);
+      !s.ok()) {
+    return fail(s);
+  }
+  if (Status s = parse_byte_size(flags.max_header_bytes, "--max-header-bytes", &o.max_header_bytes);
       !s.ok()) {
     return fail(s);
   }
@@ -149,6 +161,25 @@ void add_serve_command(CLI::App& app, AppState& state) {
   cmd->add_flag("--auto-truncate", o.auto_truncate,
                 "Truncate over-long inputs by default (else 422 unless the request sets "
                 "truncate)");
+  // Seconds, from a millisecond to a day: a deadline must be representable.
+  const CLI::Range kTimeoutRange(1e-3, 86400.0);
+  cmd->add_option("--read-timeout", o.read_timeout_seconds,
+                  "Seconds a client has to send a whole request (headers and body) from its\n"
+                  "first byte; slower: 408 and the connection is closed (slowloris)")
+      ->capture_default_str()
+      ->check(kTimeoutRange);
+  cmd->add_option("--write-timeout", o.write_timeout_seconds,
+                  "Seconds a client has to take a whole response; slower: disconnected")
+      ->capture_default_str()
+      ->check(kTimeoutRange);
+  cmd->add_option("--keep-alive-timeout", o.keep_alive_timeout_seconds,
+                  "Seconds an idle kept-alive connection stays open")
+      ->capture_default_str()
+      ->check(kTimeoutRange);
+  cmd->add_option("--max-header-bytes", flags->max_header_bytes,
+                  "Request line and headers (K/M); more: 431 (one line over 8K: 431, or 414\n"
+                  "for the request line)")
+      ->capture_default_str();
   cmd->add_option("--http-threads", o.http_threads,
                   "Cap on HTTP connection threads, started on demand (0: the larger of 1024 and\n"
                   "max-concurrent-requests + 16)")
