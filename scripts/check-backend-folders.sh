@@ -39,13 +39,13 @@ copy_tree() {
 }
 
 # build DIR [cmake args...]: the release preset (as the normal build, so the
-# cache is shared), configured and built; the output goes to DIR/build.log.
+# cache is shared), configured and built; the output goes to DIR.build.log.
 build() {
   local dir=$1 t0=$SECONDS
   shift
-  (cd "$dir" && cmake --preset release "${LAUNCH[@]}" "$@" > build.log 2>&1 &&
-    nice -n 5 cmake --build build/release -j "$JOBS" >> build.log 2>&1) ||
-    { tail -30 "$dir/build.log"; fail "build in $dir"; }
+  (cd "$dir" && cmake --preset release "${LAUNCH[@]}" "$@" > "$dir.build.log" 2>&1 &&
+    nice -n 5 cmake --build build/release -j "$JOBS" >> "$dir.build.log" 2>&1) ||
+    { tail -30 "$dir.build.log"; fail "build in $dir"; }
   log "built $dir in $((SECONDS - t0)) s"
 }
 
@@ -61,8 +61,9 @@ check_toy() {
   grep -qE '^ +toy +(rejected|eligible|chosen) ' <<< "$out" || fail "toy not explained:"$'\n'"$out"
   log "toy explained: $(grep -E '^ +toy ' <<< "$out" | tr -s ' ')"
   "$tessera" verify --quick --backends toy || fail "tessera verify --backends toy"
-  ctest --test-dir "$dir/build/release" -R '^Toy\.' --output-on-failure > "$dir/ctest.log" ||
-    { cat "$dir/ctest.log"; fail "toy's own tests"; }
+  ctest --test-dir "$dir/build/release" -R '^Toy\.' --output-on-failure > "$dir.ctest.log" ||
+    { cat "$dir.ctest.log"; fail "toy's own tests"; }
+  log "toy's own tests: $(grep 'tests passed' "$dir.ctest.log")"
   out=$(git -C "$dir" status --porcelain)
   [ "$out" = "?? src/backends/toy/" ] || fail "git status in the copy is not just the toy:"$'\n'"$out"
   log "toy: listed, explained, verified, own tests pass; git status: $out"
@@ -80,9 +81,9 @@ check_delete() {
     grep -q "src/backends/$name" "$dir/build/release/src/backends/builtin.cc" &&
       fail "$name still registered after deleting its folder"
     ctest --test-dir "$dir/build/release" -R '^BuiltinBackends\.' --output-on-failure \
-      > "$dir/ctest.log" || { cat "$dir/ctest.log"; fail "BuiltinBackends without $name"; }
-    "$dir/build/release/tessera" verify --quick > "$dir/verify.log" ||
-      { cat "$dir/verify.log"; fail "tessera verify without $name"; }
+      > "$dir.ctest.log" || { cat "$dir.ctest.log"; fail "BuiltinBackends without $name"; }
+    "$dir/build/release/tessera" verify --quick > "$dir.verify.log" ||
+      { cat "$dir.verify.log"; fail "tessera verify without $name"; }
     log "without $name: builds, registers the rest, verify passes"
     [ -n "${KEEP:-}" ] || rm -rf "$dir"
   done
@@ -91,9 +92,9 @@ check_delete() {
 check_cpuonly() {
   local dir=$WORK/cpu-only
   copy_tree "$dir"
-  (cd "$dir" && cmake --preset release "${LAUNCH[@]}" -DTESSERA_CUDA=OFF > build.log 2>&1 &&
-    nice -n 5 cmake --build build/release -j "$JOBS" --target attention_test >> build.log 2>&1) ||
-    { tail -30 "$dir/build.log"; fail "TESSERA_CUDA=OFF build"; }
+  (cd "$dir" && cmake --preset release "${LAUNCH[@]}" -DTESSERA_CUDA=OFF > "$dir.build.log" 2>&1 &&
+    nice -n 5 cmake --build build/release -j "$JOBS" --target attention_test \
+      >> "$dir.build.log" 2>&1) || { tail -30 "$dir.build.log"; fail "TESSERA_CUDA=OFF build"; }
   # In a build without CUDA, BuiltinBackends asserts no backend is on a CUDA device.
   "$dir/build/release/tests/attention/attention_test" --gtest_filter='BuiltinBackends.*' \
     --gtest_brief=1 || fail "BuiltinBackends with TESSERA_CUDA=OFF"
