@@ -24,7 +24,7 @@ cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DTESSERA_BUILD_BENCH=OFF > "$OUT/configure.log"
 cmake --build build/gpu -j "$(nproc)" --target tessera conformance_test attention_test \
   > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
-build/gpu/tests/attention/attention_test --gtest_filter='CudaRegistration.*'
+build/gpu/tests/attention/attention_test --gtest_filter='BuiltinBackends.*'
 # The one conformance suite, restricted to the CUDA backends.
 build/gpu/tests/conformance/conformance_test --gtest_filter='*cuda*' --gtest_brief=1 \
   2>&1 | tee "$OUT/conformance.log" | tail -15

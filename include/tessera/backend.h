@@ -1,5 +1,5 @@
 // Backend: one implementation of the attention contract. A backend is a folder
-// under src/backends/ exposing one factory, and a registration line.
+// under src/backends/ exposing one factory; the build registers each folder.
 #pragma once
 
 #include <string>

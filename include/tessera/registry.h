@@ -21,7 +21,7 @@ class Registry {
   std::vector<std::unique_ptr<Backend>> backends_;
 };
 
-// Adds every backend compiled into this build (reference, cpu.*, cuda.*).
+// Adds every backend built (src/backends/*/; the list is generated: CONTRIBUTING).
 void register_builtin_backends(Registry& registry);
 
 }  // namespace tessera

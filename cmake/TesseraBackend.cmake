@@ -1,0 +1,84 @@
+# A backend is one folder under src/backends/ whose CMakeLists.txt makes one
+# call:
+#
+#   tessera_add_backend(NAME <folder> SOURCES <file>...
+#                       [FACTORY <function>]   # default make_<folder>_backend
+#                       [HEADER <path>]        # default <folder>/<folder>_backend.h
+#                       [LINK <lib>...]        # private dependencies
+#                       [PUBLIC_LINK <lib>...])# dependencies its headers expose
+#
+# It builds the static library tessera_backend_<folder> on tessera_attention,
+# makes its headers includable as "<folder>/<file>.h", adds the folder's tests/
+# (when TESSERA_BUILD_TESTS) and bench/ (when TESSERA_BUILD_BENCH) subfolders
+# if they exist, and records the backend for tessera_generate_backend_registry.
+# A folder that cannot build here (no CUDA) calls return() before it.
+#
+# HEADER must declare `std::unique_ptr<tessera::Backend> FACTORY();` in
+# namespace tessera. The generated registration source includes that header
+# rather than re-declaring the factory itself: a return type is not part of a
+# C++ mangled name, so a generated declaration that disagreed with the real one
+# would still link, silently; through the header the compiler checks it.
+function(tessera_add_backend)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;FACTORY;HEADER" "SOURCES;LINK;PUBLIC_LINK")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "tessera_add_backend: unknown arguments ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT arg_NAME OR NOT arg_SOURCES)
+    message(FATAL_ERROR "tessera_add_backend: NAME and SOURCES are required")
+  endif()
+  # The folder is the backend: its name, target and header paths all follow.
+  get_filename_component(folder "${CMAKE_CURRENT_SOURCE_DIR}" NAME)
+  if(NOT arg_NAME STREQUAL folder)
+    message(FATAL_ERROR "tessera_add_backend: NAME ${arg_NAME} must be the folder name (${folder})")
+  endif()
+  if(NOT arg_FACTORY)
+    set(arg_FACTORY "make_${arg_NAME}_backend")
+  endif()
+  if(NOT arg_HEADER)
+    set(arg_HEADER "${arg_NAME}/${arg_NAME}_backend.h")
+  endif()
+  get_filename_component(backends_dir "${CMAKE_CURRENT_SOURCE_DIR}" DIRECTORY)
+  if(NOT EXISTS "${backends_dir}/${arg_HEADER}")
+    message(FATAL_ERROR "tessera_add_backend(${arg_NAME}): HEADER ${arg_HEADER} not found "
+                        "under ${backends_dir}")
+  endif()
+
+  set(target tessera_backend_${arg_NAME})
+  add_library(${target} STATIC ${arg_SOURCES})
+  target_include_directories(${target} PUBLIC "${backends_dir}")
+  target_link_libraries(${target}
+    PUBLIC tessera_attention ${arg_PUBLIC_LINK}
+    PRIVATE tessera_warnings ${arg_LINK})
+
+  set_property(GLOBAL APPEND PROPERTY TESSERA_BACKENDS ${arg_NAME})
+  set_property(GLOBAL PROPERTY TESSERA_BACKEND_${arg_NAME}_FACTORY ${arg_FACTORY})
+  set_property(GLOBAL PROPERTY TESSERA_BACKEND_${arg_NAME}_HEADER ${arg_HEADER})
+
+  if(TESSERA_BUILD_TESTS AND EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/tests/CMakeLists.txt")
+    add_subdirectory(tests)
+  endif()
+  if(TESSERA_BUILD_BENCH AND EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/bench/CMakeLists.txt")
+    add_subdirectory(bench)
+  endif()
+endfunction()
+
+# Writes OUTPUT, the source of register_builtin_backends(): one #include and
+# one registry.add() per backend recorded so far, in recording order. It is
+# rewritten only when that list changes, so a reconfigure rebuilds nothing.
+# Sets <out_var> to the backend library targets, for linking.
+function(tessera_generate_backend_registry template output out_var)
+  get_property(names GLOBAL PROPERTY TESSERA_BACKENDS)
+  set(TESSERA_BACKEND_INCLUDES "")
+  set(TESSERA_BACKEND_CALLS "")
+  set(targets "")
+  foreach(name IN LISTS names)
+    get_property(factory GLOBAL PROPERTY TESSERA_BACKEND_${name}_FACTORY)
+    get_property(header GLOBAL PROPERTY TESSERA_BACKEND_${name}_HEADER)
+    string(APPEND TESSERA_BACKEND_INCLUDES "#include \"${header}\"\n")
+    string(APPEND TESSERA_BACKEND_CALLS
+           "  (void)registry.add(${factory}());  // src/backends/${name}\n")
+    list(APPEND targets tessera_backend_${name})
+  endforeach()
+  configure_file("${template}" "${output}" @ONLY)
+  set(${out_var} ${targets} PARENT_SCOPE)
+endfunction()
