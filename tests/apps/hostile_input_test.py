@@ -34,7 +34,7 @@ def run(binary, args, env=None, expect_rc=(2,), needles=()):
                        timeout=MAX_SECONDS * 3)
     elapsed = time.monotonic() - t0
     out = p.stdout.decode(errors="replace") + p.stderr.decode(errors="replace")
-    shown = " ".join(a[:60] for a in args)
+    shown = " ".join(a[:60] for a in args).encode("unicode_escape").decode()
     assert p.returncode >= 0, f"{shown}: killed by signal {-p.returncode}\n{out[-2000:]}"
     assert p.returncode in expect_rc, f"{shown}: rc {p.returncode}, want {expect_rc}\n{out[-2000:]}"
     assert elapsed < MAX_SECONDS, f"{shown}: took {elapsed:.1f} s"
@@ -84,7 +84,7 @@ def npy_cases(binary, tmp):
     attention(binary, tmp, npy(q, long_header, np.ones(8, np.float32).tobytes(), version=2),
               expect_rc=(0,))
     assert np.load(out).shape == (1, 2, 1, 4)
-    attention(binary, tmp, npy(q, head % ("1," * 200000), version=2),
+    attention(binary, tmp, npy(q, head % ("1," * 600000), version=2),
               needles=["exceeds the limit of 1048576"])
     attention(binary, tmp, npy(q, "{'descr': '" + "<" * 500000 + "'}", version=2),
               needles=["has no 'fortran_order'"])

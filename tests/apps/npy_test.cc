@@ -96,7 +96,7 @@ TEST(NpyHeader, RejectsMalformedDicts) {
            "{" + ok_descr + ok_order + "'shape': [2]}",
            "{" + ok_descr + ok_order + "'shape': (2,)} trailing",
            "{'descr': '<f\\x34', " + ok_order + ok_shape + "}",                      // escape
-           "{'descr: '<f4'}",
+           std::string("{'descr: '<f4'}"),
        }) {
     const Status s = parse(header);
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << header;

@@ -38,7 +38,7 @@ TEST(Shape, RejectsValuesThatAreNotSmallIntegers) {
     EXPECT_NE(s.message().find("is not an integer in [0, 2147483647]"), std::string::npos)
         << s.message();
   }
-  EXPECT_TRUE(parse("S=2147483647,B=1,H=1,D=1").ok());
+  EXPECT_TRUE(parse("Sq=2147483647,Sk=1,B=1,H=1,D=1").ok());
 }
 
 TEST(Shape, RejectsSoftcapsThatAreNotFiniteNonNegative) {
