@@ -30,17 +30,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   switch (data[0] % 3) {
     case 0: {
       EmbedRequest r;
-      check(parse_embed_request(body, limits, &r), r.inputs.size(), limits);
+      const ApiError e = parse_embed_request(body, limits, &r);  // before r.inputs is read
+      check(e, r.inputs.size(), limits);
       break;
     }
     case 1: {
       OpenAIRequest r;
-      check(parse_openai_request(body, limits, &r), r.inputs.size(), limits);
+      const ApiError e = parse_openai_request(body, limits, &r);  // before r.inputs is read
+      check(e, r.inputs.size(), limits);
       break;
     }
     default: {
       TokenizeRequest r;
-      check(parse_tokenize_request(body, limits, &r), r.inputs.size(), limits);
+      const ApiError e = parse_tokenize_request(body, limits, &r);  // before r.inputs is read
+      check(e, r.inputs.size(), limits);
       break;
     }
   }
