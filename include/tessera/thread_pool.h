@@ -3,6 +3,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -23,6 +24,10 @@ class ThreadPool {
   // Calls fn(i, thread_index) for every i in [0, n); returns when all are done.
   // thread_index is in [0, num_threads()) and indexes per-thread scratch.
   // Not reentrant: fn must not call parallel_for on the same pool.
+  // If fn throws, the items nobody has started are skipped, the running ones
+  // finish, and the first exception is rethrown here on the calling thread
+  // (the pool stays usable), so a backend's failure inside a parallel region
+  // reaches the dispatcher like a failure outside one.
   void parallel_for(int64_t n, const std::function<void(int64_t, int)>& fn);
 
  private:
@@ -40,6 +45,7 @@ class ThreadPool {
   int64_t finished_items_ = 0;
   uint64_t generation_ = 0;
   int busy_workers_ = 0;
+  std::exception_ptr error_;  // the first exception of the current job
   bool stop_ = false;
 };
 

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "runtime/json_input.h"
+
 namespace tessera {
 
 Status load_canary_records(const std::string& path, CanaryRecords* out) {
@@ -15,8 +17,9 @@ Status load_canary_records(const std::string& path, CanaryRecords* out) {
   if (!f) return Status::Ok();
   std::stringstream ss;
   ss << f.rdbuf();
+  nlohmann::json j;
+  TESSERA_RETURN_IF_ERROR(json_input::parse(ss.view(), "canary record '" + path + "'", &j));
   try {
-    const nlohmann::json j = nlohmann::json::parse(ss.str());
     if (j.value("format", "") != "tessera.canary" || j.value("version", 0) != 1) {
       return invalid_argument("canary record '" + path +
                               "': not a version-1 \"tessera.canary\" file");
@@ -58,8 +61,7 @@ Status save_canary_records(const std::string& path, const CanaryRecords& records
   for (const auto& [backend, buckets] : records) {
     if (!buckets.empty()) backends[backend] = canary_buckets_to_json(buckets);
   }
-  const nlohmann::json j = {
-      {"format", "tessera.canary"}, {"version", 1}, {"backends", backends}};
+  const nlohmann::json j = {{"format", "tessera.canary"}, {"version", 1}, {"backends", backends}};
   std::error_code ec;
   const auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "runtime/json_input.h"
 #include "runtime/machine_info.h"
 
 namespace tessera {
@@ -97,11 +98,7 @@ Status TuningTable::parse(const std::string& text, const std::string& source, Tu
     return invalid_argument("tuning table '" + source + "': " + what);
   };
   nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    return bad(std::string("not JSON: ") + e.what());
-  }
+  if (Status s = json_input::parse(text, "not JSON", &j); !s.ok()) return bad(s.message());
   try {
     if (!j.is_object() || j.value("format", "") != "tessera.tuning") {
       return bad("\"format\" is not \"tessera.tuning\"");
@@ -113,9 +110,8 @@ Status TuningTable::parse(const std::string& text, const std::string& source, Tu
     }
     TuningTable t;
     const auto& k = j.at("key");
-    t.key = {k.at("cpu").get<std::string>(), k.value("gpu", ""),
-             k.at("tessera").get<std::string>(), k.at("gemm").get<std::string>(),
-             k.value("simd", "")};
+    t.key = {k.at("cpu").get<std::string>(), k.value("gpu", ""), k.at("tessera").get<std::string>(),
+             k.at("gemm").get<std::string>(), k.value("simd", "")};
     t.threads = j.value("threads", 0);
     t.created = j.value("created", "");
     t.command = j.value("command", "");

@@ -6,6 +6,8 @@
 #include <sstream>
 #include <vector>
 
+#include "runtime/json_input.h"
+
 namespace tessera::model {
 
 namespace {
@@ -19,15 +21,7 @@ constexpr const char* kSupportedModules =
     "sentence_transformers.models.Transformer, .Pooling (cls / mean / max), .Normalize";
 
 Status read_json(const std::string& path, json* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return not_found(path + ": cannot open (missing file?)");
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    *out = json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    return invalid_argument(path + ": not valid JSON: " + e.what());
-  }
+  TESSERA_RETURN_IF_ERROR(json_input::parse_file(path, out));
   if (!out->is_object()) return invalid_argument(path + ": expected a JSON object");
   return Status::Ok();
 }
@@ -39,7 +33,7 @@ Status get_int(const json& j, const std::string& path, const char* key, bool req
     return required ? invalid_argument(path + ": missing field '" + key + "'") : Status::Ok();
   }
   if (!it->is_number_integer() || it->get<int64_t>() < 1 || it->get<int64_t>() > (1 << 30)) {
-    return invalid_argument(path + ": field '" + key + "' = " + it->dump() +
+    return invalid_argument(path + ": field '" + key + "' = " + json_input::render(*it) +
                             " must be a positive integer");
   }
   *out = it->get<int>();
@@ -51,7 +45,8 @@ Status get_string(const json& j, const std::string& path, const char* key, std::
   const auto it = j.find(key);
   if (it == j.end()) return Status::Ok();
   if (!it->is_string()) {
-    return invalid_argument(path + ": field '" + key + "' = " + it->dump() + " must be a string");
+    return invalid_argument(path + ": field '" + key + "' = " + json_input::render(*it) +
+                            " must be a string");
   }
   *out = it->get<std::string>();
   return Status::Ok();
@@ -61,7 +56,8 @@ Status get_bool(const json& j, const std::string& path, const char* key, bool* o
   const auto it = j.find(key);
   if (it == j.end()) return Status::Ok();
   if (!it->is_boolean()) {
-    return invalid_argument(path + ": field '" + key + "' = " + it->dump() + " must be a boolean");
+    return invalid_argument(path + ": field '" + key + "' = " + json_input::render(*it) +
+                            " must be a boolean");
   }
   *out = it->get<bool>();
   return Status::Ok();
@@ -110,9 +106,12 @@ Status load_pooling(const std::string& path, int hidden_size, Pooling* out) {
 
 const char* pooling_name(Pooling p) {
   switch (p) {
-    case Pooling::kCls: return "cls";
-    case Pooling::kMean: return "mean";
-    case Pooling::kMax: return "max";
+    case Pooling::kCls:
+      return "cls";
+    case Pooling::kMean:
+      return "mean";
+    case Pooling::kMax:
+      return "max";
   }
   return "?";
 }
@@ -123,13 +122,13 @@ Status load_bert_config(const std::string& path, BertConfig* out) {
   BertConfig c;
   TESSERA_RETURN_IF_ERROR(get_string(j, path, "model_type", &c.model_type));
   if (c.model_type != "bert") {
-    return unsupported(path + ": model_type \"" + c.model_type + "\" is not supported; supported: " +
-                       kSupportedTypes);
+    return unsupported(path + ": model_type \"" + json_input::clip(c.model_type) +
+                       "\" is not supported; supported: " + kSupportedTypes);
   }
   std::string pos_type = "absolute";
   TESSERA_RETURN_IF_ERROR(get_string(j, path, "position_embedding_type", &pos_type));
   if (pos_type != "absolute") {
-    return unsupported(path + ": position_embedding_type \"" + pos_type +
+    return unsupported(path + ": position_embedding_type \"" + json_input::clip(pos_type) +
                        "\" is not supported; supported: \"absolute\"");
   }
   TESSERA_RETURN_IF_ERROR(get_int(j, path, "vocab_size", true, &c.vocab_size));
@@ -142,14 +141,15 @@ Status load_bert_config(const std::string& path, BertConfig* out) {
   c.type_vocab_size = 2;
   TESSERA_RETURN_IF_ERROR(get_int(j, path, "type_vocab_size", false, &c.type_vocab_size));
   if (c.hidden_size % c.num_attention_heads != 0) {
-    return invalid_argument(path + ": hidden_size = " + std::to_string(c.hidden_size) +
-                            " is not a multiple of num_attention_heads = " +
-                            std::to_string(c.num_attention_heads));
+    return invalid_argument(
+        path + ": hidden_size = " + std::to_string(c.hidden_size) +
+        " is not a multiple of num_attention_heads = " + std::to_string(c.num_attention_heads));
   }
   const auto eps = j.find("layer_norm_eps");
   if (eps != j.end()) {
     if (!eps->is_number() || eps->get<double>() <= 0 || eps->get<double>() > 1) {
-      return invalid_argument(path + ": layer_norm_eps = " + eps->dump() + " must be in (0, 1]");
+      return invalid_argument(path + ": layer_norm_eps = " + json_input::render(*eps) +
+                              " must be in (0, 1]");
     }
     c.layer_norm_eps = eps->get<float>();
   }
@@ -173,18 +173,15 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
   const std::string modules_path = model_dir + "/modules.json";
   const bool sentence_transformers = fs::exists(modules_path);
   if (sentence_transformers) {
-    std::ifstream in(modules_path);
     json modules;
-    try {
-      modules = json::parse(in);
-    } catch (const json::parse_error& e) {
-      return invalid_argument(modules_path + ": not valid JSON: " + e.what());
-    }
+    TESSERA_RETURN_IF_ERROR(json_input::parse_file(modules_path, &modules));
     if (!modules.is_array()) return invalid_argument(modules_path + ": expected a JSON array");
     bool have_transformer = false;
     for (const json& m : modules) {
       std::string type, sub;
-      if (!m.is_object()) return invalid_argument(modules_path + ": module " + m.dump() + " is not an object");
+      if (!m.is_object())
+        return invalid_argument(modules_path + ": module " + json_input::render(m) +
+                                " is not an object");
       TESSERA_RETURN_IF_ERROR(get_string(m, modules_path, "type", &type));
       TESSERA_RETURN_IF_ERROR(get_string(m, modules_path, "path", &sub));
       const std::string dir = sub.empty() ? model_dir : model_dir + "/" + sub;
@@ -196,7 +193,7 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
       } else if (type == "sentence_transformers.models.Normalize") {
         c.normalize = true;
       } else {
-        return unsupported(modules_path + ": module " + m.dump() +
+        return unsupported(modules_path + ": module " + json_input::render(m) +
                            " is not supported; supported: " + kSupportedModules);
       }
     }
@@ -216,8 +213,8 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
     TESSERA_RETURN_IF_ERROR(read_json(sbert_path, &j));
     TESSERA_RETURN_IF_ERROR(get_int(j, sbert_path, "max_seq_length", false, &c.max_seq_length));
     if (c.max_seq_length > c.bert.max_position_embeddings) {
-      return invalid_argument(sbert_path + ": max_seq_length = " +
-                              std::to_string(c.max_seq_length) +
+      return invalid_argument(sbert_path +
+                              ": max_seq_length = " + std::to_string(c.max_seq_length) +
                               " exceeds config.json max_position_embeddings = " +
                               std::to_string(c.bert.max_position_embeddings));
     }

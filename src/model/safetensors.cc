@@ -10,6 +10,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "runtime/json_input.h"
+
 namespace tessera::model {
 
 namespace {
@@ -25,10 +27,11 @@ struct DTypeInfo {
 };
 // Every dtype of the safetensors format (sub-byte types excluded).
 constexpr DTypeInfo kDTypes[] = {
-    {"BOOL", 1, {}},     {"U8", 1, {}},      {"I8", 1, {}},   {"F8_E5M2", 1, {}},
-    {"F8_E4M3", 1, {}},  {"I16", 2, {}},     {"U16", 2, {}},  {"F16", 2, DType::kF16},
-    {"BF16", 2, DType::kBF16}, {"I32", 4, {}}, {"U32", 4, {}}, {"F32", 4, DType::kF32},
-    {"F64", 8, {}},      {"I64", 8, {}},     {"U64", 8, {}},
+    {"BOOL", 1, {}},    {"U8", 1, {}},           {"I8", 1, {}},
+    {"F8_E5M2", 1, {}}, {"F8_E4M3", 1, {}},      {"I16", 2, {}},
+    {"U16", 2, {}},     {"F16", 2, DType::kF16}, {"BF16", 2, DType::kBF16},
+    {"I32", 4, {}},     {"U32", 4, {}},          {"F32", 4, DType::kF32},
+    {"F64", 8, {}},     {"I64", 8, {}},          {"U64", 8, {}},
 };
 
 const DTypeInfo* find_dtype(std::string_view name) {
@@ -102,20 +105,15 @@ Status SafetensorsFile::parse_header() {
   }
   const uint64_t room = size_ - kHeaderLengthBytes;
   if (header_len > room || header_len > kMaxHeaderBytes) {
-    return invalid_argument(path_ + ": header length " + std::to_string(header_len) +
-                            " bytes exceeds " +
-                            (header_len > room ? "the " + std::to_string(room) +
-                                                     " bytes left in the file (truncated?)"
-                                               : "the limit of " +
-                                                     std::to_string(kMaxHeaderBytes)));
+    return invalid_argument(
+        path_ + ": header length " + std::to_string(header_len) + " bytes exceeds " +
+        (header_len > room ? "the " + std::to_string(room) + " bytes left in the file (truncated?)"
+                           : "the limit of " + std::to_string(kMaxHeaderBytes)));
   }
   const char* text = reinterpret_cast<const char*>(base_ + kHeaderLengthBytes);
   json header;
-  try {
-    header = json::parse(text, text + header_len);
-  } catch (const json::parse_error& e) {
-    return invalid_argument(path_ + ": header is not valid JSON: " + e.what());
-  }
+  TESSERA_RETURN_IF_ERROR(
+      json_input::parse(std::string_view(text, header_len), path_ + ": header", &header));
   if (!header.is_object()) {
     return invalid_argument(path_ + ": header must be a JSON object, got " + header.type_name());
   }
@@ -123,12 +121,13 @@ Status SafetensorsFile::parse_header() {
   const uint64_t data_size = room - header_len;
 
   for (const auto& [name, entry] : header.items()) {
-    const std::string where = path_ + ": tensor '" + name + "'";
+    const std::string where = path_ + ": tensor '" + json_input::clip(name) + "'";
     if (name == "__metadata__") {
       if (!entry.is_object()) return invalid_argument(path_ + ": __metadata__ must be an object");
       for (const auto& [key, value] : entry.items()) {
         if (!value.is_string()) {
-          return invalid_argument(path_ + ": __metadata__." + key + " must be a string");
+          return invalid_argument(path_ + ": __metadata__." + json_input::clip(key) +
+                                  " must be a string");
         }
         metadata_[key] = value.get<std::string>();
       }
@@ -153,23 +152,24 @@ Status SafetensorsFile::parse_header() {
     t.dtype = dtype_it->get<std::string>();
     const DTypeInfo* info = find_dtype(t.dtype);
     if (info == nullptr) {
-      return invalid_argument(where + ": unknown dtype '" + t.dtype + "' (known: " +
-                              known_dtypes() + ")");
+      return invalid_argument(where + ": unknown dtype '" + json_input::clip(t.dtype) +
+                              "' (known: " + known_dtypes() + ")");
     }
     t.float_dtype = info->float_dtype;
     if (shape_it->size() > kMaxRank) {
-      return invalid_argument(where + ": rank " + std::to_string(shape_it->size()) +
-                              " exceeds " + std::to_string(kMaxRank));
+      return invalid_argument(where + ": rank " + std::to_string(shape_it->size()) + " exceeds " +
+                              std::to_string(kMaxRank));
     }
     uint64_t expected = info->size;
     bool overflow = false;
     for (const json& dim : *shape_it) {
       if (!dim.is_number_unsigned()) {
-        return invalid_argument(where + ": shape " + shape_it->dump() +
+        return invalid_argument(where + ": shape " + json_input::render(*shape_it) +
                                 " must hold non-negative integers");
       }
       const uint64_t d = dim.get<uint64_t>();
-      overflow |= d > static_cast<uint64_t>(INT64_MAX) || __builtin_mul_overflow(expected, d, &expected);
+      overflow |=
+          d > static_cast<uint64_t>(INT64_MAX) || __builtin_mul_overflow(expected, d, &expected);
       t.shape.push_back(static_cast<int64_t>(d));
     }
     const uint64_t begin = (*offsets_it)[0].get<uint64_t>();
@@ -180,8 +180,9 @@ Status SafetensorsFile::parse_header() {
                               std::to_string(data_size) + " bytes");
     }
     if (overflow || expected != end - begin) {
-      return invalid_argument(where + ": dtype " + t.dtype + " x shape " + shape_it->dump() +
-                              " needs " + (overflow ? "more than 2^64" : std::to_string(expected)) +
+      return invalid_argument(where + ": dtype " + t.dtype + " x shape " +
+                              json_input::render(*shape_it) + " needs " +
+                              (overflow ? "more than 2^64" : std::to_string(expected)) +
                               " bytes but data_offsets span " + std::to_string(end - begin));
     }
     t.data = data + begin;
@@ -200,9 +201,10 @@ Status SafetensorsFile::parse_header() {
     const SafeTensor& prev = *by_offset[i - 1];
     const SafeTensor& cur = *by_offset[i];
     if (cur.data < prev.data + prev.bytes) {
-      return invalid_argument(path_ + ": tensors '" + prev.name + "' and '" + cur.name +
-                              "' overlap (data_offsets " + std::to_string(prev.data - data) +
-                              ".." + std::to_string(prev.data - data + prev.bytes) + " and " +
+      return invalid_argument(path_ + ": tensors '" + json_input::clip(prev.name) + "' and '" +
+                              json_input::clip(cur.name) + "' overlap (data_offsets " +
+                              std::to_string(prev.data - data) + ".." +
+                              std::to_string(prev.data - data + prev.bytes) + " and " +
                               std::to_string(cur.data - data) + "..)");
     }
   }
@@ -212,14 +214,15 @@ Status SafetensorsFile::parse_header() {
 }
 
 const SafeTensor* SafetensorsFile::find(std::string_view name) const {
-  const auto it = std::lower_bound(tensors_.begin(), tensors_.end(), name,
-                                   [](const SafeTensor& t, std::string_view n) { return t.name < n; });
+  const auto it =
+      std::lower_bound(tensors_.begin(), tensors_.end(), name,
+                       [](const SafeTensor& t, std::string_view n) { return t.name < n; });
   return it != tensors_.end() && it->name == name ? &*it : nullptr;
 }
 
 Status SafetensorsFile::read_f32(const SafeTensor& t, float* dst) const {
   if (!t.float_dtype) {
-    return unsupported(path_ + ": tensor '" + t.name + "' has dtype " + t.dtype +
+    return unsupported(path_ + ": tensor '" + json_input::clip(t.name) + "' has dtype " + t.dtype +
                        "; only F32, F16 and BF16 convert to f32");
   }
   const int64_t n = t.numel();

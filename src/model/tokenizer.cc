@@ -7,6 +7,7 @@
 #include "model/tokenizer_files.h"
 #include "model/tokenizer_unicode.h"
 #include "model/tokenizer_utf8.h"
+#include "runtime/json_input.h"
 
 namespace tessera::model {
 
@@ -31,7 +32,7 @@ Status resolve_id(const WordPiece& wp, const std::optional<int32_t>& given,
   }
   const auto id = wp.find(token);
   if (!id) {
-    return invalid_argument(source + ": the " + what + " token \"" + token +
+    return invalid_argument(source + ": the " + what + " token \"" + json_input::clip(token) +
                             "\" is not in the vocabulary");
   }
   *out = *id;

@@ -9,6 +9,7 @@
 
 #include "model/tokenizer_unicode.h"
 #include "model/tokenizer_utf8.h"
+#include "runtime/json_input.h"
 
 namespace tessera::model {
 namespace {
@@ -37,8 +38,8 @@ class Fields {
   }
   Status unsupported_value(const std::string& field, const json& value,
                            const std::string& supported) const {
-    return unsupported(path_ + ": " + field + " is " + value.dump() + "; tessera supports " +
-                       supported);
+    return unsupported(path_ + ": " + field + " is " + json_input::render(value) +
+                       "; tessera supports " + supported);
   }
   Status unsupported_field(const std::string& field, const std::string& problem) const {
     return unsupported(path_ + ": " + field + " " + problem);
@@ -46,7 +47,8 @@ class Fields {
   Status get_bool(const json& obj, const std::string& prefix, const char* key, bool* out) const {
     const auto it = obj.find(key);
     if (it == obj.end()) return Status::Ok();  // keep the default
-    if (!it->is_boolean()) return error(prefix + key, "must be true or false, not " + it->dump());
+    if (!it->is_boolean())
+      return error(prefix + key, "must be true or false, not " + json_input::render(*it));
     *out = it->get<bool>();
     return Status::Ok();
   }
@@ -54,14 +56,16 @@ class Fields {
                     std::string* out) const {
     const auto it = obj.find(key);
     if (it == obj.end()) return Status::Ok();
-    if (!it->is_string()) return error(prefix + key, "must be a string, not " + it->dump());
+    if (!it->is_string())
+      return error(prefix + key, "must be a string, not " + json_input::render(*it));
     *out = it->get<std::string>();
     return Status::Ok();
   }
   Status get_id(const json& value, const std::string& field, int32_t* out) const {
     if (!value.is_number_integer() || value.get<int64_t>() < 0 ||
         value.get<int64_t>() > std::numeric_limits<int32_t>::max()) {
-      return error(field, "must be a token id (an integer in [0, 2^31)), not " + value.dump());
+      return error(
+          field, "must be a token id (an integer in [0, 2^31)), not " + json_input::render(value));
     }
     *out = static_cast<int32_t>(value.get<int64_t>());
     return Status::Ok();
@@ -85,7 +89,8 @@ Status read_model(const Fields& f, const json& model, TokenizerSpec* out) {
   out->vocab.reserve(vocab->size());
   for (const auto& [token, id] : vocab->items()) {
     int32_t value = 0;
-    TESSERA_RETURN_IF_ERROR(f.get_id(id, "model.vocab[\"" + token + "\"]", &value));
+    TESSERA_RETURN_IF_ERROR(
+        f.get_id(id, "model.vocab[\"" + json_input::clip(token) + "\"]", &value));
     out->vocab.emplace_back(token, value);
   }
   TESSERA_RETURN_IF_ERROR(f.get_string(model, "model.", "unk_token", &out->wordpiece.unk_token));
@@ -94,7 +99,7 @@ Status read_model(const Fields& f, const json& model, TokenizerSpec* out) {
   if (const auto it = model.find("max_input_chars_per_word"); it != model.end()) {
     if (!it->is_number_unsigned()) {
       return f.error("model.max_input_chars_per_word",
-                     "must be a non-negative integer, not " + it->dump());
+                     "must be a non-negative integer, not " + json_input::render(*it));
     }
     out->wordpiece.max_input_chars_per_word = it->get<size_t>();
   }
@@ -142,7 +147,8 @@ Status template_special_id(const Fields& f, const json& pp, const json& piece,
                            const std::string& field, int32_t* out) {
   const auto special = piece.find("SpecialToken");
   if (!piece.is_object() || special == piece.end() || !special->contains("id")) {
-    return f.error(field, "must be a SpecialToken for [CLS] A [SEP], not " + piece.dump());
+    return f.error(field,
+                   "must be a SpecialToken for [CLS] A [SEP], not " + json_input::render(piece));
   }
   const std::string name = special->value("id", "");
   const json* entry = nullptr;
@@ -151,11 +157,11 @@ Status template_special_id(const Fields& f, const json& pp, const json& piece,
   }
   if (entry == nullptr || !entry->contains("ids") || !(*entry)["ids"].is_array() ||
       (*entry)["ids"].size() != 1) {
-    return f.error("post_processor.special_tokens[\"" + name + "\"].ids",
+    return f.error("post_processor.special_tokens[\"" + json_input::clip(name) + "\"].ids",
                    "must hold exactly one id");
   }
-  return f.get_id((*entry)["ids"][0], "post_processor.special_tokens[\"" + name + "\"].ids[0]",
-                  out);
+  return f.get_id((*entry)["ids"][0],
+                  "post_processor.special_tokens[\"" + json_input::clip(name) + "\"].ids[0]", out);
 }
 
 Status read_post_processor(const Fields& f, const json& root, TokenizerSpec* out) {
@@ -218,7 +224,7 @@ Status read_added_tokens(const Fields& f, const json& root, std::vector<AddedTok
     if (normalized) {
       // HF matches these in the normalized text; no BERT model we know needs it.
       return f.unsupported_field(field + ".normalized",
-                                 "is true for \"" + token.content +
+                                 "is true for \"" + json_input::clip(token.content) +
                                      "\"; tessera supports added tokens matched in the raw text "
                                      "(normalized: false) only");
     }
@@ -245,11 +251,7 @@ Status read_tokenizer_json(const std::string& path, TokenizerSpec* out) {
   std::string text;
   TESSERA_RETURN_IF_ERROR(read_file(path, &text));
   json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return invalid_argument(path + ": not valid JSON (" + e.what() + ")");
-  }
+  TESSERA_RETURN_IF_ERROR(json_input::parse(text, path, &root));
   const Fields f(path);
   if (!root.is_object()) return f.error("the top level", "must be a JSON object");
   TokenizerSpec spec;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "pipeline/utf8_text.h"
+#include "runtime/json_input.h"
 
 namespace tessera::pipeline {
 
@@ -155,10 +156,10 @@ DocumentReader::Item DocumentReader::next_jsonl(Document* doc, Problem* problem)
     if (is_blank(line)) continue;
     const std::string origin = jsonl_path_ + ":" + std::to_string(jsonl_line_);
     nlohmann::json record;
-    try {
-      record = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
-      *problem = {origin, std::string("malformed JSON: ") + e.what()};
+    // Every JSON failure (syntax, 1e400, nesting) is this line's problem; the
+    // job goes on with the next line.
+    if (Status s = json_input::parse(line, "malformed JSON", &record); !s.ok()) {
+      *problem = {origin, s.message()};
       return Item::kProblem;
     }
     if (!record.is_object()) {

@@ -1,5 +1,8 @@
 #include "tessera/thread_pool.h"
 
+#include <exception>
+#include <utility>
+
 namespace tessera {
 
 ThreadPool::ThreadPool(int num_threads) {
@@ -18,16 +21,31 @@ ThreadPool::~ThreadPool() {
 }
 
 // Claims items one at a time until none are left. Items are coarse (a head, a
-// query block), so one lock per item costs nothing measurable.
+// query block), so one lock per item costs nothing measurable. An item that
+// throws cancels the items not yet claimed (they count as finished, never
+// run); items already running on other threads finish; the first exception
+// is kept for parallel_for to rethrow on the calling thread.
 void ThreadPool::run_items(int thread_index) {
   std::unique_lock<std::mutex> lock(mu_);
   while (next_item_ < job_size_) {
     const int64_t item = next_item_++;
     const auto* job = job_;
     lock.unlock();
-    (*job)(item, thread_index);
+    std::exception_ptr thrown;
+    try {
+      (*job)(item, thread_index);
+    } catch (...) {
+      thrown = std::current_exception();
+    }
     lock.lock();
-    if (++finished_items_ == job_size_) done_.notify_all();
+    int64_t finished = 1;
+    if (thrown) {
+      if (!error_) error_ = thrown;
+      finished += job_size_ - next_item_;  // cancel what nobody has claimed
+      next_item_ = job_size_;
+    }
+    finished_items_ += finished;
+    if (finished_items_ == job_size_) done_.notify_all();
   }
 }
 
@@ -72,6 +90,7 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int)>
   done_.wait(lock, [&] { return finished_items_ == job_size_ && busy_workers_ == 0; });
   job_ = nullptr;
   job_size_ = 0;
+  if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
 
 }  // namespace tessera

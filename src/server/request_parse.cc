@@ -2,28 +2,24 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/json_input.h"
+
 namespace tessera::server {
 
 namespace {
 
 using nlohmann::json;
 
-// A short rendering of a JSON value for messages ("got 3", "got \"yes\"").
-std::string describe(const json& v) {
-  constexpr size_t kMaxShown = 40;
-  // ASCII-only (\uXXXX escapes), so cutting it never splits a UTF-8 sequence.
-  std::string s = v.dump(-1, ' ', /*ensure_ascii=*/true);
-  if (s.size() > kMaxShown) s = s.substr(0, kMaxShown) + "...";
-  return std::string(v.type_name()) + " " + s;
-}
+// A short rendering of a JSON value for messages ("got number 3"), bounded
+// whatever the value's size or depth.
+std::string describe(const json& v) { return json_input::describe(v); }
 
 ApiError parse_object(std::string_view body, json* out) {
-  try {
-    *out = json::parse(body);
-  } catch (const json::parse_error& e) {
-    // 400 like TEI (axum) for a body that is not JSON at all; nlohmann also
-    // rejects strings that are not valid UTF-8 here.
-    return {400, "Validation", "body", std::string("body is not valid JSON: ") + e.what()};
+  // 400 like TEI (axum) for a body that is not JSON at all: syntax, invalid
+  // UTF-8, a number outside the double range, nesting deeper than serde_json
+  // allows.
+  if (Status s = json_input::parse(body, "body", out); !s.ok()) {
+    return {400, "Validation", "body", s.message()};
   }
   if (!out->is_object()) {
     return validation_error("body", "body must be a JSON object, got " + describe(*out));
@@ -37,20 +33,24 @@ ApiError parse_texts(const json& body, const char* field, const ParseLimits& lim
                      std::vector<std::string>* out) {
   auto it = body.find(field);
   if (it == body.end() || it->is_null()) {
-    return validation_error(field, std::string(field) + " is missing: send a string or a list "
-                                                        "of strings");
+    return validation_error(field, std::string(field) +
+                                       " is missing: send a string or a list "
+                                       "of strings");
   }
   if (it->is_string()) {
     out->push_back(it->get<std::string>());
     return no_error();
   }
   if (!it->is_array()) {
-    return validation_error(field, std::string(field) + " must be a string or a list of strings, "
-                                                        "got " + describe(*it));
+    return validation_error(field, std::string(field) +
+                                       " must be a string or a list of strings, "
+                                       "got " +
+                                       describe(*it));
   }
   if (it->empty()) {
-    return validation_error(field, std::string(field) + " is an empty list: send at least one "
-                                                        "text");
+    return validation_error(field, std::string(field) +
+                                       " is an empty list: send at least one "
+                                       "text");
   }
   if (it->size() > limits.max_client_batch_size) {
     return too_large_error(field, std::string(field) + " has " + std::to_string(it->size()) +
@@ -93,15 +93,17 @@ ApiError parse_embed_request(std::string_view body, const ParseLimits& limits, E
   out->truncate = limits.auto_truncate;
   if (e = parse_bool(j, "truncate", &out->truncate); !e.ok()) return e;
   auto dir = j.find("truncation_direction");
-  if (dir != j.end() && !dir->is_null() && !(dir->is_string() && (*dir == "Right" || *dir == "right"))) {
+  if (dir != j.end() && !dir->is_null() &&
+      !(dir->is_string() && (*dir == "Right" || *dir == "right"))) {
     return validation_error("truncation_direction",
                             "truncation_direction must be \"Right\" (the only direction "
-                            "supported), got " + describe(*dir));
+                            "supported), got " +
+                                describe(*dir));
   }
   auto prompt = j.find("prompt_name");
   if (prompt != j.end() && !prompt->is_null()) {
-    return validation_error("prompt_name", "prompt_name is not supported by this server, got " +
-                                               describe(*prompt));
+    return validation_error(
+        "prompt_name", "prompt_name is not supported by this server, got " + describe(*prompt));
   }
   return no_error();
 }
@@ -126,8 +128,10 @@ ApiError parse_openai_request(std::string_view body, const ParseLimits& limits,
     } else if (*format == "base64") {
       out->base64 = true;
     } else {
-      return validation_error("encoding_format", "encoding_format must be \"float\" or "
-                                                 "\"base64\", got " + describe(*format));
+      return validation_error("encoding_format",
+                              "encoding_format must be \"float\" or "
+                              "\"base64\", got " +
+                                  describe(*format));
     }
   }
   auto dims = j.find("dimensions");

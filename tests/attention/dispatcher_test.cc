@@ -47,14 +47,18 @@ void expect_no_leaks(const Context& ctx) {
 }
 
 TEST(Dispatcher, FallsBackWhenABackendFailsAndCountsIt) {
-  for (auto mode : {FaultyBackend::Mode::kReturnsError, FaultyBackend::Mode::kThrows}) {
+  for (auto mode : {FaultyBackend::Mode::kReturnsError, FaultyBackend::Mode::kThrows,
+                    FaultyBackend::Mode::kThrowsInParallelJob}) {
+    SCOPED_TRACE(static_cast<int>(mode));
     Registry registry;
     auto faulty = std::make_unique<FaultyBackend>("test.faulty", mode, 100);
     FaultyBackend* faulty_ptr = faulty.get();
     ASSERT_TRUE(registry.add(std::move(faulty)).ok());
     ASSERT_TRUE(registry.add(make_reference_backend()).ok());
     Dispatcher dispatcher(registry);
-    Context ctx;
+    ContextOptions options;
+    options.num_threads = 4;  // the parallel job's throw happens on a worker too
+    Context ctx(options);
     std::vector<std::string> logged;
     ctx.logger().set_sink([&](LogLevel, std::string_view m) { logged.emplace_back(m); });
     Problem p;

@@ -10,10 +10,12 @@
 
 namespace tessera::testing {
 
-// Fails every run, by returning an error or by throwing.
+// Fails every run: by returning an error, by throwing, or by throwing from
+// inside one job of a parallel region on the context's thread pool (a worker
+// thread, not the caller, when the pool has more than one).
 class FaultyBackend final : public Backend {
  public:
-  enum class Mode { kReturnsError, kThrows };
+  enum class Mode { kReturnsError, kThrows, kThrowsInParallelJob };
   FaultyBackend(std::string name, Mode mode, int priority)
       : name_(std::move(name)), mode_(mode), priority_(priority) {}
   std::string_view name() const override { return name_; }
@@ -24,9 +26,15 @@ class FaultyBackend final : public Backend {
     c.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
     return c;
   }
-  Status run(const AttentionArgs& /*args*/, Context& /*ctx*/) override {
+  Status run(const AttentionArgs& /*args*/, Context& ctx) override {
     ++runs;
     if (mode_ == Mode::kThrows) throw std::runtime_error("kernel exploded");
+    if (mode_ == Mode::kThrowsInParallelJob) {
+      ctx.pool().parallel_for(64, [](int64_t item, int /*thread*/) {
+        if (item == 5) throw std::runtime_error("kernel exploded in a parallel job");
+      });
+      return Status::Ok();  // not reached: parallel_for rethrows item 5's exception
+    }
     return internal_error("simulated kernel failure");
   }
   int runs = 0;

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace tessera {
@@ -22,6 +24,45 @@ TEST(ThreadPool, RunsEveryItemOnceWithValidThreadIndex) {
       EXPECT_FALSE(bad_index);
     }
   }
+}
+
+// A throwing item reaches the caller of parallel_for as that exception, on
+// every pool size; the items nobody had claimed are skipped; the pool stays
+// usable afterwards (the process must outlive a backend's failure).
+TEST(ThreadPool, CarriesAJobsExceptionToTheCallerAndStaysUsable) {
+  for (int threads : {1, 2, 4}) {
+    ThreadPool pool(threads);
+    for (int64_t throwing_item : {0, 7, 999}) {
+      std::atomic<int64_t> ran{0};
+      try {
+        pool.parallel_for(1000, [&](int64_t i, int) {
+          ++ran;
+          if (i == throwing_item) throw std::runtime_error("item " + std::to_string(i));
+        });
+        ADD_FAILURE() << "parallel_for returned normally; threads=" << threads;
+      } catch (const std::runtime_error& e) {
+        EXPECT_EQ(std::string(e.what()), "item " + std::to_string(throwing_item));
+      }
+      EXPECT_LE(ran.load(), 1000);
+      if (throwing_item == 0 && threads == 1) EXPECT_EQ(ran.load(), 1);
+      std::atomic<int64_t> after{0};
+      pool.parallel_for(100, [&](int64_t, int) { ++after; });
+      EXPECT_EQ(after.load(), 100) << "threads=" << threads;
+    }
+  }
+}
+
+// Several items throwing at once: exactly one exception comes out, the rest
+// are dropped, nothing terminates the process.
+TEST(ThreadPool, ManyThrowingItemsGiveOneException) {
+  ThreadPool pool(4);
+  int caught = 0;
+  try {
+    pool.parallel_for(10000, [](int64_t i, int) { throw std::logic_error(std::to_string(i)); });
+  } catch (const std::logic_error&) {
+    ++caught;
+  }
+  EXPECT_EQ(caught, 1);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <malloc.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
 
 #include "app_state.h"
 #include "commands.h"
@@ -54,6 +56,12 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const std::exception& e) {
+    // Last resort: every parser returns a Status, so reaching here is a bug.
+    // Catching it (instead of std::terminate) unwinds the stack, so partial
+    // outputs (AtomicFile) are removed and the exit code says what happened.
+    std::fprintf(stderr, "tessera: internal error: %s\n", e.what());
+    return 70;  // EX_SOFTWARE
   }
   if (tessera::Status s = state.finish(); !s.ok() && exit_code == 0) exit_code = fail(s);
   return exit_code;
