@@ -85,8 +85,8 @@ Status parse_policy(std::string_view text, Policy* out) {
                                        : kind == "deny"   ? &policy.deny
                                                           : nullptr;
     if (target == nullptr) {
-      return invalid_argument("attention policy: unknown clause " + quote_bounded(kind) +
-                              " in " + quote_bounded(clause) +
+      return invalid_argument("attention policy: unknown clause " + quote_bounded(kind) + " in " +
+                              quote_bounded(clause) +
                               "; expected auto, only:, prefer:, deny:, allow:experimental or a "
                               "backend list");
     }

@@ -185,11 +185,10 @@ Status SafetensorsFile::parse_header() {
                               std::to_string(data_size) + " bytes");
     }
     if (overflow || expected != end - begin) {
-      return invalid_argument(where + ": dtype " + t.dtype + " x shape " +
-                              json_input::render(*shape_it) + " needs " +
-                              (overflow ? "more than 2^63 elements or 2^64"
-                                        : std::to_string(expected)) +
-                              " bytes but data_offsets span " + std::to_string(end - begin));
+      return invalid_argument(
+          where + ": dtype " + t.dtype + " x shape " + json_input::render(*shape_it) + " needs " +
+          (overflow ? "more than 2^63 elements or 2^64" : std::to_string(expected)) +
+          " bytes but data_offsets span " + std::to_string(end - begin));
     }
     t.data = data + begin;
     t.bytes = end - begin;

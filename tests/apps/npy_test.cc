@@ -1,6 +1,8 @@
 // The .npy reader and writer of `tessera attention run` on valid files and on
 // hostile headers: every bad input is an InvalidArgument naming the file, the
 // field and the value (cut short), never a crash or a large allocation.
+#include "apps/tessera/npy.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,7 +12,6 @@
 #include <sstream>
 #include <string>
 
-#include "apps/tessera/npy.h"
 #include "apps/tessera/npy_header.h"
 
 namespace tessera::cli {
@@ -48,18 +49,17 @@ TEST(NpyHeader, ParsesWhatNumpyWrites) {
   EXPECT_EQ(h.descr, "<f4");
   EXPECT_FALSE(h.fortran_order);
   EXPECT_EQ(h.shape, (std::vector<int64_t>{2, 3}));
-  ASSERT_TRUE(parse_npy_header("{\"shape\":(5,),\"fortran_order\":True,\"descr\":\"<f2\"}", "t",
-                               &h)
-                  .ok());
+  ASSERT_TRUE(
+      parse_npy_header("{\"shape\":(5,),\"fortran_order\":True,\"descr\":\"<f2\"}", "t", &h).ok());
   EXPECT_EQ(h.shape, (std::vector<int64_t>{5}));
   EXPECT_TRUE(h.fortran_order);
-  ASSERT_TRUE(parse_npy_header("{'descr': '<u2', 'fortran_order': False, 'shape': ()}", "t", &h)
-                  .ok());
+  ASSERT_TRUE(
+      parse_npy_header("{'descr': '<u2', 'fortran_order': False, 'shape': ()}", "t", &h).ok());
   EXPECT_TRUE(h.shape.empty());
   // Python 2 NumPy wrote long integers.
-  ASSERT_TRUE(parse_npy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (3L, 4L), }",
-                               "t", &h)
-                  .ok());
+  ASSERT_TRUE(
+      parse_npy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (3L, 4L), }", "t", &h)
+          .ok());
   EXPECT_EQ(h.shape, (std::vector<int64_t>{3, 4}));
 }
 
@@ -85,17 +85,19 @@ TEST(NpyHeader, RejectsMalformedDicts) {
   const std::string ok_order = "'fortran_order': False, ";
   const std::string ok_shape = "'shape': (2,), ";
   for (const std::string& header : {
-           std::string(""), std::string("{"), "{" + ok_descr + ok_order + "}",     // no shape
-           "{" + ok_descr + ok_shape + "}",                                          // no order
-           "{" + ok_descr + ok_order + ok_shape + ok_shape + "}",                    // twice
-           "{" + ok_descr + ok_order + ok_shape + "'extra': 1}",                     // unknown
-           "{" + ok_order + ok_shape + "'descr': [('a', '<f4')]}",                   // structured
+           std::string(""),
+           std::string("{"),
+           "{" + ok_descr + ok_order + "}",                         // no shape
+           "{" + ok_descr + ok_shape + "}",                         // no order
+           "{" + ok_descr + ok_order + ok_shape + ok_shape + "}",   // twice
+           "{" + ok_descr + ok_order + ok_shape + "'extra': 1}",    // unknown
+           "{" + ok_order + ok_shape + "'descr': [('a', '<f4')]}",  // structured
            "{" + ok_descr + "'fortran_order': Maybe, " + ok_shape + "}",
-           "{" + ok_descr + ok_order + "'shape': (5)}",                              // not a tuple
+           "{" + ok_descr + ok_order + "'shape': (5)}",  // not a tuple
            "{" + ok_descr + ok_order + "'shape': (1,,)}",
            "{" + ok_descr + ok_order + "'shape': [2]}",
            "{" + ok_descr + ok_order + "'shape': (2,)} trailing",
-           "{'descr': '<f\\x34', " + ok_order + ok_shape + "}",                      // escape
+           "{'descr': '<f\\x34', " + ok_order + ok_shape + "}",  // escape
            std::string("{'descr: '<f4'}"),
        }) {
     const Status s = parse(header);
@@ -122,8 +124,8 @@ TEST(NpyHeader, LongHeadersParseInLinearTimeWithoutRecursion) {
   ASSERT_TRUE(parse_npy_header(header, "t", &h).ok());
   EXPECT_EQ(h.shape, (std::vector<int64_t>{2}));
   EXPECT_FALSE(parse("{'descr': '" + std::string(1 << 20, 'f') + "', }").ok());
-  std::string deep = "{'descr': '<f4', 'fortran_order': False, 'shape': " +
-                     std::string(1 << 16, '(') + "}";
+  std::string deep =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': " + std::string(1 << 16, '(') + "}";
   EXPECT_FALSE(parse(deep).ok());
   std::string many = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
   for (int i = 0; i < 40; ++i) many += "1, ";
@@ -145,9 +147,9 @@ TEST(Npy, ChecksTheDataLengthBeforeAllocating) {
             std::string::npos)
       << s.message();
   EXPECT_TRUE(a.bytes.empty());
-  s = read(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }\n",
-                    std::string(8, '\0')),
-           &a);
+  s = read(
+      npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }\n", std::string(8, '\0')),
+      &a);
   EXPECT_NE(s.message().find("needs 4 bytes of data but the file has 8"), std::string::npos);
   // A header length beyond the file or the limit.
   s = read(npy_file(std::string(10, ' '), "", 2).substr(0, 20), &a);
@@ -163,12 +165,10 @@ TEST(Npy, RejectsBadMagicVersionAndDtype) {
   std::string v9 = npy_file("{}");
   v9[6] = 9;
   EXPECT_NE(read(v9, &a).message().find("version 9"), std::string::npos);
-  const Status s =
-      read(npy_file("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }\n",
-                    std::string(8, '\0')),
-           &a);
-  EXPECT_NE(s.message().find("'descr' = '<i8' is not supported"), std::string::npos)
-      << s.message();
+  const Status s = read(
+      npy_file("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }\n", std::string(8, '\0')),
+      &a);
+  EXPECT_NE(s.message().find("'descr' = '<i8' is not supported"), std::string::npos) << s.message();
   EXPECT_NE(read(npy_file("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }\n",
                           std::string(4, '\0')),
                  &a)

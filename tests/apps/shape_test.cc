@@ -1,11 +1,12 @@
 // Shape strings of `backends --explain`, `bench attention` and `tune`: values
 // are range-checked, products checked for overflow, and sizes bounded before
 // anything is allocated, with errors naming the key, the number and the limit.
+#include "apps/tessera/shape.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "apps/tessera/shape.h"
 #include "apps/tessera/size_limits.h"
 
 namespace tessera::cli {
@@ -42,8 +43,8 @@ TEST(Shape, RejectsValuesThatAreNotSmallIntegers) {
 }
 
 TEST(Shape, RejectsSoftcapsThatAreNotFiniteNonNegative) {
-  for (const char* text : {"softcap=1.5abc", "softcap=nan", "softcap=inf", "softcap=1e40",
-                           "softcap=-1", "softcap="}) {
+  for (const char* text :
+       {"softcap=1.5abc", "softcap=nan", "softcap=inf", "softcap=1e40", "softcap=-1", "softcap="}) {
     EXPECT_NE(parse(text).message().find("not a finite number >= 0"), std::string::npos) << text;
   }
 }

@@ -30,9 +30,8 @@ TEST(Policy, RejectsUnknownClause) {
 TEST(Policy, RejectsHostileNamesWithBoundedMessages) {
   Policy p;
   const std::string huge(1 << 20, 'a');
-  for (const std::string& text :
-       {huge, "prefer:" + huge, std::string("deny:cpu.flash,\x1b[2J"), std::string("only:a b"),
-        huge + ":x", "allow:" + huge}) {
+  for (const std::string& text : {huge, "prefer:" + huge, std::string("deny:cpu.flash,\x1b[2J"),
+                                  std::string("only:a b"), huge + ":x", "allow:" + huge}) {
     const Status s = parse_policy(text, &p);
     ASSERT_EQ(s.code(), StatusCode::kInvalidArgument) << text.substr(0, 60);
     EXPECT_LT(s.message().size(), 400u) << s.message().substr(0, 400);

@@ -73,15 +73,18 @@ int run_attention(AppState& state, const RunOptions& o) {
   const int64_t dv = args.v.shape[3];
   // q and v are each within their files' sizes, but out takes B, Sq, Hq from q
   // and Dv from v: a q with D = 0 holds no data whatever its other dims.
-  const int64_t out_numel = checked_product({b, sq, hq, dv, static_cast<int64_t>(dtype_size(args.q.dtype))});
-  const int64_t lse_numel = o.lse.empty() ? 0 : checked_product({b, hq, sq, int64_t{sizeof(float)}});
+  const int64_t out_numel =
+      checked_product({b, sq, hq, dv, static_cast<int64_t>(dtype_size(args.q.dtype))});
+  const int64_t lse_numel =
+      o.lse.empty() ? 0 : checked_product({b, hq, sq, int64_t{sizeof(float)}});
   if (out_numel < 0 || lse_numel < 0) {
     return fail(invalid_argument("out [" + std::to_string(b) + ", " + std::to_string(sq) + ", " +
                                  std::to_string(hq) + ", " + std::to_string(dv) +
                                  "] (B, Sq, Hq from --q, Dv from --v) has more than 2^63 bytes"));
   }
-  if (Status s = check_host_bytes(static_cast<uint64_t>(out_numel) + static_cast<uint64_t>(lse_numel),
-                                  "the outputs of attention run");
+  if (Status s =
+          check_host_bytes(static_cast<uint64_t>(out_numel) + static_cast<uint64_t>(lse_numel),
+                           "the outputs of attention run");
       !s.ok()) {
     return fail(s);
   }

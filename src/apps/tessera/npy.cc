@@ -88,10 +88,10 @@ Status read_npy(std::istream& in, const std::string& name, NpyArray* out) {
   const bool overflow = __builtin_mul_overflow(static_cast<uint64_t>(checked_numel(h.shape)),
                                                static_cast<uint64_t>(esize), &bytes);
   if (overflow || bytes != static_cast<uint64_t>(data_left)) {
-    return invalid_argument(
-        name + ": shape " + npy_shape_text(h.shape) + " of '" + h.descr + "' needs " +
-        (overflow ? "more than 2^64" : std::to_string(bytes)) + " bytes of data but the file has " +
-        std::to_string(data_left) + (bytes > static_cast<uint64_t>(data_left) ? " (truncated?)" : ""));
+    return invalid_argument(name + ": shape " + npy_shape_text(h.shape) + " of '" + h.descr +
+                            "' needs " + (overflow ? "more than 2^64" : std::to_string(bytes)) +
+                            " bytes of data but the file has " + std::to_string(data_left) +
+                            (bytes > static_cast<uint64_t>(data_left) ? " (truncated?)" : ""));
   }
   out->descr = std::move(h.descr);
   out->shape = std::move(h.shape);
@@ -115,8 +115,8 @@ Status write_npy(const std::string& path, const NpyArray& a) {
                           "' does not match the " + std::to_string(a.bytes.size()) +
                           " bytes given");
   }
-  std::string header = "{'descr': '" + a.descr + "', 'fortran_order': False, 'shape': " +
-                       npy_shape_text(a.shape) + ", }";
+  std::string header = "{'descr': '" + a.descr +
+                       "', 'fortran_order': False, 'shape': " + npy_shape_text(a.shape) + ", }";
   // Pad so the data starts on a 64-byte boundary, newline-terminated.
   const size_t prefix = kMagicLen + kVersionLen + 2;
   header.append(64 - (prefix + header.size() + 1) % 64, ' ');

@@ -115,8 +115,7 @@ Status parse_shape(Scanner& s, std::vector<int64_t>* shape) {
     if (word.empty()) return s.error("expected " + index + " (an integer), " + s.here());
     int64_t dim = 0;
     if (!parse_dim(word, &dim)) {
-      return s.error(index + " = " + quote_bounded(word) +
-                     " is not an integer in [0, 2^63)");
+      return s.error(index + " = " + quote_bounded(word) + " is not an integer in [0, 2^63)");
     }
     shape->push_back(dim);
     trailing_comma = s.consume(',');
@@ -176,8 +175,10 @@ Status parse_npy_header(std::string_view text, const std::string& file, NpyHeade
     *seen = true;
     if (key == "descr") {
       if (!s.at_quote()) {
-        return s.error("'descr' must be a dtype string such as '<f4' (structured dtypes are "
-                       "not supported), " + s.here());
+        return s.error(
+            "'descr' must be a dtype string such as '<f4' (structured dtypes are "
+            "not supported), " +
+            s.here());
       }
       std::string_view descr;
       TESSERA_RETURN_IF_ERROR(s.string_literal("'descr'", &descr));
@@ -198,9 +199,9 @@ Status parse_npy_header(std::string_view text, const std::string& file, NpyHeade
   }
   s.skip_space();  // NumPy pads the header with spaces and a final '\n'
   if (!s.at_end()) return s.error("unexpected text after the dict " + s.here());
-  for (const auto& [have, key] : {std::pair{have_descr, "'descr'"},
-                                  std::pair{have_order, "'fortran_order'"},
-                                  std::pair{have_shape, "'shape'"}}) {
+  for (const auto& [have, key] :
+       {std::pair{have_descr, "'descr'"}, std::pair{have_order, "'fortran_order'"},
+        std::pair{have_shape, "'shape'"}}) {
     if (!have) return s.error(std::string("has no ") + key);
   }
   if (checked_numel(h.shape) < 0) {

@@ -91,10 +91,9 @@ Status check_sizes(const ShapeSpec& s) {
                               " sequences exceeds the limit of " + std::to_string(kMaxVarlenBatch));
     }
     if (s.b * std::max(s.sq, s.sk) > INT32_MAX) {  // each <= 2^31: no overflow
-      return invalid_argument(shape + "varlen packs B * max(Sq, Sk) = " +
-                              std::to_string(s.b * std::max(s.sq, s.sk)) +
-                              " rows, more than int32 cu_seqlens can index (" +
-                              std::to_string(INT32_MAX) + ")");
+      return invalid_argument(
+          shape + "varlen packs B * max(Sq, Sk) = " + std::to_string(s.b * std::max(s.sq, s.sk)) +
+          " rows, more than int32 cu_seqlens can index (" + std::to_string(INT32_MAX) + ")");
     }
   }
   const int64_t rows_q = s.b * s.sq, rows_k = s.b * s.sk;  // each <= 2^62
@@ -163,7 +162,8 @@ Status parse_shape(const std::string& text, ShapeSpec* out) {
       TESSERA_RETURN_IF_ERROR(parse_int(key, value, &spec.dv));
     } else if (key == "dtype") {
       if (!parse_dtype(value, &spec.dtype)) {
-        return invalid_argument("shape key dtype = " + quote_bounded(value) + ": expected f32, bf16 or f16");
+        return invalid_argument("shape key dtype = " + quote_bounded(value) +
+                                ": expected f32, bf16 or f16");
       }
     } else if (key == "mask") {
       if (value == "none") {
@@ -179,14 +179,16 @@ Status parse_shape(const std::string& text, ShapeSpec* out) {
     } else if (key == "window") {
       const size_t colon = value.find(':');
       if (colon == std::string::npos) {
-        return invalid_argument("shape key window = " + quote_bounded(value) + ": expected LEFT:RIGHT");
+        return invalid_argument("shape key window = " + quote_bounded(value) +
+                                ": expected LEFT:RIGHT");
       }
       TESSERA_RETURN_IF_ERROR(parse_int("window left", value.substr(0, colon), &left));
       TESSERA_RETURN_IF_ERROR(parse_int("window right", value.substr(colon + 1), &right));
       mask_window = true;
     } else if (key == "layout") {
       if (value != "bshd" && value != "bhsd") {
-        return invalid_argument("shape key layout = " + quote_bounded(value) + ": expected bshd or bhsd");
+        return invalid_argument("shape key layout = " + quote_bounded(value) +
+                                ": expected bshd or bhsd");
       }
       spec.bhsd = value == "bhsd";
     } else if (key == "lse") {
@@ -199,7 +201,8 @@ Status parse_shape(const std::string& text, ShapeSpec* out) {
       TESSERA_RETURN_IF_ERROR(parse_softcap(value, &spec.softcap));
     } else {
       return invalid_argument("unknown shape key " + quote_bounded(key) + " in " +
-                              quote_bounded(text) + " (keys: B S Sq Sk H Hq Hkv D Dv dtype mask window layout lse "
+                              quote_bounded(text) +
+                              " (keys: B S Sq Sk H Hq Hkv D Dv dtype mask window layout lse "
                               "bias varlen softcap)");
     }
   }
@@ -330,7 +333,8 @@ Status Problem::to_device(Context& ctx, int device) {
     if (host.data() == nullptr) return Status::Ok();
     Buffer on_device;
     TESSERA_RETURN_IF_ERROR(Buffer::allocate(dev, host.bytes(), "cli.problem", &on_device));
-    TESSERA_RETURN_IF_ERROR(cuda::copy_to_device(on_device.data(), host.data(), host.bytes(), stream));
+    TESSERA_RETURN_IF_ERROR(
+        cuda::copy_to_device(on_device.data(), host.data(), host.bytes(), stream));
     TESSERA_RETURN_IF_ERROR(cuda::synchronize(stream));
     if (view != nullptr) {
       view->data = on_device.data();

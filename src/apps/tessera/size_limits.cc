@@ -15,8 +15,8 @@ Status check_host_bytes(uint64_t bytes, const std::string& what) {
   const uint64_t limit = host_memory_bytes();
   if (bytes <= limit) return Status::Ok();
   return resource_exhausted(what + " need " + std::to_string(bytes) +
-                            " bytes, more than this machine's memory of " +
-                            std::to_string(limit) + " bytes");
+                            " bytes, more than this machine's memory of " + std::to_string(limit) +
+                            " bytes");
 }
 
 int64_t checked_product(std::initializer_list<int64_t> factors) {
