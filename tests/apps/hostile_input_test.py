@@ -112,7 +112,7 @@ def shape_cases(binary):
     explain("B=2147483647,S=2147483647,H=2147483647,D=2147483647",
             needles=["q (B*Sq*Hq*D) has more than 2^63 elements"])
     explain("B=2000000000,S=1,H=1,D=1,varlen=1",
-            needles=["varlen B = 2000000000 sequences exceeds the limit of 1048576"])
+            needles=["varlen B = 2000000000 sequences exceeds the limit of 65536"])
     explain("B=1,S=4,H=1,D=8,softcap=1.5abc", needles=["softcap = '1.5abc'"])
     explain("B=1,S=4,H=1,D=8,dtype=" + "x" * 100000, needles=["(100000 bytes)"])
     explain("B=1,S=4,H=1,D=8," + "\x1b[2J" * 1000 + "=1", needles=["unknown shape key '\\x1b[2J"])

@@ -70,17 +70,18 @@ TEST(Shape, BoundsProductsBeforeAnythingIsBuilt) {
 TEST(Shape, BoundsVarlenBatches) {
   Status s = parse("B=2000000000,S=0,varlen=1");
   ASSERT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("varlen B = 2000000000 sequences exceeds the limit of 1048576"),
+  EXPECT_NE(s.message().find("varlen B = 2000000000 sequences exceeds the limit of 65536"),
             std::string::npos)
       << s.message();
   s = parse("B=65536,S=65536,H=1,D=1,varlen=1");
   EXPECT_NE(s.message().find("B * max(Sq, Sk) = 4294967296 rows"), std::string::npos)
       << s.message();
   ShapeSpec spec;
-  ASSERT_TRUE(parse_shape("B=1048576,S=1,H=1,D=1,varlen=1", &spec).ok());
+  ASSERT_TRUE(parse_shape("B=65536,S=1,H=1,D=1,varlen=1", &spec).ok());
   const AttentionArgs a = Problem::placeholder_args(spec);
   ASSERT_TRUE(a.varlen.has_value());
-  EXPECT_EQ(a.varlen->cu_seqlens_q[1048576], 1048576);
+  EXPECT_EQ(a.varlen->cu_seqlens_q[65536], 65536);
+  EXPECT_FALSE(parse_shape("B=65537,S=1,H=1,D=1,varlen=1", &spec).ok());
 }
 
 TEST(Shape, HostileTextIsShownCutShort) {
