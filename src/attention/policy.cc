@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "runtime/bounded_text.h"
 #include "tessera/dispatcher.h"
 
 namespace tessera {
@@ -15,13 +16,32 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+// Backend names are short identifiers ("cpu.flash"); checking the form here
+// keeps a hostile TESSERA_ATTENTION from being echoed whole by every report
+// that names an unknown backend.
+constexpr size_t kMaxNameBytes = 64;
+bool plausible_name(std::string_view name) {
+  if (name.size() > kMaxNameBytes) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 Status split_names(std::string_view list, std::string_view clause, std::vector<std::string>* out) {
   while (!list.empty()) {
     const size_t comma = list.find(',');
     const std::string_view name = trim(list.substr(0, comma));
     if (name.empty()) {
-      return invalid_argument("attention policy clause '" + std::string(clause) +
-                              "' has an empty backend name");
+      return invalid_argument("attention policy clause " + quote_bounded(clause) +
+                              " has an empty backend name");
+    }
+    if (!plausible_name(name)) {
+      return invalid_argument("attention policy clause " + quote_bounded(clause) +
+                              ": backend name " + quote_bounded(name) + " is not a name (up to " +
+                              std::to_string(kMaxNameBytes) + " of A-Z a-z 0-9 . _ -)");
     }
     out->emplace_back(name);
     if (comma == std::string_view::npos) break;
@@ -54,8 +74,8 @@ Status parse_policy(std::string_view text, Policy* out) {
     const std::string_view names = clause.substr(colon + 1);
     if (kind == "allow") {
       if (trim(names) != "experimental") {
-        return invalid_argument("attention policy clause '" + std::string(clause) +
-                                "': allow: takes 'experimental'");
+        return invalid_argument("attention policy clause " + quote_bounded(clause) +
+                                ": allow: takes 'experimental'");
       }
       policy.allow_experimental = true;
       continue;
@@ -65,9 +85,9 @@ Status parse_policy(std::string_view text, Policy* out) {
                                        : kind == "deny"   ? &policy.deny
                                                           : nullptr;
     if (target == nullptr) {
-      return invalid_argument("attention policy: unknown clause '" + std::string(kind) + "' in '" +
-                              std::string(clause) +
-                              "'; expected auto, only:, prefer:, deny:, allow:experimental or a "
+      return invalid_argument("attention policy: unknown clause " + quote_bounded(kind) + " in " +
+                              quote_bounded(clause) +
+                              "; expected auto, only:, prefer:, deny:, allow:experimental or a "
                               "backend list");
     }
     TESSERA_RETURN_IF_ERROR(split_names(names, clause, target));

@@ -161,6 +161,10 @@ Status SafetensorsFile::parse_header() {
                               std::to_string(kMaxRank));
     }
     uint64_t expected = info->size;
+    // The element count must fit int64 as well as the byte count fitting
+    // uint64: a 1-byte dtype of shape [2^62, 3, 0] has 0 bytes, but numel()
+    // multiplies its dims in int64 (found by fuzzing, issue 19).
+    int64_t elements = 1;
     bool overflow = false;
     for (const json& dim : *shape_it) {
       if (!dim.is_number_unsigned()) {
@@ -168,8 +172,9 @@ Status SafetensorsFile::parse_header() {
                                 " must hold non-negative integers");
       }
       const uint64_t d = dim.get<uint64_t>();
-      overflow |=
-          d > static_cast<uint64_t>(INT64_MAX) || __builtin_mul_overflow(expected, d, &expected);
+      overflow |= d > static_cast<uint64_t>(INT64_MAX) ||
+                  __builtin_mul_overflow(expected, d, &expected) ||
+                  __builtin_mul_overflow(elements, static_cast<int64_t>(d), &elements);
       t.shape.push_back(static_cast<int64_t>(d));
     }
     const uint64_t begin = (*offsets_it)[0].get<uint64_t>();
@@ -180,10 +185,10 @@ Status SafetensorsFile::parse_header() {
                               std::to_string(data_size) + " bytes");
     }
     if (overflow || expected != end - begin) {
-      return invalid_argument(where + ": dtype " + t.dtype + " x shape " +
-                              json_input::render(*shape_it) + " needs " +
-                              (overflow ? "more than 2^64" : std::to_string(expected)) +
-                              " bytes but data_offsets span " + std::to_string(end - begin));
+      return invalid_argument(
+          where + ": dtype " + t.dtype + " x shape " + json_input::render(*shape_it) + " needs " +
+          (overflow ? "more than 2^63 elements or 2^64" : std::to_string(expected)) +
+          " bytes but data_offsets span " + std::to_string(end - begin));
     }
     t.data = data + begin;
     t.bytes = end - begin;

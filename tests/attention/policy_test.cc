@@ -27,6 +27,20 @@ TEST(Policy, RejectsUnknownClause) {
   EXPECT_FALSE(parse_policy("only:a,,b", &p).ok());
 }
 
+TEST(Policy, RejectsHostileNamesWithBoundedMessages) {
+  Policy p;
+  const std::string huge(1 << 20, 'a');
+  for (const std::string& text : {huge, "prefer:" + huge, std::string("deny:cpu.flash,\x1b[2J"),
+                                  std::string("only:a b"), huge + ":x", "allow:" + huge}) {
+    const Status s = parse_policy(text, &p);
+    ASSERT_EQ(s.code(), StatusCode::kInvalidArgument) << text.substr(0, 60);
+    EXPECT_LT(s.message().size(), 400u) << s.message().substr(0, 400);
+  }
+  EXPECT_NE(parse_policy("deny:\x1b[2J", &p).message().find("\\x1b"), std::string::npos);
+  ASSERT_TRUE(parse_policy("prefer:" + std::string(64, 'n'), &p).ok());
+  EXPECT_FALSE(parse_policy("prefer:" + std::string(65, 'n'), &p).ok());
+}
+
 TEST(Policy, ReadsTheEnvironment) {
   Policy p;
   ::setenv("TESSERA_ATTENTION", "deny:cpu.gemm", 1);

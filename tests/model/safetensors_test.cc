@@ -147,6 +147,15 @@ TEST(Safetensors, ShapeWhoseByteCountOverflows) {
                StatusCode::kInvalidArgument, {"tensor 'w'", "2^64"});
 }
 
+// Zero bytes, yet numel() would multiply 2^62 * 3 in int64 (found by fuzzing).
+TEST(Safetensors, ShapeWhoseElementCountOverflowsInt64) {
+  TempDir dir;
+  const std::string header =
+      R"({"w":{"dtype":"U8","shape":[4611686018427387904,3,0],"data_offsets":[0,0]}})";
+  expect_error(open_bytes(dir, testing::safetensors_bytes(header, "")),
+               StatusCode::kInvalidArgument, {"tensor 'w'", "more than 2^63 elements"});
+}
+
 TEST(Safetensors, OverlappingOffsets) {
   TempDir dir;
   const std::string header =

@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "npy.h"
+#include "size_limits.h"
 
 namespace tessera::cli {
 
@@ -70,13 +71,30 @@ int run_attention(AppState& state, const RunOptions& o) {
   }
   const int64_t b = args.q.shape[0], sq = args.q.shape[1], hq = args.q.shape[2];
   const int64_t dv = args.v.shape[3];
-  const size_t out_bytes = static_cast<size_t>(b * sq * hq * dv) * dtype_size(args.q.dtype);
+  // q and v are each within their files' sizes, but out takes B, Sq, Hq from q
+  // and Dv from v: a q with D = 0 holds no data whatever its other dims.
+  const int64_t out_numel =
+      checked_product({b, sq, hq, dv, static_cast<int64_t>(dtype_size(args.q.dtype))});
+  const int64_t lse_numel =
+      o.lse.empty() ? 0 : checked_product({b, hq, sq, int64_t{sizeof(float)}});
+  if (out_numel < 0 || lse_numel < 0) {
+    return fail(invalid_argument("out [" + std::to_string(b) + ", " + std::to_string(sq) + ", " +
+                                 std::to_string(hq) + ", " + std::to_string(dv) +
+                                 "] (B, Sq, Hq from --q, Dv from --v) has more than 2^63 bytes"));
+  }
+  if (Status s =
+          check_host_bytes(static_cast<uint64_t>(out_numel) + static_cast<uint64_t>(lse_numel),
+                           "the outputs of attention run");
+      !s.ok()) {
+    return fail(s);
+  }
+  const size_t out_bytes = static_cast<size_t>(out_numel);
   if (Status s = Buffer::allocate(ctx.allocator(), out_bytes, "cli.attention_run", &out); !s.ok()) {
     return fail(s);
   }
   args.out = TensorView::contiguous(out.data(), args.q.dtype, {b, sq, hq, dv});
   if (!o.lse.empty()) {
-    const size_t lse_bytes = static_cast<size_t>(b * hq * sq) * sizeof(float);
+    const size_t lse_bytes = static_cast<size_t>(lse_numel);
     if (Status s = Buffer::allocate(ctx.allocator(), lse_bytes, "cli.attention_run", &lse);
         !s.ok()) {
       return fail(s);
@@ -91,6 +109,14 @@ int run_attention(AppState& state, const RunOptions& o) {
   }
   if (!o.window.empty()) {
     if (o.window.size() != 2) return fail(invalid_argument("--window takes LEFT,RIGHT"));
+    // Positions are computed as i + Sk - Sq -/+ a side; a bound keeps that in int64.
+    for (int64_t side : o.window) {
+      if (side < -1 || side > INT32_MAX) {
+        return fail(invalid_argument("--window side " + std::to_string(side) +
+                                     " must be -1 (unbounded) or in [0, " +
+                                     std::to_string(INT32_MAX) + "]"));
+      }
+    }
     args.mask = Mask::window(o.window[0], o.window[1]);
   }
   args.scale = o.scale;

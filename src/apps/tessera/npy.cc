@@ -2,108 +2,141 @@
 
 #include <cstring>
 #include <fstream>
-#include <regex>
-#include <sstream>
+
+#include "npy_header.h"
+#include "runtime/bounded_text.h"
 
 namespace tessera::cli {
 
 namespace {
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicLen = 6;
-constexpr size_t kMaxHeader = 1 << 20;
+constexpr size_t kVersionLen = 2;
+// Version 1 stores the header length in 2 bytes, versions 2 and 3 in 4.
+constexpr size_t kMaxHeaderV1 = 0xffff;
 
 size_t element_size(const std::string& descr) {
   if (descr == "<f4") return 4;
   if (descr == "<f2" || descr == "<u2") return 2;
   return 0;
 }
+
+// Bytes from the stream's position to its end, or -1 when it cannot seek.
+int64_t bytes_left(std::istream& in) {
+  const std::streampos here = in.tellg();
+  if (here == std::streampos(-1) || !in.seekg(0, std::ios::end)) return -1;
+  const std::streampos end = in.tellg();
+  in.seekg(here);
+  if (end == std::streampos(-1) || !in) return -1;
+  return static_cast<int64_t>(end - here);
+}
 }  // namespace
 
-int64_t NpyArray::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
+int64_t NpyArray::numel() const { return checked_numel(shape); }
 
 Status read_npy(const std::string& path, NpyArray* out) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return not_found(path + ": cannot open");
-  char magic[kMagicLen + 2];
-  if (!f.read(magic, sizeof magic) || std::memcmp(magic, kMagic, kMagicLen) != 0) {
-    return invalid_argument(path + ": not a .npy file (bad magic)");
+  return read_npy(f, path, out);
+}
+
+Status read_npy(std::istream& in, const std::string& name, NpyArray* out) {
+  char magic[kMagicLen + kVersionLen];
+  if (!in.read(magic, sizeof magic) || std::memcmp(magic, kMagic, kMagicLen) != 0) {
+    return invalid_argument(name + ": not a .npy file (bad magic)");
   }
   const int major = static_cast<unsigned char>(magic[kMagicLen]);
+  if (major < 1 || major > 3) {
+    return invalid_argument(name + ": unsupported .npy version " + std::to_string(major) +
+                            " (1, 2 and 3 are)");
+  }
+  const size_t len_bytes = major == 1 ? 2 : 4;
+  unsigned char len[4] = {};
+  if (!in.read(reinterpret_cast<char*>(len), static_cast<std::streamsize>(len_bytes))) {
+    return invalid_argument(name + ": truncated header length");
+  }
   size_t header_len = 0;
-  if (major == 1) {
-    unsigned char len[2];
-    if (!f.read(reinterpret_cast<char*>(len), 2))
-      return invalid_argument(path + ": truncated header");
-    header_len = len[0] | (len[1] << 8);
-  } else if (major == 2 || major == 3) {
-    unsigned char len[4];
-    if (!f.read(reinterpret_cast<char*>(len), 4))
-      return invalid_argument(path + ": truncated header");
-    header_len = len[0] | (len[1] << 8) | (len[2] << 16) | (static_cast<size_t>(len[3]) << 24);
-  } else {
-    return invalid_argument(path + ": unsupported .npy version " + std::to_string(major));
+  for (size_t i = 0; i < len_bytes; ++i) header_len |= static_cast<size_t>(len[i]) << (8 * i);
+  const int64_t left = bytes_left(in);
+  if (left < 0) return invalid_argument(name + ": cannot seek (a .npy must be a regular file)");
+  if (header_len > kNpyMaxHeaderBytes || header_len > static_cast<uint64_t>(left)) {
+    return invalid_argument(name + ": header length " + std::to_string(header_len) +
+                            " bytes exceeds " +
+                            (header_len > static_cast<uint64_t>(left)
+                                 ? "the " + std::to_string(left) + " bytes left in the file"
+                                 : "the limit of " + std::to_string(kNpyMaxHeaderBytes)));
   }
-  if (header_len > kMaxHeader) return invalid_argument(path + ": header length too large");
   std::string header(header_len, '\0');
-  if (!f.read(header.data(), static_cast<std::streamsize>(header_len))) {
-    return invalid_argument(path + ": truncated header");
+  if (!in.read(header.data(), static_cast<std::streamsize>(header_len))) {
+    return invalid_argument(name + ": truncated header");
   }
-  std::smatch m;
-  if (!std::regex_search(header, m, std::regex(R"('descr'\s*:\s*'([^']*)')"))) {
-    return invalid_argument(path + ": header has no 'descr'");
+  NpyHeader h;
+  TESSERA_RETURN_IF_ERROR(parse_npy_header(header, name, &h));
+  const size_t esize = element_size(h.descr);
+  if (esize == 0) {
+    return invalid_argument(name + ": 'descr' = " + quote_bounded(h.descr) +
+                            " is not supported (use float32 '<f4', float16 '<f2', or uint16 "
+                            "'<u2' for bf16 bits)");
   }
-  out->descr = m[1];
-  if (element_size(out->descr) == 0) {
-    return invalid_argument(path + ": dtype '" + out->descr +
-                            "' not supported (use float32, float16, or uint16 for bf16 bits)");
-  }
-  if (std::regex_search(header, m, std::regex(R"('fortran_order'\s*:\s*True)"))) {
-    return invalid_argument(path +
+  if (h.fortran_order) {
+    return invalid_argument(name +
                             ": fortran_order arrays not supported (use np.ascontiguousarray)");
   }
-  if (!std::regex_search(header, m, std::regex(R"('shape'\s*:\s*\(([^)]*)\))"))) {
-    return invalid_argument(path + ": header has no 'shape'");
+  const int64_t data_left = left - static_cast<int64_t>(header_len);
+  // numel <= INT64_MAX (parse_npy_header); the byte count is checked as well.
+  uint64_t bytes = 0;
+  const bool overflow = __builtin_mul_overflow(static_cast<uint64_t>(checked_numel(h.shape)),
+                                               static_cast<uint64_t>(esize), &bytes);
+  if (overflow || bytes != static_cast<uint64_t>(data_left)) {
+    return invalid_argument(name + ": shape " + npy_shape_text(h.shape) + " of '" + h.descr +
+                            "' needs " + (overflow ? "more than 2^64" : std::to_string(bytes)) +
+                            " bytes of data but the file has " + std::to_string(data_left) +
+                            (bytes > static_cast<uint64_t>(data_left) ? " (truncated?)" : ""));
   }
-  out->shape.clear();
-  std::stringstream dims(m[1].str());
-  std::string dim;
-  while (std::getline(dims, dim, ',')) {
-    if (dim.find_first_not_of(" ") == std::string::npos) continue;
-    out->shape.push_back(std::stoll(dim));
-  }
-  const size_t bytes = static_cast<size_t>(out->numel()) * element_size(out->descr);
+  out->descr = std::move(h.descr);
+  out->shape = std::move(h.shape);
   out->bytes.resize(bytes);
-  if (!f.read(reinterpret_cast<char*>(out->bytes.data()), static_cast<std::streamsize>(bytes))) {
-    return invalid_argument(path + ": data shorter than shape " + m[1].str() + " needs (" +
-                            std::to_string(bytes) + " bytes)");
+  if (!in.read(reinterpret_cast<char*>(out->bytes.data()), static_cast<std::streamsize>(bytes))) {
+    return invalid_argument(name + ": read of " + std::to_string(bytes) + " bytes of data failed");
   }
   return Status::Ok();
 }
 
 Status write_npy(const std::string& path, const NpyArray& a) {
-  std::string shape;
-  for (int64_t d : a.shape) shape += std::to_string(d) + ",";  // "(5,)", "(2,3,)": valid tuples
-  std::string header =
-      "{'descr': '" + a.descr + "', 'fortran_order': False, 'shape': (" + shape + "), }";
+  const size_t esize = element_size(a.descr);
+  if (esize == 0) {
+    return invalid_argument(path + ": cannot write dtype " + quote_bounded(a.descr));
+  }
+  const int64_t numel = a.numel();
+  uint64_t bytes = 0;
+  if (numel < 0 || __builtin_mul_overflow(static_cast<uint64_t>(numel), esize, &bytes) ||
+      bytes != a.bytes.size()) {
+    return internal_error(path + ": shape " + npy_shape_text(a.shape) + " of '" + a.descr +
+                          "' does not match the " + std::to_string(a.bytes.size()) +
+                          " bytes given");
+  }
+  std::string header = "{'descr': '" + a.descr +
+                       "', 'fortran_order': False, 'shape': " + npy_shape_text(a.shape) + ", }";
   // Pad so the data starts on a 64-byte boundary, newline-terminated.
-  const size_t prefix = kMagicLen + 2 + 2;
+  const size_t prefix = kMagicLen + kVersionLen + 2;
   header.append(64 - (prefix + header.size() + 1) % 64, ' ');
   header.push_back('\n');
+  if (header.size() > kMaxHeaderV1) {  // 32 dims of 19 digits stay far below
+    return internal_error(path + ": .npy header of " + std::to_string(header.size()) +
+                          " bytes does not fit format version 1");
+  }
   std::ofstream f(path, std::ios::binary);
   if (!f) return not_found(path + ": cannot write");
   f.write(kMagic, kMagicLen);
-  const char version[2] = {1, 0};
-  f.write(version, 2);
+  const char version[kVersionLen] = {1, 0};
+  f.write(version, kVersionLen);
   const unsigned char len[2] = {static_cast<unsigned char>(header.size() & 0xff),
                                 static_cast<unsigned char>(header.size() >> 8)};
   f.write(reinterpret_cast<const char*>(len), 2);
   f.write(header.data(), static_cast<std::streamsize>(header.size()));
   f.write(reinterpret_cast<const char*>(a.bytes.data()),
           static_cast<std::streamsize>(a.bytes.size()));
+  f.close();  // a full disk shows up when the buffer is flushed
   if (!f) return internal_error(path + ": write failed");
   return Status::Ok();
 }

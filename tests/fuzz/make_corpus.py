@@ -1,0 +1,198 @@
+"""Writes the seed corpora of the fuzz targets (tests/fuzz/corpus/<target>/).
+
+Usage: .venv/bin/python tests/fuzz/make_corpus.py [MODEL_DIR]
+Small, real-looking inputs, each a few hundred bytes: valid files of every
+kind a target reads plus a few near misses. The first byte of an input picks
+the file or mode where a target reads several (see each *_fuzz.cc). The
+tokenizer and config seeds are cut from the default model (models/
+all-MiniLM-L6-v2) when it is installed. Rerun after changing a target's input
+format; the outputs are committed.
+"""
+import io
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "corpus")
+
+
+def put(target, name, data):
+    d = os.path.join(CORPUS, target)
+    os.makedirs(d, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def npy_bytes(array):
+    buf = io.BytesIO()
+    np.save(buf, array)
+    return buf.getvalue()
+
+
+def npy_raw(header, data=b"", version=1):
+    header = header + " " * (63 - (len(header) + 10) % 64) + "\n"
+    if version == 1:
+        return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + data
+    return (b"\x93NUMPY" + bytes([version, 0]) + struct.pack("<I", len(header)) +
+            header.encode() + data)
+
+
+def npy_seeds():
+    rng = np.random.default_rng(0)
+    put("npy", "f4_2x3.npy", npy_bytes(rng.standard_normal((2, 3)).astype(np.float32)))
+    put("npy", "f2_vector.npy", npy_bytes(rng.standard_normal(5).astype(np.float16)))
+    put("npy", "u2_bshd.npy", npy_bytes(np.arange(16, dtype=np.uint16).reshape(1, 2, 2, 4)))
+    put("npy", "f4_scalar.npy", npy_bytes(np.float32(1.5)))
+    put("npy", "f4_empty.npy", npy_bytes(np.zeros((0, 3), dtype=np.float32)))
+    put("npy", "v2_header.npy",
+        npy_raw("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
+                struct.pack("<2f", 1, 2), version=2))
+    put("npy", "py2_long_dims.npy",
+        npy_raw("{'descr': '<f2', 'fortran_order': False, 'shape': (1L, 2L), }", b"\0" * 4))
+    put("npy", "fortran.npy",
+        npy_raw("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", b"\0" * 16))
+    put("npy", "int64.npy", npy_bytes(np.arange(3, dtype=np.int64)))
+
+
+def safetensors_bytes(tensors, metadata=None):
+    header, data = {}, b""
+    for name, (dtype, shape, raw) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": shape,
+                        "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def safetensors_seeds():
+    f32 = np.arange(4, dtype=np.float32).tobytes()
+    bf16 = (np.array([1, -2, 0.5], dtype=np.float32).view(np.uint32) >> 16).astype(
+        np.uint16).tobytes()
+    f16 = np.array([1, 2], dtype=np.float16).tobytes()
+    put("safetensors", "two_tensors.safetensors", safetensors_bytes(
+        {"embeddings.weight": ("F32", [2, 2], f32), "pooler.bias": ("BF16", [3], bf16)},
+        {"format": "pt"}))
+    put("safetensors", "f16_and_empty.safetensors", safetensors_bytes(
+        {"a": ("F16", [2], f16), "empty": ("F32", [0, 4], b""),
+         "ids": ("I64", [1], struct.pack("<q", 7))}))
+    put("safetensors", "header_only.safetensors", safetensors_bytes({}))
+
+
+def tokenizer_seeds(model_dir):
+    path = os.path.join(model_dir, "tokenizer.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            t = json.load(f)
+    else:  # the same layout, written out
+        t = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
+             "normalizer": {"type": "BertNormalizer", "clean_text": True,
+                            "handle_chinese_chars": True, "strip_accents": None,
+                            "lowercase": True},
+             "pre_tokenizer": {"type": "BertPreTokenizer"}, "post_processor": None,
+             "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
+             "model": {"type": "WordPiece", "unk_token": "[UNK]",
+                       "continuing_subword_prefix": "##", "max_input_chars_per_word": 100,
+                       "vocab": {}}}
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "world", ",", "!", "cafe",
+             "na", "##ive", "##s", "x", "東", "京", "the", "a", "##ing", "run"]
+    vocab = {w: i for i, w in enumerate(words)}
+    t["model"]["vocab"] = vocab
+    t["added_tokens"] = [
+        {"id": vocab[w], "special": True, "content": w, "single_word": False, "lstrip": False,
+         "rstrip": False, "normalized": False} for w in words[:5]]
+    if t.get("post_processor"):
+        t["post_processor"]["special_tokens"] = {
+            w: {"id": w, "ids": [vocab[w]], "tokens": [w]} for w in ("[CLS]", "[SEP]")}
+    if t.get("padding"):
+        t["padding"]["pad_id"] = vocab["[PAD]"]
+    put("tokenizer", "tokenizer.json", b"\x00" + json.dumps(t, ensure_ascii=False).encode())
+    t["normalizer"]["lowercase"] = False
+    t["normalizer"]["strip_accents"] = True
+    put("tokenizer", "tokenizer_cased.json", b"\x00" + json.dumps(t).encode())
+    put("tokenizer", "vocab.txt", b"\x01" + "\n".join(words).encode() + b"\n")
+
+
+def model_config_seeds(model_dir):
+    names = ["config.json", "modules.json", "1_Pooling/config.json", "sentence_bert_config.json"]
+    for i, name in enumerate(names):
+        path = os.path.join(model_dir, name)
+        if os.path.exists(path):
+            with open(path, "rb") as f:
+                put("model_config", name.replace("/", "_"), bytes([i]) + f.read())
+    put("model_config", "pooling_cls.json", b"\x02" + json.dumps(
+        {"word_embedding_dimension": 384, "pooling_mode_cls_token": True}).encode())
+    put("model_config", "modules_plain.json", b"\x01" + json.dumps(
+        [{"idx": 0, "path": "", "type": "sentence_transformers.models.Transformer"}]).encode())
+
+
+def document_reader_seeds():
+    put("document_reader", "records.jsonl", b"\x00" + "\n".join([
+        json.dumps({"id": "a", "text": "First document. It has two sentences."}),
+        json.dumps({"id": 12, "text": "Caf\u00e9 \u6771\u4eac \U0001F600"}, ensure_ascii=False),
+        "",
+        json.dumps({"text": "no id"}),
+        '{"id": "bad", "text": 3}',
+        "not json",
+        json.dumps({"id": [1], "text": "id is a list"}),
+    ]).encode() + b"\n")
+    put("document_reader", "text.txt",
+        b"\x01A plain text document.\nWith two lines and \xc3\xa9.\n")
+    put("document_reader", "invalid_utf8.txt", b"\x01bad \xff\xfe bytes")
+
+
+def request_parse_seeds():
+    bodies = [
+        (0, "embed_one", {"inputs": "What is Deep Learning?"}),
+        (0, "embed_batch", {"inputs": ["a", "b"], "normalize": False, "truncate": True,
+                            "truncation_direction": "Right"}),
+        (0, "embed_prompt", {"inputs": "x", "prompt_name": "query"}),
+        (1, "openai", {"input": ["hello", "world"], "model": "all-MiniLM-L6-v2",
+                       "encoding_format": "base64", "dimensions": 384, "user": "u"}),
+        (1, "openai_float", {"input": "hello", "encoding_format": "float"}),
+        (2, "tokenize", {"inputs": ["Hello world"], "add_special_tokens": False}),
+    ]
+    for selector, name, body in bodies:
+        put("request_parse", name + ".json", bytes([selector]) + json.dumps(body).encode())
+    put("request_parse", "not_json.txt", b"\x00{\"inputs\": [")
+    put("request_parse", "too_many.json",
+        b"\x00" + json.dumps({"inputs": ["x"] * 40}).encode())
+
+
+def shape_policy_seeds():
+    shapes = [
+        "B=2,S=128,H=8,D=64",
+        "B=2,Sq=128,Sk=128,Hq=8,Hkv=8,D=64,dtype=bf16,mask=causal",
+        "B=1,Sq=1,Sk=4096,Hq=32,Hkv=8,D=128,Dv=64,dtype=f16,lse=1;B=3,S=17,H=2,D=8,varlen=1",
+        "B=1,S=64,H=4,D=32,mask=window,window=16:0,layout=bhsd,bias=1,softcap=30",
+    ]
+    for i, s in enumerate(shapes):
+        put("shape_policy", f"shape{i}.txt", b"\x00" + s.encode())
+    policies = ["auto", "cpu.flash,reference", "prefer:cpu.flash, cpu.gemm; deny:reference",
+                "only:cpu.gemm;allow:experimental"]
+    for i, p in enumerate(policies):
+        put("shape_policy", f"policy{i}.txt", b"\x01" + p.encode())
+
+
+def main():
+    model_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        HERE, "..", "..", "models", "all-MiniLM-L6-v2")
+    npy_seeds()
+    safetensors_seeds()
+    tokenizer_seeds(model_dir)
+    model_config_seeds(model_dir)
+    document_reader_seeds()
+    request_parse_seeds()
+    shape_policy_seeds()
+
+
+if __name__ == "__main__":
+    main()
