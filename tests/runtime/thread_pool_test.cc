@@ -44,7 +44,9 @@ TEST(ThreadPool, CarriesAJobsExceptionToTheCallerAndStaysUsable) {
         EXPECT_EQ(std::string(e.what()), "item " + std::to_string(throwing_item));
       }
       EXPECT_LE(ran.load(), 1000);
-      if (throwing_item == 0 && threads == 1) EXPECT_EQ(ran.load(), 1);
+      if (throwing_item == 0 && threads == 1) {
+        EXPECT_EQ(ran.load(), 1);
+      }
       std::atomic<int64_t> after{0};
       pool.parallel_for(100, [&](int64_t, int) { ++after; });
       EXPECT_EQ(after.load(), 100) << "threads=" << threads;
