@@ -23,7 +23,7 @@ status=0
 for t in "${targets[@]}"; do
   corpus=$work/$t/corpus
   findings=build/fuzz/findings/$t
-  rm -rf "$work/$t"
+  rm -rf "$work/$t" "$findings"  # findings of an earlier run would read as this run's
   mkdir -p "$corpus" "$findings"
   cp tests/fuzz/corpus/"$t"/* "$corpus"/  # the fuzzer adds to its corpus: never the repo's
   dict=tests/fuzz/dict/$t.dict
