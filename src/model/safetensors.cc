@@ -233,7 +233,9 @@ Status SafetensorsFile::read_f32(const SafeTensor& t, float* dst) const {
   const int64_t n = t.numel();
   switch (*t.float_dtype) {
     case DType::kF32:
-      std::memcpy(dst, t.data, t.bytes);
+      // memcpy's pointers must be valid even for 0 bytes, and an empty
+      // tensor's destination may be null (found by fuzzing, issue 19).
+      if (t.bytes > 0) std::memcpy(dst, t.data, t.bytes);
       break;
     case DType::kF16:
     case DType::kBF16:
