@@ -48,7 +48,9 @@ Status load_tensor(const std::string& path, const char* field, bool bf16, Tracki
                             "; expected [B, S, H, D] or [S, H, D]");
   }
   TESSERA_RETURN_IF_ERROR(Buffer::allocate(alloc, a.bytes.size(), "cli.attention_run", buf));
-  std::memcpy(buf->data(), a.bytes.data(), a.bytes.size());
+  // An empty array has no buffer (null data): memcpy's arguments must not be
+  // null even for 0 bytes (UBSan, scripts/sanitize.sh).
+  if (!a.bytes.empty()) std::memcpy(buf->data(), a.bytes.data(), a.bytes.size());
   *view =
       TensorView::contiguous(buf->data(), dtype, {a.shape[0], a.shape[1], a.shape[2], a.shape[3]});
   *descr = a.descr;
