@@ -10,6 +10,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "runtime/bounded_text.h"
 #include "runtime/json_input.h"
 
 namespace tessera::model {
@@ -121,7 +122,7 @@ Status SafetensorsFile::parse_header() {
   const uint64_t data_size = room - header_len;
 
   for (const auto& [name, entry] : header.items()) {
-    const std::string where = path_ + ": tensor '" + json_input::clip(name) + "'";
+    const std::string where = path_ + ": tensor " + quote_bounded(name);
     if (name == "__metadata__") {
       if (!entry.is_object()) return invalid_argument(path_ + ": __metadata__ must be an object");
       for (const auto& [key, value] : entry.items()) {
@@ -152,8 +153,8 @@ Status SafetensorsFile::parse_header() {
     t.dtype = dtype_it->get<std::string>();
     const DTypeInfo* info = find_dtype(t.dtype);
     if (info == nullptr) {
-      return invalid_argument(where + ": unknown dtype '" + json_input::clip(t.dtype) +
-                              "' (known: " + known_dtypes() + ")");
+      return invalid_argument(where + ": unknown dtype " + quote_bounded(t.dtype) +
+                              " (known: " + known_dtypes() + ")");
     }
     t.float_dtype = info->float_dtype;
     if (shape_it->size() > kMaxRank) {
@@ -206,8 +207,8 @@ Status SafetensorsFile::parse_header() {
     const SafeTensor& prev = *by_offset[i - 1];
     const SafeTensor& cur = *by_offset[i];
     if (cur.data < prev.data + prev.bytes) {
-      return invalid_argument(path_ + ": tensors '" + json_input::clip(prev.name) + "' and '" +
-                              json_input::clip(cur.name) + "' overlap (data_offsets " +
+      return invalid_argument(path_ + ": tensors " + quote_bounded(prev.name) + " and " +
+                              quote_bounded(cur.name) + " overlap (data_offsets " +
                               std::to_string(prev.data - data) + ".." +
                               std::to_string(prev.data - data + prev.bytes) + " and " +
                               std::to_string(cur.data - data) + "..)");
@@ -227,7 +228,7 @@ const SafeTensor* SafetensorsFile::find(std::string_view name) const {
 
 Status SafetensorsFile::read_f32(const SafeTensor& t, float* dst) const {
   if (!t.float_dtype) {
-    return unsupported(path_ + ": tensor '" + json_input::clip(t.name) + "' has dtype " + t.dtype +
+    return unsupported(path_ + ": tensor " + quote_bounded(t.name) + " has dtype " + t.dtype +
                        "; only F32, F16 and BF16 convert to f32");
   }
   const int64_t n = t.numel();
