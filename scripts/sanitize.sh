@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole ctest suite under AddressSanitizer + UndefinedBehaviorSanitizer
-# (the `asan` preset: RelWithDebInfo, no benchmarks). Part of the README's test
+# (the `asan` preset: clang -O1 with line tables, no benchmarks). Part of the README's test
 # command; run alone after scripts/install-deps.sh. Idempotent; incremental.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +9,10 @@ cmake --build build/asan -j "$(nproc)"
 # Leaks fail the run (LeakSanitizer at exit); the first UB report aborts
 # (-fno-sanitize-recover in the preset) with a stack. Suppressions name only
 # third-party code, each with its reason: tests/sanitizers/lsan.supp.
+# Tests whose cost is a model forward repeated many times (the golden checks,
+# `tessera serve` under load) run a representative subset under sanitizers;
+# the release suite runs them whole.
+export TESSERA_TEST_SANITIZED=1
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppressions=0"

@@ -2,9 +2,16 @@
 # The README's test command: install, build, run every test; then the same
 # suite again under ASan + UBSan (scripts/sanitize.sh; docs/RELIABILITY.md).
 # The fuzz targets' seed and regression inputs replay in both suites.
+# Each stage prints its wall time, so a CI log shows where the minutes go.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
-bash scripts/build.sh
-ctest --preset release -j "$(nproc)"
-bash scripts/sanitize.sh
+stage() {
+  local start=$SECONDS
+  "$@"
+  echo "test.sh: '$*' took $((SECONDS - start)) s"
+}
+stage bash scripts/install-deps.sh
+stage bash scripts/build.sh
+stage ctest --preset release -j "$(nproc)"
+stage bash scripts/sanitize.sh
+echo "test.sh: all passed in $SECONDS s"
