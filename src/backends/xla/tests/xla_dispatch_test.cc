@@ -1,12 +1,17 @@
 // The dispatcher's view of xla: never chosen by `auto` over cpu.flash on a
-// CPU, even when experimental backends are allowed; chosen when named.
+// CPU, even when experimental backends are allowed; chosen when named; able
+// to judge other backends as the shadow's trusted one.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <vector>
+
+#include "reference/reference_backend.h"
 
 #include "tessera/context.h"
 #include "tessera/dispatcher.h"
 #include "tessera/registry.h"
+#include "xla/xla_backend.h"
 
 namespace tessera {
 namespace {
@@ -47,6 +52,46 @@ TEST(XlaDispatch, AutoNeverPrefersXlaOnACpu) {
     }
   }
   EXPECT_EQ(chosen(registry, "only:xla"), "xla");
+}
+
+// Right shape, wrong numbers: the reference's result plus one.
+class WrongBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "test.wrong"; }
+  Device device() const override { return Device::cpu(); }
+  int priority() const override { return 1000; }
+  Capabilities capabilities() const override { return reference_->capabilities(); }
+  Status run(const AttentionArgs& args, Context& ctx) override {
+    TESSERA_RETURN_IF_ERROR(reference_->run(args, ctx));
+    float* out = static_cast<float*>(args.out.data);
+    for (int64_t i = 0; i < args.out.numel(); ++i) out[i] += 1.0f;  // contiguous f32 only
+    return Status::Ok();
+  }
+
+ private:
+  std::unique_ptr<Backend> reference_ = make_reference_backend();
+};
+
+TEST(XlaDispatch, AsTheShadowsTrustedBackendItCatchesAWrongOne) {
+  Registry registry;
+  ASSERT_TRUE(registry.add(std::make_unique<WrongBackend>()).ok());
+  ASSERT_TRUE(registry.add(make_xla_backend()).ok());
+  ASSERT_TRUE(registry.find("xla")->availability().available)
+      << registry.find("xla")->availability().reason;
+  Dispatcher dispatcher(registry);
+  ShadowOptions shadow;
+  ASSERT_TRUE(parse_shadow("1,trusted=xla,quarantine=1", &shadow).ok());
+  dispatcher.set_shadow(shadow);
+  Context ctx;
+  ctx.logger().set_sink([](LogLevel, std::string_view) {});
+  Args a;
+  std::string used;
+  ASSERT_TRUE(dispatcher.run(a.args, ctx, &used).ok());
+  EXPECT_EQ(used, "test.wrong");
+  const auto stats = dispatcher.stats();
+  EXPECT_EQ(stats.at("test.wrong").shadow_checks, 1u);
+  EXPECT_EQ(stats.at("test.wrong").shadow_mismatches, 1u);
+  EXPECT_EQ(dispatcher.quarantined().count("test.wrong"), 1u);
 }
 
 }  // namespace
