@@ -54,13 +54,7 @@ ProgramKey key_for(const AttentionArgs& args, const Group& group) {
   key.hkv = d.hkv;
   key.d = d.d;
   key.dv = d.dv;
-  key.mask = args.mask.kind;
-  if (key.mask == MaskKind::kWindow) {
-    key.window_left = args.mask.window_left;
-    key.window_right = args.mask.window_right;
-  }
-  key.scale = args.effective_scale();
-  key.softcap = args.softcap;
+  key.has_softcap = args.softcap > 0;
   key.has_bias = args.bias.present();
   key.tq = bucket(group.q_len);
   while (key.tq > 1 && key.score_bytes() > kTileScoreBytes) key.tq = (key.tq + 1) / 2;

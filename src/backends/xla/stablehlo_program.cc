@@ -1,5 +1,6 @@
 #include "xla/stablehlo_program.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -104,11 +105,22 @@ std::string ProgramKey::describe() const {
   std::string s = "dtype=" + element_type(dtype) + ",B=" + std::to_string(batch) +
                   ",Tq=" + std::to_string(tq) + ",Sk=" + std::to_string(sk) +
                   ",Hq=" + std::to_string(hq) + ",Hkv=" + std::to_string(hkv) +
-                  ",D=" + std::to_string(d) + ",Dv=" + std::to_string(dv) + ",mask=" +
-                  Mask{mask, window_left, window_right}.describe() + ",scale=" + f32_bits(scale);
-  if (softcap > 0) s += ",softcap=" + f32_bits(softcap);
+                  ",D=" + std::to_string(d) + ",Dv=" + std::to_string(dv);
+  if (has_softcap) s += ",softcap=1";
   if (has_bias) s += ",bias=1";
   return s;
+}
+
+void mask_window(const Mask& mask, int32_t* left, int32_t* right) {
+  *left = *right = -1;
+  if (mask.kind == MaskKind::kCausal) *right = 0;
+  if (mask.kind == MaskKind::kWindow) {
+    // Wider than any sequence the program can hold is the same as unbounded
+    // in effect; the clamp keeps it an i32.
+    constexpr int64_t kWidest = int64_t{1} << 30;
+    *left = static_cast<int32_t>(std::min(mask.window_left, kWidest));
+    *right = static_cast<int32_t>(std::min(mask.window_right, kWidest));
+  }
 }
 
 size_t ProgramKey::score_bytes() const {
@@ -149,9 +161,12 @@ std::string attention_program(const ProgramKey& key) {
   std::string s = e.op("stablehlo.dot_general " + qt + ", " + kf +
                        ", batching_dims = [0, 1] x [0, 2], contracting_dims = [4] x [3] : (" +
                        tensor(qt_dims, "f32") + ", " + tensor(k_dims, "f32") + ") -> " + S);
-  s = e.binary("multiply", s, e.splat(key.scale, s_dims), S);
-  if (key.softcap > 0) {
-    const std::string cap = e.splat(key.softcap, s_dims);
+  const auto bcast_f32 = [&](const std::string& scalar) {
+    return e.broadcast(scalar, {}, "tensor<f32>", S);
+  };
+  s = e.binary("multiply", s, bcast_f32("%scale"), S);
+  if (key.has_softcap) {
+    const std::string cap = bcast_f32("%softcap");
     s = e.binary("multiply", e.unary("tanh", e.binary("divide", s, cap, S), S), cap, S);
   }
   if (key.has_bias) {
@@ -171,16 +186,18 @@ std::string attention_program(const ProgramKey& key) {
   const std::string p = e.binary("subtract", e.binary("add", i, k_len, I), bcast("%q_len"), I);
   const std::string B = tensor(tile, "i1");
   std::string visible = e.compare("LT", col, k_len, I, B);
-  const auto also = [&](const std::string& cond) { visible = e.binary("and", visible, cond, B); };
-  if (key.mask == MaskKind::kCausal) also(e.compare("LE", col, p, I, B));
-  if (key.mask == MaskKind::kWindow && key.window_left >= 0) {
-    const std::string lo = e.binary("subtract", p, e.splat_i32(key.window_left, tile), I);
-    also(e.compare("GE", col, lo, I, B));
-  }
-  if (key.mask == MaskKind::kWindow && key.window_right >= 0) {
-    const std::string hi = e.binary("add", p, e.splat_i32(key.window_right, tile), I);
-    also(e.compare("LE", col, hi, I, B));
-  }
+  // Keys p - left .. p + right, a bound of -1 being no bound: causal is
+  // (-1, 0), no mask (-1, -1).
+  const std::string zero = e.splat_i32(0, tile);
+  const auto bounded = [&](const char* scalar, const char* op, const char* cmp) {
+    const std::string w = bcast(scalar);
+    const std::string edge = e.binary(op, p, w, I);
+    const std::string ok = e.compare(cmp, col, edge, I, B);
+    const std::string unbounded = e.compare("LT", w, zero, I, B);
+    visible = e.binary("and", visible, e.binary("or", unbounded, ok, B), B);
+  };
+  bounded("%left", "subtract", "GE");
+  bounded("%right", "add", "LE");
   const std::string SB = tensor(s_dims, "i1");
   const float neg_inf = -std::numeric_limits<float>::infinity();
   s = e.select(e.broadcast(visible, {3, 4}, B, SB), s, e.splat(neg_inf, s_dims), SB, S);
@@ -218,7 +235,8 @@ std::string attention_program(const ProgramKey& key) {
                      tensor(q_dims, dt) + ", %k: " + tensor(k_dims, dt) + ", %v: " +
                      tensor(v_dims, dt);
   if (key.has_bias) text += ", %bias: " + tensor(bias_dims, "f32");
-  text += ", %q_offset: tensor<i32>, %q_len: tensor<i32>, %k_len: tensor<i32>) -> (" +
+  text += ", %q_offset: tensor<i32>, %q_len: tensor<i32>, %k_len: tensor<i32>, %left: "
+          "tensor<i32>, %right: tensor<i32>, %scale: tensor<f32>, %softcap: tensor<f32>) -> (" +
           tensor(out_dims, dt) + ", " + tensor(lse_dims, "f32") + ") {\n";
   text += e.body();
   text += "    return " + o + ", " + lse + " : " + tensor(out_dims, dt) + ", " +

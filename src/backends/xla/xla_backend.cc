@@ -4,6 +4,7 @@
 #include "xla/xla_backend.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "tessera/profiler.h"
 #include "xla/attention_plan.h"
@@ -27,6 +28,22 @@ PJRT_Buffer_Type pjrt_type(DType dtype) {
       return PJRT_Buffer_Type_BF16;
   }
   return PJRT_Buffer_Type_INVALID;
+}
+
+// The program's scalar parameters, in order (stablehlo_program.h).
+Status stage_scalars(const PjrtClient& client, const ProgramScalars& s,
+                     std::vector<PjrtBuffer>* out) {
+  const int32_t ints[] = {s.q_offset, s.q_len, s.k_len, s.left, s.right};
+  const float floats[] = {s.scale, s.softcap};
+  out->resize(std::size(ints) + std::size(floats));
+  size_t i = 0;
+  for (const int32_t& v : ints) {
+    TESSERA_RETURN_IF_ERROR(client.to_device(&v, PJRT_Buffer_Type_S32, {}, &(*out)[i++]));
+  }
+  for (const float& v : floats) {
+    TESSERA_RETURN_IF_ERROR(client.to_device(&v, PJRT_Buffer_Type_F32, {}, &(*out)[i++]));
+  }
+  return Status::Ok();
 }
 
 size_t workspace_of(const AttentionArgs& args) {
@@ -66,16 +83,17 @@ class GroupRun {
       gather_rows(args_.k, batch_index(s), r.k_begin, r.k_len, sk, k.as<char>() + n(s) * k_seq);
       gather_rows(args_.v, batch_index(s), r.k_begin, r.k_len, sk, v.as<char>() + n(s) * v_seq);
     }
-    PjrtBuffer dk, dv, dq_len, dk_len;
+    PjrtBuffer dk, dv;
     TESSERA_RETURN_IF_ERROR(
         client.to_device(k.data(), pjrt_type(key_.dtype), {nb, sk, key_.hkv, key_.d}, &dk));
     TESSERA_RETURN_IF_ERROR(
         client.to_device(v.data(), pjrt_type(key_.dtype), {nb, sk, key_.hkv, key_.dv}, &dv));
-    const int32_t q_len = static_cast<int32_t>(group_.q_len);
-    const int32_t k_len = static_cast<int32_t>(group_.k_len);
-    TESSERA_RETURN_IF_ERROR(client.to_device(&q_len, PJRT_Buffer_Type_S32, {}, &dq_len));
-    TESSERA_RETURN_IF_ERROR(client.to_device(&k_len, PJRT_Buffer_Type_S32, {}, &dk_len));
-
+    ProgramScalars scalars;
+    scalars.q_len = static_cast<int32_t>(group_.q_len);
+    scalars.k_len = static_cast<int32_t>(group_.k_len);
+    mask_window(args_.mask, &scalars.left, &scalars.right);
+    scalars.scale = args_.effective_scale();
+    scalars.softcap = args_.softcap;
     for (int64_t t0 = 0; t0 < group_.q_len; t0 += tq) {
       const int64_t rows = std::min(tq, group_.q_len - t0);
       for (int64_t s = 0; s < nb; ++s) {
@@ -87,18 +105,19 @@ class GroupRun {
                       bias.as<float>() + n(s) * bias_tile);
         }
       }
-      PjrtBuffer dq, dbias, dq_offset;
+      PjrtBuffer dq, dbias;
       TESSERA_RETURN_IF_ERROR(
           client.to_device(q.data(), pjrt_type(key_.dtype), {nb, tq, key_.hq, key_.d}, &dq));
-      const int32_t q_offset = static_cast<int32_t>(t0);
-      TESSERA_RETURN_IF_ERROR(client.to_device(&q_offset, PJRT_Buffer_Type_S32, {}, &dq_offset));
       std::vector<PJRT_Buffer*> inputs = {dq.get(), dk.get(), dv.get()};
       if (key_.has_bias) {
         TESSERA_RETURN_IF_ERROR(
             client.to_device(bias.data(), PJRT_Buffer_Type_F32, {nb, key_.hq, tq, sk}, &dbias));
         inputs.push_back(dbias.get());
       }
-      inputs.insert(inputs.end(), {dq_offset.get(), dq_len.get(), dk_len.get()});
+      scalars.q_offset = static_cast<int32_t>(t0);
+      std::vector<PjrtBuffer> scalar_buffers;
+      TESSERA_RETURN_IF_ERROR(stage_scalars(client, scalars, &scalar_buffers));
+      for (const PjrtBuffer& b : scalar_buffers) inputs.push_back(b.get());
       std::vector<PjrtBuffer> outputs;
       {
         ScopedSpan span(ctx_.profiler(), "xla.execute");

@@ -33,10 +33,12 @@ xla::XlaRuntime& runtime() { return xla::XlaRuntime::for_plugin(""); }
 
 // A small causal GQA problem over tracked buffers.
 struct Problem {
-  static constexpr int64_t kB = 2, kS = 48, kHq = 4, kHkv = 2, kD = 32;
+  static constexpr int64_t kB = 2, kS = 48, kHq = 4, kHkv = 2;
+  const int64_t kD;
   Buffer q, k, v, out, lse;
   AttentionArgs args;
-  explicit Problem(Context& ctx) {
+  // `d` other than the default gives a program signature no other test has.
+  explicit Problem(Context& ctx, int64_t d = 32) : kD(d) {
     const size_t qn = kB * kS * kHq * kD, kn = kB * kS * kHkv * kD;
     EXPECT_TRUE(Buffer::allocate(ctx.allocator(), qn * 4, "test", &q).ok());
     EXPECT_TRUE(Buffer::allocate(ctx.allocator(), kn * 4, "test", &k).ok());
@@ -91,7 +93,6 @@ TEST(XlaPlugin, TheSecondCallHitsTheExecutableCache) {
   auto backend = make_xla_backend();
   Context ctx;
   Problem p(ctx);
-  p.args.softcap = 7.25f;  // a signature no other test compiles
   ASSERT_TRUE(backend->run(p.args, ctx).ok());
   const xla::CacheStats first = runtime().cache_stats();
   ASSERT_TRUE(backend->run(p.args, ctx).ok());
@@ -104,8 +105,8 @@ TEST(XlaPlugin, CompileAndExecuteAreSeparateSpans) {
   ASSERT_PLUGIN();
   auto backend = make_xla_backend();
   Context ctx;
-  Problem p(ctx);
-  p.args.softcap = 3.5f;  // uncached: this run compiles
+  Problem p(ctx, 24);  // uncached: this run compiles
+  p.args.softcap = 3.5f;
   ASSERT_TRUE(backend->run(p.args, ctx).ok());
   int compiles = 0, executes = 0;
   for (const Span& s : ctx.profiler().spans()) {
