@@ -61,8 +61,22 @@ Status PjrtClient::get(const PjrtPlugin* plugin, PjrtClient** out) {
 
 Status PjrtClient::create() {
   const PJRT_Api* api = plugin_->api();
+  // NVIDIA's plugin would otherwise reserve most of the GPU's memory at
+  // start (as JAX does); tessera shares the device. Other plugins reject
+  // options they do not know, so this one goes to that plugin only.
+  static constexpr char kPreallocate[] = "preallocate";
+  PJRT_NamedValue preallocate{};
+  preallocate.struct_size = PJRT_NamedValue_STRUCT_SIZE;
+  preallocate.name = kPreallocate;
+  preallocate.name_size = sizeof(kPreallocate) - 1;
+  preallocate.type = PJRT_NamedValue_kBool;
+  preallocate.bool_value = false;
+  preallocate.value_size = 1;
+  const bool cuda = plugin_->path().find("xla_cuda") != std::string::npos;
   PJRT_Client_Create_Args create{};
   create.struct_size = PJRT_Client_Create_Args_STRUCT_SIZE;
+  create.create_options = cuda ? &preallocate : nullptr;
+  create.num_options = cuda ? 1 : 0;
   TESSERA_RETURN_IF_ERROR(plugin_->status(api->PJRT_Client_Create(&create),
                                           "PJRT_Client_Create (" + plugin_->path() + ")"));
   client_ = create.client;
