@@ -35,7 +35,7 @@ std::vector<Group> groups_of(const AttentionArgs& args) {
   int64_t chunk = d.batch;
   while (chunk > 1) {
     Group probe{0, chunk, 1, d.sk};
-    if (key_for(args, probe).score_bytes() <= kTileScoreBytes) break;
+    if (key_for(args, probe).tile_temp_bytes() <= kTileTempBytes) break;
     chunk = (chunk + 1) / 2;
   }
   for (int64_t first = 0; first < d.batch; first += chunk) {
@@ -57,16 +57,16 @@ ProgramKey key_for(const AttentionArgs& args, const Group& group) {
   key.has_softcap = args.softcap > 0;
   key.has_bias = args.bias.present();
   key.tq = bucket(group.q_len);
-  while (key.tq > 1 && key.score_bytes() > kTileScoreBytes) key.tq = (key.tq + 1) / 2;
+  while (key.tq > 1 && key.tile_temp_bytes() > kTileTempBytes) key.tq = (key.tq + 1) / 2;
   return key;
 }
 
 std::string tile_limit_reason(const ProgramKey& key) {
-  if (key.score_bytes() <= kTileScoreBytes) return "";
-  return "one query row's f32 scores (B=" + std::to_string(key.batch) +
-         " x Hq=" + std::to_string(key.hq) + " x Sk=" + std::to_string(key.sk) + ", " +
-         std::to_string(key.score_bytes()) + " bytes with temporaries) exceed the xla tile limit of " +
-         std::to_string(kTileScoreBytes) + " bytes";
+  if (key.tile_temp_bytes() <= kTileTempBytes) return "";
+  return "one query row's f32 temporaries (B=" + std::to_string(key.batch) +
+         " x Hq=" + std::to_string(key.hq) + " x Sk=" + std::to_string(key.sk) +
+         " scores and their kin, " + std::to_string(key.tile_temp_bytes()) +
+         " bytes) exceed the xla tile limit of " + std::to_string(kTileTempBytes) + " bytes";
 }
 
 size_t staging_bytes(const ProgramKey& k) {
@@ -81,7 +81,7 @@ size_t staging_bytes(const ProgramKey& k) {
 }
 
 size_t group_workspace_bytes(const ProgramKey& key) {
-  return 2 * staging_bytes(key) + key.score_bytes();
+  return 2 * staging_bytes(key) + key.temp_bytes();
 }
 
 }  // namespace tessera::xla

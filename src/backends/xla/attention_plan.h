@@ -4,7 +4,7 @@
 //   tile:  a block of tq query rows of a group against all its keys.
 // Lengths are padded to buckets so that one executable serves many shapes,
 // and tq is chosen so that the f32 scores of a tile stay under
-// kTileScoreBytes: the B x H x Sq x Sk matrix is never built for long S.
+// kTileTempBytes: the B x H x Sq x Sk matrix is never built for long S.
 #pragma once
 
 #include <cstddef>
@@ -17,8 +17,9 @@
 
 namespace tessera::xla {
 
-// Score-sized intermediates of one execution (ProgramKey::score_bytes).
-inline constexpr size_t kTileScoreBytes = size_t{64} << 20;
+// Device temporaries of one tile (ProgramKey::tile_temp_bytes): scores and
+// their kin.
+inline constexpr size_t kTileTempBytes = size_t{64} << 20;
 
 struct Group {
   int64_t first = 0, count = 0;  // sequences first .. first + count
@@ -29,7 +30,7 @@ struct Group {
 int64_t bucket(int64_t n);
 
 // The groups of valid args; a reason when even one query row of one
-// sequence exceeds kTileScoreBytes.
+// sequence exceeds kTileTempBytes.
 std::vector<Group> groups_of(const AttentionArgs& args);
 ProgramKey key_for(const AttentionArgs& args, const Group& group);
 // Empty when the group fits; else why not, with the numbers.

@@ -180,6 +180,37 @@ Status PjrtClient::execute(const PjrtExecutable& exe, const std::vector<PJRT_Buf
   return await_and_destroy(done[0], "execution");
 }
 
+Status PjrtClient::compiled_memory(const PjrtExecutable& exe, CompiledMemory* out) const {
+  const PJRT_Api* api = plugin_->api();
+  if (!TESSERA_PJRT_HAS(api, PJRT_LoadedExecutable_GetExecutable) ||
+      !TESSERA_PJRT_HAS(api, PJRT_Executable_GetCompiledMemoryStats) ||
+      !TESSERA_PJRT_HAS(api, PJRT_Executable_Destroy)) {
+    return unsupported("PJRT plugin " + plugin_->path() + " reports no compiled memory stats");
+  }
+  PJRT_LoadedExecutable_GetExecutable_Args get{};
+  get.struct_size = PJRT_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE;
+  get.loaded_executable = exe.get();
+  TESSERA_RETURN_IF_ERROR(plugin_->status(api->PJRT_LoadedExecutable_GetExecutable(&get),
+                                          "PJRT_LoadedExecutable_GetExecutable"));
+  PJRT_Executable_GetCompiledMemoryStats_Args stats{};
+  stats.struct_size = PJRT_Executable_GetCompiledMemoryStats_Args_STRUCT_SIZE;
+  stats.executable = get.executable;
+  Status st = plugin_->status(api->PJRT_Executable_GetCompiledMemoryStats(&stats),
+                              "PJRT_Executable_GetCompiledMemoryStats");
+  PJRT_Executable_Destroy_Args destroy{};
+  destroy.struct_size = PJRT_Executable_Destroy_Args_STRUCT_SIZE;
+  destroy.executable = get.executable;
+  const Status destroyed =
+      plugin_->status(api->PJRT_Executable_Destroy(&destroy), "PJRT_Executable_Destroy");
+  TESSERA_RETURN_IF_ERROR(st);
+  TESSERA_RETURN_IF_ERROR(destroyed);
+  out->arguments = stats.argument_size_in_bytes;
+  out->outputs = stats.output_size_in_bytes;
+  out->temporaries = stats.temp_size_in_bytes;
+  out->code = stats.generated_code_size_in_bytes;
+  return Status::Ok();
+}
+
 Status PjrtClient::to_host(const PjrtBuffer& buffer, void* dst, size_t bytes) const {
   PJRT_Buffer_ToHostBuffer_Args args{};
   args.struct_size = PJRT_Buffer_ToHostBuffer_Args_STRUCT_SIZE;

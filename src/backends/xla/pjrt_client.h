@@ -45,6 +45,12 @@ class PjrtExecutable {
   int num_outputs_;
 };
 
+// What the compiler says one execution holds on the device (bytes).
+struct CompiledMemory {
+  int64_t arguments = 0, outputs = 0, temporaries = 0, code = 0;
+  int64_t total() const { return arguments + outputs + temporaries; }
+};
+
 class PjrtClient {
  public:
   // Creates the client of `plugin` on first use; later calls return the same
@@ -65,6 +71,9 @@ class PjrtClient {
   // Runs on the first device; waits for completion.
   Status execute(const PjrtExecutable& exe, const std::vector<PJRT_Buffer*>& args,
                  std::vector<PjrtBuffer>* outputs) const;
+  // The compiler's own memory figures (Unsupported when the plugin lacks
+  // PJRT_Executable_GetCompiledMemoryStats).
+  Status compiled_memory(const PjrtExecutable& exe, CompiledMemory* out) const;
   // Copies a device buffer into `bytes` of dense row-major host memory.
   Status to_host(const PjrtBuffer& buffer, void* dst, size_t bytes) const;
 

@@ -123,11 +123,19 @@ void mask_window(const Mask& mask, int32_t* left, int32_t* right) {
   }
 }
 
-size_t ProgramKey::score_bytes() const {
-  const size_t scores = static_cast<size_t>(batch * hq * tq * sk) * sizeof(float);
-  // Scores and their exponentials (XLA fuses the elementwise steps between),
-  // plus the staged bias tile.
-  return scores * (has_bias ? 3 : 2);
+size_t ProgramKey::tile_temp_bytes() const {
+  const auto n = [](int64_t v) { return static_cast<size_t>(v); };
+  const size_t scores = n(batch * hq * tq * sk) * sizeof(float);
+  // Score-sized: the scores, their exponentials and the mask select that XLA
+  // keeps apart (measured with PJRT_Executable_GetCompiledMemoryStats: 2.3x
+  // the scores on the CPU plugin), plus the bias tile; then f32 copies of the
+  // q and out tiles.
+  return scores * (has_bias ? 4 : 3) + n(batch * tq * hq * (d + dv)) * sizeof(float);
+}
+
+size_t ProgramKey::temp_bytes() const {
+  // f32 copies of k and v: all keys, whatever the tile.
+  return tile_temp_bytes() + static_cast<size_t>(batch * sk * hkv * (d + dv)) * sizeof(float);
 }
 
 size_t ProgramKeyHash::operator()(const ProgramKey& k) const {

@@ -34,9 +34,11 @@ struct ProgramKey {
   bool operator==(const ProgramKey&) const = default;
   // Every field, for the executable cache and the trace.
   std::string describe() const;
-  // Bytes of f32 score-sized intermediates one execution may hold live
-  // (scores, exponentials and, with a bias, the bias tile).
-  size_t score_bytes() const;
+  // Bytes of f32 intermediates one execution may hold on the device (an
+  // upper bound of what the compiler reports; xla_plugin_test checks it).
+  size_t temp_bytes() const;
+  // The part that grows with tq (what query tiling bounds).
+  size_t tile_temp_bytes() const;
 };
 
 struct ProgramKeyHash {

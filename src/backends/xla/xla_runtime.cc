@@ -54,6 +54,10 @@ Status XlaRuntime::executable(const ProgramKey& key, Context& ctx,
   Status st = client_->compile(attention_program(key), kProgramOutputs, &exe);
   span.set_ok(st.ok());
   TESSERA_RETURN_IF_ERROR(st);
+  // The trace shows what XLA says one execution holds on the device.
+  if (CompiledMemory memory; client_->compiled_memory(*exe, &memory).ok()) {
+    span.span().workspace_bytes = static_cast<size_t>(memory.total());
+  }
   *out = std::shared_ptr<PjrtExecutable>(std::move(exe));
   cache_.emplace(key, *out);
   stats_.entries = cache_.size();

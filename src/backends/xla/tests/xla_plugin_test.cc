@@ -13,6 +13,7 @@
 #include "tessera/context.h"
 #include "verify/grid.h"
 #include "verify/runner.h"
+#include "xla/attention_plan.h"
 #include "xla/xla_backend.h"
 #include "xla/xla_flags.h"
 #include "xla/xla_runtime.h"
@@ -119,6 +120,33 @@ TEST(XlaPlugin, CompileAndExecuteAreSeparateSpans) {
   }
   EXPECT_EQ(compiles, 1);
   EXPECT_EQ(executes, 1);
+}
+
+TEST(XlaPlugin, WorkspaceBytesCoverWhatTheCompilerReports) {
+  ASSERT_PLUGIN();
+  auto backend = make_xla_backend();
+  Context ctx;
+  Problem p(ctx, 40);
+  for (const bool bias : {false, true}) {
+    std::vector<float> bias_data(Problem::kB * Problem::kHq * Problem::kS * Problem::kS, 0.25f);
+    p.args.bias = bias ? TensorView::contiguous(bias_data.data(), DType::kF32,
+                                                {Problem::kB, Problem::kHq, Problem::kS,
+                                                 Problem::kS})
+                       : TensorView{};
+    const std::vector<xla::Group> groups = xla::groups_of(p.args);
+    ASSERT_EQ(groups.size(), 1u);
+    const xla::ProgramKey key = xla::key_for(p.args, groups[0]);
+    std::shared_ptr<xla::PjrtExecutable> exe;
+    ASSERT_TRUE(runtime().executable(key, ctx, &exe).ok());
+    xla::CompiledMemory memory;
+    ASSERT_TRUE(runtime().client().compiled_memory(*exe, &memory).ok());
+    // Device side: the compiler's arguments, outputs and temporaries; host
+    // side: the tracked staging, which the same formula counts once more.
+    const size_t device = static_cast<size_t>(memory.total());
+    EXPECT_GE(backend->workspace_bytes(p.args), device + xla::staging_bytes(key))
+        << "bias " << bias << ": compiler says " << memory.arguments << " arguments, "
+        << memory.outputs << " outputs, " << memory.temporaries << " temporaries";
+  }
 }
 
 long resident_kib() {

@@ -136,11 +136,11 @@ TEST(XlaUnit, LongSequencesAreTiledUnderTheScoreLimit) {
   ASSERT_EQ(groups.size(), 1u);
   const xla::ProgramKey key = xla::key_for(a, groups[0]);
   EXPECT_LT(key.tq, 8192);
-  EXPECT_LE(key.score_bytes(), xla::kTileScoreBytes);
+  EXPECT_LE(key.tile_temp_bytes(), xla::kTileTempBytes);
   const size_t full_scores = size_t{16} * 8192 * 8192 * sizeof(float);
   auto backend = make_xla_backend();
   EXPECT_LT(backend->workspace_bytes(a), full_scores / 8) << "B*H*S*S must not be materialized";
-  EXPECT_GE(backend->workspace_bytes(a), key.score_bytes());
+  EXPECT_GE(backend->workspace_bytes(a), key.temp_bytes());
 }
 
 TEST(XlaUnit, BucketsPadLengths) {
