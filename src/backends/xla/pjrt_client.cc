@@ -148,8 +148,8 @@ Status PjrtClient::to_device(const void* data, PJRT_Buffer_Type type,
   args.num_dims = dims.size();
   args.host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
   args.device = device_;
-  TESSERA_RETURN_IF_ERROR(plugin_->status(
-      plugin_->api()->PJRT_Client_BufferFromHostBuffer(&args), "PJRT_Client_BufferFromHostBuffer"));
+  TESSERA_RETURN_IF_ERROR(plugin_->status(plugin_->api()->PJRT_Client_BufferFromHostBuffer(&args),
+                                          "PJRT_Client_BufferFromHostBuffer"));
   *out = PjrtBuffer(plugin_, args.buffer);
   return await_and_destroy(args.done_with_host_buffer, "host-to-device copy");
 }
@@ -217,8 +217,8 @@ Status PjrtClient::to_host(const PjrtBuffer& buffer, void* dst, size_t bytes) co
   args.src = buffer.get();
   args.dst = dst;
   args.dst_size = bytes;
-  TESSERA_RETURN_IF_ERROR(plugin_->status(plugin_->api()->PJRT_Buffer_ToHostBuffer(&args),
-                                          "PJRT_Buffer_ToHostBuffer"));
+  TESSERA_RETURN_IF_ERROR(
+      plugin_->status(plugin_->api()->PJRT_Buffer_ToHostBuffer(&args), "PJRT_Buffer_ToHostBuffer"));
   return await_and_destroy(args.event, "device-to-host copy");
 }
 

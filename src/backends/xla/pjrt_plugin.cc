@@ -36,7 +36,8 @@ struct Required {
   size_t offset;
   const char* name;
 };
-#define TESSERA_PJRT_REQUIRED(field) {offsetof(PJRT_Api, field), #field}
+#define TESSERA_PJRT_REQUIRED(field) \
+  { offsetof(PJRT_Api, field), #field }
 constexpr Required kRequired[] = {
     TESSERA_PJRT_REQUIRED(PJRT_Error_Destroy),
     TESSERA_PJRT_REQUIRED(PJRT_Error_Message),
@@ -71,16 +72,15 @@ Status check_api(const std::string& path, const PJRT_Api* api) {
     return unsupported(where + ": PJRT C API version " + std::to_string(major) + "." +
                        std::to_string(minor) + ", tessera is built for major version " +
                        std::to_string(PJRT_API_MAJOR) + " (header " +
-                       std::to_string(PJRT_API_MAJOR) + "." + std::to_string(PJRT_API_MINOR) +
-                       ")");
+                       std::to_string(PJRT_API_MAJOR) + "." + std::to_string(PJRT_API_MINOR) + ")");
   }
   // Within a major version fields are only appended, so an older or newer
   // minor works as long as the table reaches every function we call.
   for (const Required& r : kRequired) {
     if (!api_has(api, r.offset)) {
-      return unsupported(where + " (PJRT C API " + std::to_string(major) + "." +
-                         std::to_string(minor) + ", PJRT_Api.struct_size = " +
-                         std::to_string(api->struct_size) + ") lacks " + r.name);
+      return unsupported(
+          where + " (PJRT C API " + std::to_string(major) + "." + std::to_string(minor) +
+          ", PJRT_Api.struct_size = " + std::to_string(api->struct_size) + ") lacks " + r.name);
     }
   }
   return Status::Ok();
@@ -130,7 +130,8 @@ Status PjrtPlugin::load(const std::string& path, const PjrtPlugin** out) {
     std::unique_ptr<PjrtPlugin> plugin;
   };
   static std::mutex mu;
-  static auto* loaded = new std::map<std::string, Entry>();  // never destroyed: plugins outlive main
+  static auto* loaded =
+      new std::map<std::string, Entry>();  // never destroyed: plugins outlive main
   const std::lock_guard<std::mutex> lock(mu);
   if (auto it = loaded->find(path); it != loaded->end()) {
     *out = it->second.plugin.get();

@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "tessera/status.h"
 #include "pjrt/pjrt_c_api.h"  // third_party/pjrt
+#include "tessera/status.h"
 
 namespace tessera::xla {
 
@@ -40,7 +40,6 @@ class PjrtPlugin {
 // Does the plugin's function table reach the slot at `offset` (offsetof in
 // PJRT_Api) with a non-null entry? Older plugins have shorter tables.
 bool api_has(const PJRT_Api* api, size_t offset);
-#define TESSERA_PJRT_HAS(api, field) \
-  ::tessera::xla::api_has((api), offsetof(PJRT_Api, field))
+#define TESSERA_PJRT_HAS(api, field) ::tessera::xla::api_has((api), offsetof(PJRT_Api, field))
 
 }  // namespace tessera::xla

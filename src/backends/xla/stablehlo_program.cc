@@ -78,8 +78,7 @@ class Emitter {
   }
   std::string transpose(const std::string& a, const Dims& perm, const std::string& from,
                         const std::string& to) {
-    return op("stablehlo.transpose " + a + ", dims = " + list(perm) + " : (" + from + ") -> " +
-              to);
+    return op("stablehlo.transpose " + a + ", dims = " + list(perm) + " : (" + from + ") -> " + to);
   }
   std::string broadcast(const std::string& a, const Dims& dims, const std::string& from,
                         const std::string& to) {
@@ -149,10 +148,10 @@ std::string attention_program(const ProgramKey& key) {
   const Dims k_dims = {key.batch, key.sk, key.hkv, key.d};
   const Dims v_dims = {key.batch, key.sk, key.hkv, key.dv};
   const Dims bias_dims = {key.batch, key.hq, key.tq, key.sk};
-  const Dims s_dims = {key.batch, key.hkv, g, key.tq, key.sk};   // scores
-  const Dims r_dims = {key.batch, key.hkv, g, key.tq};           // per row
-  const Dims o_dims = {key.batch, key.hkv, g, key.tq, key.dv};   // per row, Dv
-  const Dims tile = {key.tq, key.sk};                            // mask
+  const Dims s_dims = {key.batch, key.hkv, g, key.tq, key.sk};  // scores
+  const Dims r_dims = {key.batch, key.hkv, g, key.tq};          // per row
+  const Dims o_dims = {key.batch, key.hkv, g, key.tq, key.dv};  // per row, Dv
+  const Dims tile = {key.tq, key.sk};                           // mask
   const std::string S = tensor(s_dims, "f32"), R = tensor(r_dims, "f32");
   const std::string O = tensor(o_dims, "f32"), I = tensor(tile, "i32");
   const std::string scalar_i32 = "tensor<i32>";
@@ -239,13 +238,14 @@ std::string attention_program(const ProgramKey& key) {
   std::string lse = e.binary("add", m_safe, e.unary("log", l, R), R);
   lse = e.reshape(lse, R, tensor(lse_dims, "f32"));
 
-  std::string text = "module @tessera_attention {\n  func.func public @main(%q: " +
-                     tensor(q_dims, dt) + ", %k: " + tensor(k_dims, dt) + ", %v: " +
-                     tensor(v_dims, dt);
+  std::string text =
+      "module @tessera_attention {\n  func.func public @main(%q: " + tensor(q_dims, dt) +
+      ", %k: " + tensor(k_dims, dt) + ", %v: " + tensor(v_dims, dt);
   if (key.has_bias) text += ", %bias: " + tensor(bias_dims, "f32");
-  text += ", %q_offset: tensor<i32>, %q_len: tensor<i32>, %k_len: tensor<i32>, %left: "
-          "tensor<i32>, %right: tensor<i32>, %scale: tensor<f32>, %softcap: tensor<f32>) -> (" +
-          tensor(out_dims, dt) + ", " + tensor(lse_dims, "f32") + ") {\n";
+  text +=
+      ", %q_offset: tensor<i32>, %q_len: tensor<i32>, %k_len: tensor<i32>, %left: "
+      "tensor<i32>, %right: tensor<i32>, %scale: tensor<f32>, %softcap: tensor<f32>) -> (" +
+      tensor(out_dims, dt) + ", " + tensor(lse_dims, "f32") + ") {\n";
   text += e.body();
   text += "    return " + o + ", " + lse + " : " + tensor(out_dims, dt) + ", " +
           tensor(lse_dims, "f32") + "\n  }\n}\n";

@@ -76,8 +76,8 @@ void gather_bias(const TensorView& bias, int64_t seq, int64_t hq, int64_t q0, in
   }
 }
 
-void scatter_lse(const float* src, int64_t tq, const TensorView& lse, int64_t b,
-                 int64_t row_begin, int64_t rows) {
+void scatter_lse(const float* src, int64_t tq, const TensorView& lse, int64_t b, int64_t row_begin,
+                 int64_t rows) {
   const int64_t hq = lse.shape[1];
   float* base = static_cast<float*>(lse.data);
   for (int64_t h = 0; h < hq; ++h) {

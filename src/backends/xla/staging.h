@@ -14,8 +14,7 @@ namespace tessera::xla {
 void gather_rows(const TensorView& t, int64_t b, int64_t row_begin, int64_t rows,
                  int64_t rows_padded, void* dst);
 // src [rows_padded, H, X] -> t[b, row_begin + r, :, :] for r < rows.
-void scatter_rows(const void* src, const TensorView& t, int64_t b, int64_t row_begin,
-                  int64_t rows);
+void scatter_rows(const void* src, const TensorView& t, int64_t b, int64_t row_begin, int64_t rows);
 
 // The bias tile of sequence `seq` as the program takes it, f32 [Hq, tq, sk]:
 // rows q0 .. q0+rows of the sequence, keys 0 .. k_len; zero elsewhere.
@@ -24,7 +23,7 @@ void gather_bias(const TensorView& bias, int64_t seq, int64_t hq, int64_t q0, in
                  int64_t tq, int64_t k_len, int64_t sk, float* dst);
 
 // src f32 [Hq, tq] -> lse[b, h, row_begin + r] for r < rows.
-void scatter_lse(const float* src, int64_t tq, const TensorView& lse, int64_t b,
-                 int64_t row_begin, int64_t rows);
+void scatter_lse(const float* src, int64_t tq, const TensorView& lse, int64_t b, int64_t row_begin,
+                 int64_t rows);
 
 }  // namespace tessera::xla

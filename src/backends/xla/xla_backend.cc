@@ -197,7 +197,7 @@ class XlaBackend final : public Backend {
       if (const size_t need = workspace_of(args); need > free) {
         reasons.push_back("workspace " + std::to_string(need) +
                           " bytes (staging, device copies and f32 score tiles of at most " +
-                          std::to_string(kTileScoreBytes) +
+                          std::to_string(kTileTempBytes) +
                           " bytes) exceeds the memory budget: " + std::to_string(*budget) +
                           " bytes with " + std::to_string(live) + " live");
       }

@@ -34,8 +34,8 @@ XlaRuntime::XlaRuntime(const std::string& requested_path) {
 
 std::string XlaRuntime::describe() const {
   if (client_ == nullptr) return plugin_path_;
-  return plugin_path_ + " (" + client_->platform() + ", PJRT C API " +
-         client_->plugin().version() + ")";
+  return plugin_path_ + " (" + client_->platform() + ", PJRT C API " + client_->plugin().version() +
+         ")";
 }
 
 Status XlaRuntime::executable(const ProgramKey& key, Context& ctx,

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "reference/reference_backend.h"
-
 #include "tessera/context.h"
 #include "tessera/dispatcher.h"
 #include "tessera/registry.h"

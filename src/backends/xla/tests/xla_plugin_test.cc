@@ -27,10 +27,9 @@ bool contains(const std::string& text, const std::string& part) {
 
 xla::XlaRuntime& runtime() { return xla::XlaRuntime::for_plugin(""); }
 
-#define ASSERT_PLUGIN()                                                             \
-  ASSERT_TRUE(runtime().status().ok())                                              \
-      << "no usable PJRT plugin (run scripts/install-deps.sh): "                    \
-      << runtime().status().to_string()
+#define ASSERT_PLUGIN()                \
+  ASSERT_TRUE(runtime().status().ok()) \
+      << "no usable PJRT plugin (run scripts/install-deps.sh): " << runtime().status().to_string()
 
 // A small causal GQA problem over tracked buffers.
 struct Problem {
@@ -129,10 +128,10 @@ TEST(XlaPlugin, WorkspaceBytesCoverWhatTheCompilerReports) {
   Problem p(ctx, 40);
   for (const bool bias : {false, true}) {
     std::vector<float> bias_data(Problem::kB * Problem::kHq * Problem::kS * Problem::kS, 0.25f);
-    p.args.bias = bias ? TensorView::contiguous(bias_data.data(), DType::kF32,
-                                                {Problem::kB, Problem::kHq, Problem::kS,
-                                                 Problem::kS})
-                       : TensorView{};
+    p.args.bias =
+        bias ? TensorView::contiguous(bias_data.data(), DType::kF32,
+                                      {Problem::kB, Problem::kHq, Problem::kS, Problem::kS})
+             : TensorView{};
     const std::vector<xla::Group> groups = xla::groups_of(p.args);
     ASSERT_EQ(groups.size(), 1u);
     const xla::ProgramKey key = xla::key_for(p.args, groups[0]);
