@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # On a machine with an NVIDIA GPU (sm_80+; tuned for the H200): build the CUDA
 # backends for sm_90, run the conformance suite for them, then benchmark
-# cuda.flash, cuda.vendor and PyTorch SDPA side by side and print one table
-# last. Budget: under 5 minutes. Results go to $OUT (default build/gpu-check).
+# cuda.flash, cuda.vendor, xla (NVIDIA's PJRT plugin, when installed) and
+# PyTorch SDPA side by side and print one table last. Budget: under 5 minutes. Results go to $OUT (default build/gpu-check).
 #
 # Needs tessera's build dependencies (scripts/install-deps.sh's APT_PACKAGES)
 # and python3 with torch. On the device image, which has CUDA, CMake, ninja and
@@ -30,7 +30,22 @@ build/gpu/tests/conformance/conformance_test --gtest_filter='*cuda*' --gtest_bri
   2>&1 | tee "$OUT/conformance.log" | tail -15
 SHAPES="B=4,S=4096,H=16,D=128,dtype=bf16;B=4,S=4096,H=16,D=128,dtype=bf16,mask=causal;"
 SHAPES+="B=1,S=16384,H=32,D=128,dtype=bf16,mask=causal;B=16,Sq=1,Sk=8192,Hq=32,Hkv=8,D=128,dtype=bf16"
-build/gpu/tessera bench attention --shapes "$SHAPES" --backends cuda.flash,cuda.vendor \
+# xla on NVIDIA's PJRT plugin beside the CUDA backends, when python3 has it
+# (pip install "jax-cuda13-plugin[with-cuda]"; the backend creates its client
+# with preallocate=false). NEVER RUN YET: no device machine has had the plugin.
+# xla takes host tensors, so its times include the copies to and from the GPU.
+XLA=()
+PLUGIN=$(python3 -c "import jax_plugins.xla_cuda13 as p, os; \
+print(os.path.join(os.path.dirname(p.__file__), 'xla_cuda_plugin.so'))" 2>/dev/null || true)
+if [ -n "$PLUGIN" ]; then
+  XLA=(--pjrt-plugin "$PLUGIN")
+  build/gpu/tessera "${XLA[@]}" backends | grep '^xla' | tee "$OUT/xla.txt"
+  build/gpu/tessera "${XLA[@]}" verify --backends xla 2>&1 | tee -a "$OUT/xla.txt" | tail -3
+else
+  echo "xla: skipped, python3 has no jax-cuda13-plugin" | tee "$OUT/xla.txt"
+fi
+build/gpu/tessera "${XLA[@]}" bench attention --shapes "$SHAPES" \
+  --backends "cuda.flash,cuda.vendor${PLUGIN:+,xla}" \
   --warmup 3 --iters 20 --json "$OUT/tessera.json"
 python3 bench/peers/torch_sdpa_cuda.py "$OUT/torch.json"
 python3 scripts/gpu_table.py "$OUT/tessera.json" "$OUT/torch.json" | tee "$OUT/table.md"

