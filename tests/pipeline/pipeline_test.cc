@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "fake_model.h"
+#include "support/fake_model.h"
 #include "pipeline/utf8_text.h"
 #include "temp_dir.h"
 
 namespace tessera::pipeline {
 namespace {
 
-using testing::FakeModel;
+using tessera::testing::FakeModel;
 using testing::TempDir;
 
 struct Row {
