@@ -147,7 +147,8 @@ void Tokenizer::tokenize_segment(std::string_view text, size_t begin, size_t end
     for (const WordPiece::Piece& p : s->pieces) {
       const int64_t first = s->origin[p.begin];
       const int64_t last = s->origin[p.end - 1];
-      out->push_back({p.id, first, last + utf8_length(static_cast<unsigned char>(text[last]))});
+      out->push_back({p.id, first, last + utf8_length(static_cast<unsigned char>(text[last])),
+                      /*continues_word=*/p.begin != 0});
     }
     s->word.clear();
     s->origin.clear();

@@ -25,6 +25,9 @@ struct TokenSpan {
   int32_t id;
   int64_t begin;
   int64_t end;
+  // A continuation piece ("##ing"): its word began in an earlier token, so a
+  // chunk must not start here (nor end just before it).
+  bool continues_word = false;
 };
 
 class Tokenizer {

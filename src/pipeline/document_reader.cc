@@ -79,7 +79,22 @@ std::vector<std::string> DocumentReader::input_paths() const {
   return paths;
 }
 
+std::unique_ptr<DocumentReader> DocumentReader::from_texts(std::vector<std::string> texts) {
+  std::unique_ptr<DocumentReader> r(new DocumentReader());
+  for (const std::string& t : texts) r->bytes_total_ += t.size();
+  r->texts_ = std::move(texts);
+  return r;
+}
+
 DocumentReader::Item DocumentReader::next(Document* doc, Problem* problem) {
+  if (next_text_ < texts_.size()) {
+    const size_t i = next_text_++;
+    doc->id = static_cast<int64_t>(i);
+    doc->text = std::move(texts_[i]);
+    doc->origin = "documents[" + std::to_string(i) + "]";
+    bytes_read_ += doc->text.size();
+    return Item::kDocument;
+  }
   while (true) {
     if (!pending_.empty()) {
       *problem = std::move(pending_.front());

@@ -37,6 +37,10 @@ class DocumentReader {
   static Status open(const std::vector<std::string>& inputs, const ReaderOptions& options,
                      std::unique_ptr<DocumentReader>* out);
 
+  // Documents already in memory (the Embedder API, the server's documents
+  // route), served in order with ids 0, 1, ... and origins "documents[i]".
+  static std::unique_ptr<DocumentReader> from_texts(std::vector<std::string> texts);
+
   // Fills *doc or *problem and says which; kEnd when every input is read.
   Item next(Document* doc, Problem* problem);
 
@@ -59,6 +63,8 @@ class DocumentReader {
   ReaderOptions options_;
   std::vector<Input> inputs_;
   std::vector<Problem> pending_;  // found while expanding directories
+  std::vector<std::string> texts_;  // from_texts: served before any input
+  size_t next_text_ = 0;
   size_t next_input_ = 0;
   // The JSONL input being read, if any.
   std::string jsonl_path_;

@@ -35,4 +35,16 @@ Status resolve_model_dir(const std::string& flag_value, std::string* out) {
   return Status::Ok();
 }
 
+Status load_encoder(const std::string& model_flag, const std::string& weights_flag, Context& ctx,
+                    std::string* dir, std::unique_ptr<model::Encoder>* out) {
+  TESSERA_RETURN_IF_ERROR(resolve_model_dir(model_flag, dir));
+  model::EncoderOptions options;
+  TESSERA_RETURN_IF_ERROR(model::resolve_weight_precision(weights_flag, &options.weights));
+  const Status st = model::Encoder::load(*dir, options, ctx, out);
+  if (st.code() == StatusCode::kUnsupported && options.weights == model::WeightPrecision::kBf16) {
+    return Status(st.code(), st.message() + " (use --weights f32)");
+  }
+  return st;
+}
+
 }  // namespace tessera::pipeline

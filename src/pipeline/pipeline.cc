@@ -136,8 +136,7 @@ class Runner {
       RoundDoc& rd = docs[d];
       if (!rd.problem.empty()) continue;
       rd.first_chunk = static_cast<int64_t>(chunks.size());
-      for (const Window& w :
-           plan_windows(static_cast<int64_t>(rd.tokens.size()), options_.window)) {
+      for (const Window& w : plan_windows(rd.tokens, rd.doc.text, options_.window)) {
         chunks.push_back({d, w});
         lengths.push_back(w.end - w.begin + kSpecialTokens);
       }
@@ -165,12 +164,8 @@ class Runner {
       sequences.resize(batch.chunks.size());
       for (size_t s = 0; s < batch.chunks.size(); ++s) {
         const Chunk& c = chunks[batch.chunks[s]];
-        const auto& tokens = docs[c.doc].tokens;
-        std::vector<int32_t>& seq = sequences[s];
-        seq.clear();
-        seq.push_back(model_.cls_id());
-        for (int64_t t = c.window.begin; t < c.window.end; ++t) seq.push_back(tokens[t].id);
-        seq.push_back(model_.sep_id());
+        frame_window(docs[c.doc].tokens, c.window, model_.cls_id(), model_.sep_id(),
+                     &sequences[s]);
       }
       TESSERA_RETURN_IF_ERROR(model_.embed(sequences, ctx_, batch_out.as<float>()));
       for (size_t s = 0; s < batch.chunks.size(); ++s) {
@@ -210,7 +205,7 @@ class Runner {
       if (options_.doc_embedding) {
         OutputRow row{&rd.doc.id, 0, rd.num_chunks, offsets(chunks[rd.first_chunk]).first,
                       offsets(chunks[rd.first_chunk + rd.num_chunks - 1]).second};
-        mean_rows(rows, rd.num_chunks, dim, mean.data());
+        mean_of_rows(rows, rd.num_chunks, dim, model_.normalized(), mean.data());
         TESSERA_RETURN_IF_ERROR(writer_.write(row, mean.data()));
         ++stats_.rows;
       } else {
@@ -224,22 +219,6 @@ class Runner {
       ++stats_.documents;
     }
     return Status::Ok();
-  }
-
-  // out = mean of n rows, re-normalized when the model's rows are normalized.
-  void mean_rows(const float* rows, int64_t n, int dim, float* out) const {
-    std::fill(out, out + dim, 0.0f);
-    for (int64_t r = 0; r < n; ++r) {
-      for (int i = 0; i < dim; ++i) out[i] += rows[r * dim + i];
-    }
-    double norm2 = 0;
-    for (int i = 0; i < dim; ++i) {
-      out[i] /= static_cast<float>(n);
-      norm2 += static_cast<double>(out[i]) * out[i];
-    }
-    if (!model_.normalized() || norm2 <= 0) return;
-    const float inv = static_cast<float>(1.0 / std::sqrt(norm2));
-    for (int i = 0; i < dim; ++i) out[i] *= inv;
   }
 
   // Adds the spans recorded during the run (the profiler's aggregates, which
@@ -271,6 +250,21 @@ class Runner {
 };
 
 }  // namespace
+
+void mean_of_rows(const float* rows, int64_t n, int dim, bool renormalize, float* out) {
+  std::fill(out, out + dim, 0.0f);
+  for (int64_t r = 0; r < n; ++r) {
+    for (int i = 0; i < dim; ++i) out[i] += rows[r * dim + i];
+  }
+  double norm2 = 0;
+  for (int i = 0; i < dim; ++i) {
+    out[i] /= static_cast<float>(n);
+    norm2 += static_cast<double>(out[i]) * out[i];
+  }
+  if (!renormalize || norm2 <= 0) return;
+  const float inv = static_cast<float>(1.0 / std::sqrt(norm2));
+  for (int i = 0; i < dim; ++i) out[i] *= inv;
+}
 
 Status resolve_options(const EmbeddingModel& model, PipelineOptions* options) {
   const int limit = model.max_seq_length();

@@ -67,6 +67,10 @@ struct PipelineCallbacks {
 // names the flag and the values. Fills in max_tokens and stride when unset.
 Status resolve_options(const EmbeddingModel& model, PipelineOptions* options);
 
+// A document's vector (--doc-embedding): the mean of its n chunk rows,
+// re-normalized when the model's rows are (`renormalize`). n >= 1.
+void mean_of_rows(const float* rows, int64_t n, int dim, bool renormalize, float* out);
+
 // Runs every document of `reader` through `model` into `writer` (not finished
 // here: the caller calls writer.finish() on success). Problems with single
 // documents are counted in stats->skipped; the returned error is fatal (the

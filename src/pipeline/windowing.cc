@@ -1,12 +1,72 @@
 #include "pipeline/windowing.h"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 
 namespace tessera::pipeline {
 
 namespace {
+
 constexpr int kSpecialTokens = 2;  // [CLS] and [SEP]
+
+using CutAt = std::function<Cut(int64_t)>;
+
+// Sentence-ending punctuation: ASCII, and the full-width forms of CJK text
+// (which need no space after them).
+bool ends_sentence(std::string_view token, bool space_after) {
+  if (token == "." || token == "!" || token == "?") return space_after;
+  return token == "\u3002" || token == "\uFF01" || token == "\uFF1F";  // 。！？
+}
+
+// Where the window that starts at `begin` ends (after `min_end - 1`, so
+// every window reaches further than the one before): the best cut in the
+// last `stride` tokens it could hold (the latest of equals, so windows stay
+// long); else the latest word boundary; else, inside a word longer than the
+// window, the full window.
+int64_t pick_end(int64_t begin, int64_t min_end, int64_t content, int64_t stride, int64_t n,
+                 const CutAt& cut) {
+  const int64_t limit = begin + content;
+  if (limit >= n) return n;
+  int64_t best = -1;
+  Cut best_cut = Cut::kInsideWord;
+  for (int64_t t = limit; t >= min_end && t >= limit - stride; --t) {
+    const Cut c = cut(t);
+    if (c > best_cut) best = t, best_cut = c;
+  }
+  if (best >= min_end) return best;
+  for (int64_t t = limit - stride - 1; t >= min_end; --t) {
+    if (cut(t) != Cut::kInsideWord) return t;
+  }
+  return limit;
+}
+
+// Where the next window starts: the best cut among the last `stride` tokens
+// of [begin, end) (the earliest of equals, so the overlap stays near
+// `stride`), else `end` itself (no overlap).
+int64_t pick_next_begin(int64_t begin, int64_t end, int64_t stride, const CutAt& cut) {
+  int64_t best = end;
+  Cut best_cut = Cut::kInsideWord;
+  for (int64_t t = std::max(begin + 1, end - stride); t < end; ++t) {
+    const Cut c = cut(t);
+    if (c > best_cut) best = t, best_cut = c;
+  }
+  return best;
+}
+
+std::vector<Window> plan(int64_t n, const WindowOptions& options, const CutAt& cut) {
+  const int64_t content = options.max_tokens - kSpecialTokens;
+  std::vector<Window> windows;
+  int64_t end = 0;
+  for (int64_t begin = 0; begin < n;) {
+    end = pick_end(begin, end + 1, content, options.stride, n, cut);
+    windows.push_back({begin, end});
+    if (end == n) break;
+    begin = pick_next_begin(begin, end, options.stride, cut);
+  }
+  return windows;
+}
+
 }  // namespace
 
 Status check_window_options(const WindowOptions& options) {
@@ -23,16 +83,40 @@ Status check_window_options(const WindowOptions& options) {
   return Status::Ok();
 }
 
+Cut cut_before(const std::vector<model::TokenSpan>& tokens, std::string_view text, int64_t t) {
+  const auto n = static_cast<int64_t>(tokens.size());
+  if (t <= 0 || t >= n) return Cut::kParagraph;
+  const model::TokenSpan& prev = tokens[t - 1];
+  const model::TokenSpan& next = tokens[t];
+  if (next.continues_word) return Cut::kInsideWord;
+  const auto gap_begin = static_cast<size_t>(std::min<int64_t>(prev.end, next.begin));
+  const std::string_view gap = text.substr(gap_begin, static_cast<size_t>(next.begin) - gap_begin);
+  const auto newlines = std::count(gap.begin(), gap.end(), '\n');
+  if (newlines >= 2) return Cut::kParagraph;
+  if (newlines == 1) return Cut::kLine;
+  const std::string_view prev_text = text.substr(prev.begin, prev.end - prev.begin);
+  return ends_sentence(prev_text, !gap.empty()) ? Cut::kSentence : Cut::kWord;
+}
+
+std::vector<Window> plan_windows(const std::vector<model::TokenSpan>& tokens,
+                                 std::string_view text, const WindowOptions& options) {
+  return plan(static_cast<int64_t>(tokens.size()), options,
+              [&](int64_t t) { return cut_before(tokens, text, t); });
+}
+
+void frame_window(const std::vector<model::TokenSpan>& tokens, const Window& w, int32_t cls,
+                  int32_t sep, std::vector<int32_t>* sequence) {
+  sequence->clear();
+  sequence->reserve(static_cast<size_t>(w.end - w.begin) + kSpecialTokens);
+  sequence->push_back(cls);
+  for (int64_t t = w.begin; t < w.end; ++t) sequence->push_back(tokens[t].id);
+  sequence->push_back(sep);
+}
+
 std::vector<Window> plan_windows(int64_t num_tokens, const WindowOptions& options) {
-  const int64_t content = options.max_tokens - kSpecialTokens;
-  const int64_t step = content - options.stride;  // > 0 for valid options
-  std::vector<Window> windows;
-  for (int64_t begin = 0; num_tokens > 0; begin += step) {
-    const int64_t end = std::min(begin + content, num_tokens);
-    windows.push_back({begin, end});
-    if (end == num_tokens) break;
-  }
-  return windows;
+  return plan(num_tokens, options, [num_tokens](int64_t t) {
+    return t <= 0 || t >= num_tokens ? Cut::kParagraph : Cut::kWord;
+  });
 }
 
 }  // namespace tessera::pipeline

@@ -1,20 +1,31 @@
 // Splitting a document's tokens into overlapping windows that fit the model.
 // A window holds at most max_tokens - 2 document tokens ([CLS] and [SEP] take
-// the other two); consecutive windows share exactly `stride` tokens (the
-// Hugging Face meaning of stride), and the last one ends at the last token, so
-// every token lies in some window. A document that fits is one window.
+// the other two) and the last one ends at the last token, so every token
+// lies in some window. A document that fits is one window.
+//
+// Windows are cut between words, never before a continuation piece
+// ("##ing"), so a chunk's text (the span its offsets name) tokenizes to the
+// very tokens it was embedded from. Near each cut they prefer, in order, a
+// paragraph break (a blank line), a line break, the end of a sentence, then
+// any word boundary: a window may end up to `stride` tokens early to end on
+// a better boundary, and the next one starts at the best boundary within the
+// last `stride` tokens of it, so neighbours share at most `stride` tokens
+// (exactly `stride` in text of plain words). Only a single word longer than
+// a whole window is cut inside.
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
+#include "model/tokenizer.h"
 #include "tessera/status.h"
 
 namespace tessera::pipeline {
 
 struct WindowOptions {
   int max_tokens = 256;  // per chunk, [CLS] and [SEP] included
-  int stride = 32;       // tokens shared by consecutive windows
+  int stride = 32;       // most tokens shared by consecutive windows
 };
 
 // [begin, end): indices into the document's token list.
@@ -23,11 +34,28 @@ struct Window {
   int64_t end = 0;
 };
 
+// How good a place to cut before token t is (t == 0 and t == n: the best).
+enum class Cut : int { kInsideWord = 0, kWord, kSentence, kLine, kParagraph };
+
 // Checks max_tokens >= 3 and 0 <= stride < max_tokens - 2; the message names
 // the flag (--max-tokens / --stride) and the values.
 Status check_window_options(const WindowOptions& options);
 
-// Windows over `num_tokens` tokens (none for 0). Options must be valid.
+// Windows over `tokens` of `text` (their byte offsets index it); none for no
+// tokens. Options must be valid.
+std::vector<Window> plan_windows(const std::vector<model::TokenSpan>& tokens,
+                                 std::string_view text, const WindowOptions& options);
+
+// The same over `num_tokens` tokens that are all separate words with no
+// sentence or line structure (every cut is Cut::kWord).
 std::vector<Window> plan_windows(int64_t num_tokens, const WindowOptions& options);
+
+// The sequence window `w` of `tokens` is embedded as: cls, its ids, sep.
+// Every front end frames chunks through here.
+void frame_window(const std::vector<model::TokenSpan>& tokens, const Window& w, int32_t cls,
+                  int32_t sep, std::vector<int32_t>* sequence);
+
+// The cut before token t of `tokens` (0 <= t <= tokens.size()).
+Cut cut_before(const std::vector<model::TokenSpan>& tokens, std::string_view text, int64_t t);
 
 }  // namespace tessera::pipeline

@@ -20,9 +20,9 @@ constexpr double kNsPerSecond = 1e9;
 
 }  // namespace
 
-Batcher::Batcher(BatchEmbedder& embedder, TrackingAllocator& alloc, BatcherOptions options,
-                 Observer observer)
-    : embedder_(embedder), alloc_(alloc), options_(options), observer_(std::move(observer)) {
+Batcher::Batcher(pipeline::EmbeddingModel& model, Context& ctx, TrackingAllocator& alloc,
+                 BatcherOptions options, Observer observer)
+    : model_(model), ctx_(ctx), alloc_(alloc), options_(options), observer_(std::move(observer)) {
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -50,7 +50,7 @@ Status Batcher::submit(std::vector<std::vector<int32_t>> sequences,
                                 std::to_string(options_.max_concurrent_requests) +
                                 "; retry later");
     }
-    const size_t bytes = sequences.size() * static_cast<size_t>(embedder_.dim()) * sizeof(float);
+    const size_t bytes = sequences.size() * static_cast<size_t>(model_.dim()) * sizeof(float);
     Status s = Buffer::allocate(alloc_, bytes, "server.results", &j->rows_);
     if (!s.ok()) {
       // Answered like a memory refusal while running (503, retry later), not
@@ -149,7 +149,7 @@ void Batcher::run_part(std::vector<Item> part, BatchReport* report) {
   Buffer out;
   const Status status = embed_part(part, &out);
   if (status.ok()) {
-    const int dim = embedder_.dim();
+    const int dim = model_.dim();
     for (size_t i = 0; i < part.size(); ++i) {
       EmbedJob& job = *part[i].job;
       std::memcpy(job.rows_.as<float>() + part[i].row * dim, out.as<float>() + i * dim,
@@ -189,7 +189,7 @@ void Batcher::run_part(std::vector<Item> part, BatchReport* report) {
 
 Status Batcher::embed_part(std::vector<Item>& part, Buffer* out) {
   Status status =
-      Buffer::allocate(alloc_, part.size() * static_cast<size_t>(embedder_.dim()) * sizeof(float),
+      Buffer::allocate(alloc_, part.size() * static_cast<size_t>(model_.dim()) * sizeof(float),
                        "server.batch", out);
   if (!status.ok()) return status;
   // The model takes a list of sequences; lend it the items' ids and take
@@ -198,7 +198,7 @@ Status Batcher::embed_part(std::vector<Item>& part, Buffer* out) {
   sequences.reserve(part.size());
   for (Item& item : part) sequences.push_back(std::move(item.ids));
   try {
-    status = embedder_.embed(sequences, out->as<float>());
+    status = model_.embed(sequences, ctx_, out->as<float>());
   } catch (const std::exception& e) {
     status = internal_error(std::string("the model threw: ") + e.what());
   } catch (...) {

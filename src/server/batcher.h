@@ -1,6 +1,6 @@
 // Dynamic batching. HTTP threads submit requests (lists of token sequences);
 // one batcher thread packs queued sequences, first come first served, into
-// batches under a token budget, runs each batch through the BatchEmbedder and
+// batches under a token budget, runs each batch through the model and
 // writes every row back to the request it came from. Admission is bounded:
 // past max_concurrent_requests a submit is refused at once (the route's 429).
 // A failure is answered per request: when a merged batch fails, its halves
@@ -18,8 +18,9 @@
 #include <thread>
 #include <vector>
 
-#include "server/served_model.h"
+#include "pipeline/embedding_model.h"
 #include "tessera/allocator.h"
+#include "tessera/context.h"
 
 namespace tessera::server {
 
@@ -66,9 +67,11 @@ class EmbedJob {
 class Batcher {
  public:
   using Observer = std::function<void(const BatchReport&)>;
-  // Starts the batcher thread. Output rows come from `alloc`.
-  Batcher(BatchEmbedder& embedder, TrackingAllocator& alloc, BatcherOptions options,
-          Observer observer = {});
+  // Starts the batcher thread, the only caller of model.embed(..., ctx, ...)
+  // (a context's thread pool is not reentrant). Output rows come from
+  // `alloc` (the server passes ctx's allocator; tests a budgeted one).
+  Batcher(pipeline::EmbeddingModel& model, Context& ctx, TrackingAllocator& alloc,
+          BatcherOptions options, Observer observer = {});
   Batcher(const Batcher&) = delete;
   Batcher& operator=(const Batcher&) = delete;
   ~Batcher();  // shutdown()
@@ -105,7 +108,8 @@ class Batcher {
   Status embed_part(std::vector<Item>& part, Buffer* out);
   void finish(EmbedJob& job, Status status);
 
-  BatchEmbedder& embedder_;
+  pipeline::EmbeddingModel& model_;
+  Context& ctx_;
   TrackingAllocator& alloc_;
   const BatcherOptions options_;
   Observer observer_;

@@ -60,8 +60,8 @@ bool has_body(const httplib::Request& req) {
   return (n && *n > 0) || req.has_header("Transfer-Encoding");
 }
 
-const char* const kRoutes[] = {"/embed", "/v1/embeddings", "/tokenize", "/health", "/info",
-                               "/metrics"};
+const char* const kRoutes[] = {"/embed",  "/v1/embeddings", "/embed_documents", "/tokenize",
+                               "/health", "/info",           "/metrics"};
 
 // Metrics label of a path: a known route, else "other" (bounded cardinality).
 std::string route_label(const std::string& path) {
@@ -83,13 +83,14 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 class EmbeddingServer::Impl {
  public:
-  Impl(ServedModel& model, TrackingAllocator& alloc, ServerOptions options, ServingInfo info,
-       MetricsSource extra)
+  Impl(pipeline::EmbeddingModel& model, ModelInfo model_info, Context& ctx,
+       TrackingAllocator& alloc, ServerOptions options, ServingInfo info, MetricsSource extra)
       : options_(std::move(options)),
         info_(std::move(info)),
-        batcher_(model, alloc, options_.batching,
+        model_info_(std::move(model_info)),
+        batcher_(model, ctx, alloc, options_.batching,
                  [this](const BatchReport& r) { metrics_.observe_batch(r); }),
-        rc_{model, batcher_, metrics_, options_, info_, std::move(extra), draining_, connections_},
+        rc_{model, model_info_, batcher_, metrics_, options_, info_, std::move(extra), draining_, connections_},
         limits_(connection_limits(options_)),
         on_cut_([this](int status) { metrics_.count_response("other", status, 0); }),
         http_(limits_, on_cut_) {
@@ -191,6 +192,7 @@ class EmbeddingServer::Impl {
         });
     post("/embed", handle_embed);
     post("/v1/embeddings", handle_openai_embeddings);
+    post("/embed_documents", handle_embed_documents);
     post("/tokenize", handle_tokenize);
     get("/health", handle_health);
     get("/info", handle_info);
@@ -291,6 +293,7 @@ class EmbeddingServer::Impl {
 
   ServerOptions options_;
   ServingInfo info_;
+  ModelInfo model_info_;
   std::atomic<bool> draining_{false};
   std::atomic<const ConnectionPool*> connections_{nullptr};
   ServerMetrics metrics_;  // before batcher_: its thread reports here
@@ -307,11 +310,11 @@ class EmbeddingServer::Impl {
   bool serve_done_ = false;
 };
 
-EmbeddingServer::EmbeddingServer(ServedModel& model, TrackingAllocator& alloc,
-                                 ServerOptions options, ServingInfo info,
-                                 MetricsSource extra_metrics)
-    : impl_(std::make_unique<Impl>(model, alloc, std::move(options), std::move(info),
-                                   std::move(extra_metrics))) {}
+EmbeddingServer::EmbeddingServer(pipeline::EmbeddingModel& model, ModelInfo model_info,
+                                 Context& ctx, TrackingAllocator& alloc, ServerOptions options,
+                                 ServingInfo info, MetricsSource extra_metrics)
+    : impl_(std::make_unique<Impl>(model, std::move(model_info), ctx, alloc, std::move(options),
+                                   std::move(info), std::move(extra_metrics))) {}
 
 EmbeddingServer::~EmbeddingServer() = default;
 

@@ -10,15 +10,19 @@
 #include "server/served_model.h"
 #include "server/server_options.h"
 #include "tessera/allocator.h"
+#include "tessera/context.h"
 
 namespace tessera::server {
 
 class EmbeddingServer {
  public:
-  // `model` and `alloc` must outlive the server. `extra_metrics` appends the
+  // `model`, `ctx` and `alloc` must outlive the server; the model runs on
+  // ctx (from the batcher thread only) and result rows come from `alloc`
+  // (ctx's allocator in `tessera serve`). `extra_metrics` appends the
   // families of the shared profiler registry to /metrics.
-  EmbeddingServer(ServedModel& model, TrackingAllocator& alloc, ServerOptions options,
-                  ServingInfo info, MetricsSource extra_metrics = {});
+  EmbeddingServer(pipeline::EmbeddingModel& model, ModelInfo model_info, Context& ctx,
+                  TrackingAllocator& alloc, ServerOptions options, ServingInfo info,
+                  MetricsSource extra_metrics = {});
   EmbeddingServer(const EmbeddingServer&) = delete;
   EmbeddingServer& operator=(const EmbeddingServer&) = delete;
   ~EmbeddingServer();

@@ -1,14 +1,16 @@
-// Texts -> token id sequences ready for the batcher: [CLS] tokens [SEP],
-// truncated to the model's max_length when asked, else refused with a 422
-// naming the input.
+// Texts -> token id sequences ready for the batcher, framed by the pipeline
+// (pipeline/text_embedding.h) as `tessera embed` frames a one-chunk
+// document: truncated to the model's max_length when asked, else refused
+// with a 422 naming the input.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "model/tokenizer.h"
+#include "pipeline/embedding_model.h"
 #include "server/api_error.h"
-#include "server/served_model.h"
 
 namespace tessera::server {
 
@@ -19,14 +21,14 @@ struct PreparedInputs {
 
 // `field` names the request field ("inputs", "input") in error messages;
 // `truncate_hint` says how the client gets over-long inputs cut.
-ApiError prepare_inputs(const ServedModel& model, const std::vector<std::string>& texts,
+ApiError prepare_inputs(const pipeline::EmbeddingModel& model, const std::vector<std::string>& texts,
                         bool truncate, const std::string& field, const char* truncate_hint,
                         PreparedInputs* out);
 
 // One text's tokens with or without [CLS]/[SEP] (for /tokenize): offsets of
 // special tokens are -1. Over-long texts are not truncated.
-ApiError tokenize_text(const ServedModel& model, const std::string& text,
+ApiError tokenize_text(const pipeline::EmbeddingModel& model, const std::string& text,
                        bool add_special_tokens, const std::string& field,
-                       std::vector<TextToken>* out);
+                       std::vector<model::TokenSpan>* out);
 
 }  // namespace tessera::server

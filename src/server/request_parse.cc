@@ -159,4 +159,46 @@ ApiError parse_tokenize_request(std::string_view body, const ParseLimits& limits
   return parse_bool(j, "add_special_tokens", &out->add_special_tokens);
 }
 
+ApiError parse_documents_request(std::string_view body, const ParseLimits& limits,
+                                 DocumentsRequest* out) {
+  json j;
+  ApiError e = parse_object(body, &j);
+  if (!e.ok()) return e;
+  auto it = j.find("documents");
+  if (it == j.end() || !it->is_array() || it->empty()) {
+    return validation_error("documents",
+                            "documents must be a non-empty list of strings or {\"id\", \"text\"} "
+                            "objects, got " +
+                                (it == j.end() ? std::string("nothing") : describe(*it)));
+  }
+  if (it->size() > limits.max_client_batch_size) {
+    return too_large_error("documents", "documents has " + std::to_string(it->size()) +
+                                            " entries but this server takes at most " +
+                                            std::to_string(limits.max_client_batch_size) +
+                                            " per request (--max-client-batch-size)");
+  }
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& d = (*it)[i];
+    const std::string name = "documents[" + std::to_string(i) + "]";
+    if (d.is_string()) {
+      out->ids.push_back(std::to_string(i));
+      out->texts.push_back(d.get<std::string>());
+      continue;
+    }
+    const auto text = d.is_object() ? d.find("text") : d.end();
+    const auto id = d.is_object() ? d.find("id") : d.end();
+    if (!d.is_object() || text == d.end() || !text->is_string()) {
+      return validation_error(name, name + " must be a string or an object with a string "
+                                           "\"text\", got " + describe(d));
+    }
+    if (id != d.end() && !id->is_string() && !id->is_number_integer()) {
+      return validation_error(name + ".id",
+                              name + ".id must be a string or an integer, got " + describe(*id));
+    }
+    out->ids.push_back(id == d.end() ? std::to_string(i) : id->dump());
+    out->texts.push_back(text->get<std::string>());
+  }
+  return parse_bool(j, "doc_embedding", &out->doc_embedding);
+}
+
 }  // namespace tessera::server

@@ -46,4 +46,14 @@ struct TokenizeRequest {
 ApiError parse_tokenize_request(std::string_view body, const ParseLimits& limits,
                                 TokenizeRequest* out);
 
+// POST /embed_documents: {"documents": [str | {"id": str | int, "text": str}],
+// "doc_embedding": bool = false}. A plain string's id is its index.
+struct DocumentsRequest {
+  std::vector<std::string> ids;  // each a JSON value's text: "\"a.txt\"" or "3"
+  std::vector<std::string> texts;
+  bool doc_embedding = false;
+};
+ApiError parse_documents_request(std::string_view body, const ParseLimits& limits,
+                                 DocumentsRequest* out);
+
 }  // namespace tessera::server

@@ -8,7 +8,9 @@
 #include <string>
 #include <string_view>
 
+#include "pipeline/embedding_model.h"
 #include "server/batcher.h"
+#include "server/inputs.h"
 #include "server/served_model.h"
 #include "server/server_metrics.h"
 #include "server/server_options.h"
@@ -28,7 +30,8 @@ struct Reply {
 using MetricsSource = std::function<void(std::string* out)>;
 
 struct RouteContext {
-  ServedModel& model;
+  pipeline::EmbeddingModel& model;
+  const ModelInfo& model_info;
   Batcher& batcher;
   ServerMetrics& metrics;
   const ServerOptions& options;
@@ -41,9 +44,17 @@ struct RouteContext {
 
 Reply handle_embed(RouteContext& rc, std::string_view body);         // POST /embed
 Reply handle_openai_embeddings(RouteContext& rc, std::string_view body);  // POST /v1/embeddings
+Reply handle_embed_documents(RouteContext& rc, std::string_view body);  // POST /embed_documents
 Reply handle_tokenize(RouteContext& rc, std::string_view body);      // POST /tokenize
 Reply handle_health(RouteContext& rc);                               // GET /health
 Reply handle_info(RouteContext& rc);                                 // GET /info
 Reply handle_metrics(RouteContext& rc);                              // GET /metrics
+
+// Submits the prepared sequences to the batcher and waits for their rows:
+// the answer every embedding route gives to a full queue (429), a shutdown
+// (503), the memory budget (503), a model failure (424, naming field[i]) or
+// non-finite rows (500). `field` names the inputs ("inputs", "documents").
+ApiError run_job(RouteContext& rc, PreparedInputs& inputs, const std::string& field,
+                 std::shared_ptr<EmbedJob>* job);
 
 }  // namespace tessera::server

@@ -25,8 +25,8 @@ ParseLimits parse_limits(const RouteContext& rc) {
   return {rc.options.max_client_batch_size, rc.options.auto_truncate};
 }
 
-// Submits the sequences and waits for their rows. `field` names the inputs
-// ("inputs", "input") so that a failing one can be named.
+}  // namespace
+
 ApiError run_job(RouteContext& rc, PreparedInputs& inputs, const std::string& field,
                  std::shared_ptr<EmbedJob>* job) {
   Status s = rc.batcher.submit(std::move(inputs.sequences), job);
@@ -62,6 +62,8 @@ ApiError run_job(RouteContext& rc, PreparedInputs& inputs, const std::string& fi
   return no_error();
 }
 
+namespace {
+
 void l2_normalize(float* row, int dim) {
   double sum = 0;
   for (int i = 0; i < dim; ++i) sum += static_cast<double>(row[i]) * row[i];
@@ -73,9 +75,9 @@ void l2_normalize(float* row, int dim) {
 // Rows the model left unnormalized are normalized here when asked; a model
 // that normalizes itself cannot give raw rows back.
 ApiError check_normalize(const RouteContext& rc, bool normalize) {
-  if (!normalize && rc.model.info().normalizes) {
+  if (!normalize && rc.model_info.normalizes) {
     return validation_error("normalize",
-                            "normalize: false is not available: model '" + rc.model.info().id +
+                            "normalize: false is not available: model '" + rc.model_info.id +
                                 "' ends with a Normalize module (modules.json), so its rows are "
                                 "always L2-normalized");
   }
@@ -83,7 +85,7 @@ ApiError check_normalize(const RouteContext& rc, bool normalize) {
 }
 
 void normalize_rows(const RouteContext& rc, EmbedJob& job, bool normalize) {
-  if (!normalize || rc.model.info().normalizes) return;
+  if (!normalize || rc.model_info.normalizes) return;
   for (int64_t r = 0; r < job.count(); ++r) l2_normalize(job.rows() + r * rc.model.dim(), rc.model.dim());
 }
 
@@ -121,7 +123,7 @@ Reply handle_openai_embeddings(RouteContext& rc, std::string_view body) {
   const int dim = rc.model.dim();
   if (e.ok() && req.dimensions && *req.dimensions != dim) {
     e = validation_error("dimensions", "dimensions = " + std::to_string(*req.dimensions) +
-                                           " but model '" + rc.model.info().id + "' outputs " +
+                                           " but model '" + rc.model_info.id + "' outputs " +
                                            std::to_string(dim) + " (it cannot be shortened)");
   }
   PreparedInputs inputs;
@@ -148,7 +150,7 @@ Reply handle_openai_embeddings(RouteContext& rc, std::string_view body) {
     }
     out.push_back('}');
   }
-  out += "],\"model\":" + nlohmann::json(rc.model.info().id).dump() +
+  out += "],\"model\":" + nlohmann::json(rc.model_info.id).dump() +
          ",\"usage\":{\"prompt_tokens\":" + std::to_string(tokens) +
          ",\"total_tokens\":" + std::to_string(tokens) + "}}";
   return reply;

@@ -35,18 +35,18 @@ Reply handle_tokenize(RouteContext& rc, std::string_view body) {
       body, {rc.options.max_client_batch_size, rc.options.auto_truncate}, &req);
   if (!e.ok()) return {e.status, tei_error_body(e)};
   nlohmann::json out = nlohmann::json::array();
-  std::vector<TextToken> tokens;
+  std::vector<model::TokenSpan> tokens;
   for (size_t i = 0; i < req.inputs.size(); ++i) {
     const std::string& text = req.inputs[i];
     e = tokenize_text(rc.model, text, req.add_special_tokens,
                       "inputs[" + std::to_string(i) + "]", &tokens);
     if (!e.ok()) return {e.status, tei_error_body(e)};
     nlohmann::json row = nlohmann::json::array();
-    for (const TextToken& t : tokens) {
+    for (const model::TokenSpan& t : tokens) {
       const bool special = t.begin < 0;
       nlohmann::json tok = {{"id", t.id}, {"special", special}};
       if (special) {
-        tok["text"] = rc.model.special_text(t.id);
+        tok["text"] = t.id == rc.model.cls_id() ? "[CLS]" : t.id == rc.model.sep_id() ? "[SEP]" : "[UNK]";
         tok["start"] = nullptr;
         tok["stop"] = nullptr;
       } else {
@@ -67,7 +67,7 @@ Reply handle_health(RouteContext& rc) {
 }
 
 Reply handle_info(RouteContext& rc) {
-  const ModelInfo& m = rc.model.info();
+  const ModelInfo& m = rc.model_info;
   const ServerOptions& o = rc.options;
   // TEI's /info fields first, then tessera's own.
   nlohmann::json j = {

@@ -1,34 +1,15 @@
-// The seam between the server and a model. The batcher needs only
-// BatchEmbedder ("embed a packed batch of token sequences"); the routes also
-// need the tokenizer and the facts /info reports. The real implementation
-// wraps model::Encoder (encoder_model.h); tests use a fake.
+// The server's model is the pipeline's EmbeddingModel
+// (pipeline/embedding_model.h), the one `tessera embed` and the Embedder API
+// use: one tokenizer, one framing of [CLS] ... [SEP], one normalisation and
+// the same windows. This adds only the facts /info reports about it.
 #pragma once
 
-#include <cstdint>
+#include <cstddef>
 #include <string>
-#include <string_view>
-#include <vector>
 
-#include "tessera/status.h"
+#include "model/encoder.h"
 
 namespace tessera::server {
-
-class BatchEmbedder {
- public:
-  virtual ~BatchEmbedder() = default;
-  virtual int dim() const = 0;
-  // sequences: token ids, each [CLS] ... [SEP], 1..max_length tokens. Writes
-  // sequences.size() x dim() floats to out, row i for sequence i. Called from
-  // the batcher thread only.
-  virtual Status embed(const std::vector<std::vector<int32_t>>& sequences, float* out) = 0;
-};
-
-// One token of an input text: its id and byte offsets [begin, end) in the text.
-struct TextToken {
-  int32_t id = 0;
-  int64_t begin = 0;
-  int64_t end = 0;
-};
 
 struct ModelInfo {
   std::string id;          // "all-MiniLM-L6-v2": reported as "model"
@@ -41,16 +22,7 @@ struct ModelInfo {
   std::string weights = "f32";  // precision of the Linear weights: "f32" or "bf16"
 };
 
-class ServedModel : public BatchEmbedder {
- public:
-  virtual const ModelInfo& info() const = 0;
-  // Tokens of `text` without special tokens. Thread-safe (HTTP threads call
-  // it concurrently). Errors (e.g. invalid UTF-8) name the problem.
-  virtual Status tokenize(std::string_view text, std::vector<TextToken>* out) const = 0;
-  virtual int32_t cls_id() const = 0;
-  virtual int32_t sep_id() const = 0;
-  // Surface form of a special token ("[CLS]") for /tokenize.
-  virtual std::string special_text(int32_t id) const = 0;
-};
+// The facts of a loaded encoder.
+ModelInfo describe_model(const model::Encoder& encoder);
 
 }  // namespace tessera::server

@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "fake_model.h"
+#include "support/fake_model.h"
 #include "pipeline/utf8_text.h"
 #include "temp_dir.h"
 
 namespace tessera::pipeline {
 namespace {
 
-using testing::FakeModel;
+using tessera::testing::FakeModel;
 using testing::TempDir;
 
 struct Row {
@@ -119,7 +119,7 @@ TEST(Pipeline, RowsInInputOrderWithTheirOwnEmbeddingWhateverTheBatching) {
       for (int d = 0; d < 12; ++d) {
         std::vector<model::TokenSpan> tokens;
         ASSERT_TRUE(model.tokenize(texts[d], &tokens).ok());
-        const auto windows = plan_windows(static_cast<int64_t>(tokens.size()), {16, 4});
+        const auto windows = plan_windows(tokens, texts[d], {16, 4});
         for (size_t k = 0; k < windows.size(); ++k, ++r) {
           ASSERT_LT(r, run.rows.size());
           const Row& row = run.rows[r];

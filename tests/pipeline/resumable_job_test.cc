@@ -11,7 +11,7 @@
 #include <iterator>
 #include <string>
 
-#include "fake_model.h"
+#include "support/fake_model.h"
 #include "pipeline/atomic_file.h"
 #include "pipeline/checkpoint.h"
 #include "pipeline/job_fingerprint.h"
@@ -21,7 +21,7 @@ namespace tessera::pipeline {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::FakeModel;
+using tessera::testing::FakeModel;
 using testing::TempDir;
 
 constexpr int kDim = 8;

@@ -8,12 +8,12 @@
 #include <mutex>
 #include <thread>
 
-#include "fake_model.h"
+#include "support/fake_model.h"
 
 namespace tessera::server {
 namespace {
 
-using testing::FakeModel;
+using tessera::testing::FakeModel;
 
 // n sequences of `length` tokens each, ids distinct per (request, sequence).
 std::vector<std::vector<int32_t>> sequences(int request, int n, int length) {
@@ -41,7 +41,7 @@ TEST(Batcher, AnswersEveryRequestWithItsOwnRows) {
   FakeModel model;
   TrackingAllocator alloc;
   {
-    Batcher batcher(model, alloc, {.max_batch_tokens = 64});
+    Batcher batcher(model, model.context(), alloc, {.max_batch_tokens = 64});
     constexpr int kThreads = 4;
     constexpr int kRequestsPerThread = 25;
     std::vector<std::thread> threads;
@@ -80,7 +80,7 @@ TEST(Batcher, AnswersEveryRequestWithItsOwnRows) {
 TEST(Batcher, PacksQueuedSequencesUnderTheTokenBudgetAndSplitsRequests) {
   FakeModel model;
   TrackingAllocator alloc;
-  Batcher batcher(model, alloc, {.max_batch_tokens = 10});
+  Batcher batcher(model, model.context(), alloc, {.max_batch_tokens = 10});
   model.close_gate();
   std::shared_ptr<EmbedJob> a, b, c;
   const auto sa = sequences(0, 1, 4), sb = sequences(1, 3, 4), sc = sequences(2, 2, 4);
@@ -105,7 +105,7 @@ TEST(Batcher, PacksQueuedSequencesUnderTheTokenBudgetAndSplitsRequests) {
 TEST(Batcher, OneSequencePerBatchWhenBatchingIsOff) {
   FakeModel model;
   TrackingAllocator alloc;
-  Batcher batcher(model, alloc, {.max_batch_tokens = 1000, .max_batch_sequences = 1});
+  Batcher batcher(model, model.context(), alloc, {.max_batch_tokens = 1000, .max_batch_sequences = 1});
   model.close_gate();
   std::shared_ptr<EmbedJob> a, b;
   ASSERT_TRUE(batcher.submit(sequences(0, 1, 3), &a).ok());
@@ -122,7 +122,7 @@ TEST(Batcher, OneSequencePerBatchWhenBatchingIsOff) {
 TEST(Batcher, RefusesPastMaxConcurrentRequestsAndAdmitsAgainAfterAnswers) {
   FakeModel model;
   TrackingAllocator alloc;
-  Batcher batcher(model, alloc, {.max_batch_tokens = 100, .max_concurrent_requests = 2});
+  Batcher batcher(model, model.context(), alloc, {.max_batch_tokens = 100, .max_concurrent_requests = 2});
   model.close_gate();
   std::shared_ptr<EmbedJob> a, b, c;
   ASSERT_TRUE(batcher.submit(sequences(0, 1, 3), &a).ok());
@@ -143,7 +143,7 @@ TEST(Batcher, RefusesPastMaxConcurrentRequestsAndAdmitsAgainAfterAnswers) {
 TEST(Batcher, AFailedBatchFailsItsRequestsAndTheNextBatchRuns) {
   FakeModel model;
   TrackingAllocator alloc;
-  Batcher batcher(model, alloc, {.max_batch_tokens = 4});
+  Batcher batcher(model, model.context(), alloc, {.max_batch_tokens = 4});
   model.close_gate();
   std::shared_ptr<EmbedJob> a, b;
   ASSERT_TRUE(batcher.submit(sequences(0, 3, 4), &a).ok());  // three batches of one
@@ -190,7 +190,7 @@ TEST(Batcher, AFailingSequenceFailsOnlyItsRequestAndTheRestOfTheBatchIsAnswered)
   TrackingAllocator alloc;
   std::vector<BatchReport> reports;
   std::mutex reports_mu;
-  Batcher batcher(model, alloc, {.max_batch_tokens = 100}, [&](const BatchReport& r) {
+  Batcher batcher(model, model.context(), alloc, {.max_batch_tokens = 100}, [&](const BatchReport& r) {
     std::lock_guard<std::mutex> lock(reports_mu);
     reports.push_back(r);
   });
@@ -226,7 +226,7 @@ TEST(Batcher, AFailingSequenceFailsOnlyItsRequestAndTheRestOfTheBatchIsAnswered)
 TEST(Batcher, AModelThatThrowsOnOneSequenceFailsOnlyItsRequest) {
   FakeModel model;
   TrackingAllocator alloc;
-  Batcher batcher(model, alloc, {.max_batch_tokens = 100});
+  Batcher batcher(model, model.context(), alloc, {.max_batch_tokens = 100});
   model.fail_on_token(kPoison, internal_error("std::bad_alloc in a kernel"), /*throws=*/true);
   MergedBatch m(model, batcher);
   ASSERT_TRUE(m.b->wait().ok());
@@ -241,7 +241,7 @@ TEST(Batcher, AModelThatThrowsOnOneSequenceFailsOnlyItsRequest) {
 TEST(Batcher, AFailureOfOneRequestAloneIsNotRetried) {
   FakeModel model;
   TrackingAllocator alloc;
-  Batcher batcher(model, alloc, {.max_batch_tokens = 100});
+  Batcher batcher(model, model.context(), alloc, {.max_batch_tokens = 100});
   model.fail_next(unavailable("no attention backend can run these args"));
   std::shared_ptr<EmbedJob> a;
   ASSERT_TRUE(batcher.submit(sequences(0, 4, 3), &a).ok());
@@ -255,7 +255,7 @@ TEST(Batcher, AFailureOfOneRequestAloneIsNotRetried) {
 TEST(Batcher, AMemoryRefusalRunsTheBatchInSmallerPartsThatFit) {
   FakeModel model;
   TrackingAllocator alloc;
-  Batcher batcher(model, alloc, {.max_batch_tokens = 100});
+  Batcher batcher(model, model.context(), alloc, {.max_batch_tokens = 100});
   model.fail_over_tokens(8);  // the "activations" of more than 8 tokens do not fit
   model.close_gate();
   std::shared_ptr<EmbedJob> a, b, c, big;
@@ -283,7 +283,7 @@ TEST(Batcher, AMemoryRefusalRunsTheBatchInSmallerPartsThatFit) {
 TEST(Batcher, ShutdownAnswersEverythingAdmittedAndRefusesTheRest) {
   FakeModel model;
   TrackingAllocator alloc;
-  Batcher batcher(model, alloc, {.max_batch_tokens = 8, .max_concurrent_requests = 1 << 20});
+  Batcher batcher(model, model.context(), alloc, {.max_batch_tokens = 8, .max_concurrent_requests = 1 << 20});
   model.close_gate();
   std::vector<std::shared_ptr<EmbedJob>> jobs(6);
   std::vector<std::vector<std::vector<int32_t>>> seqs;
@@ -317,7 +317,7 @@ TEST(Batcher, ShutdownAnswersEverythingAdmittedAndRefusesTheRest) {
 TEST(Batcher, RefusesEmptyRequestsAndSequences) {
   FakeModel model;
   TrackingAllocator alloc;
-  Batcher batcher(model, alloc, {});
+  Batcher batcher(model, model.context(), alloc, {});
   std::shared_ptr<EmbedJob> job;
   EXPECT_EQ(batcher.submit({}, &job).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(batcher.submit({{1, 2}, {}}, &job).code(), StatusCode::kInvalidArgument);
@@ -327,7 +327,7 @@ TEST(Batcher, RefusesEmptyRequestsAndSequences) {
 TEST(Batcher, ResultRowsComeFromTheTrackedAllocatorAndRespectItsBudget) {
   FakeModel model(/*dim=*/8);
   TrackingAllocator alloc(/*budget=*/2048);
-  Batcher batcher(model, alloc, {});
+  Batcher batcher(model, model.context(), alloc, {});
   model.close_gate();
   std::shared_ptr<EmbedJob> a, b;
   ASSERT_TRUE(batcher.submit(sequences(0, 16, 2), &a).ok());  // 16 x 8 floats: 512 bytes

@@ -19,14 +19,14 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "fake_model.h"
+#include "support/fake_model.h"
 #include "server_fixture.h"
 
 namespace tessera::server {
 namespace {
 
 using nlohmann::json;
-using testing::FakeModel;
+using tessera::testing::FakeModel;
 using testing::RunningServer;
 using Clock = std::chrono::steady_clock;
 

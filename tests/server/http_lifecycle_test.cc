@@ -9,14 +9,14 @@
 #include <random>
 #include <thread>
 
-#include "fake_model.h"
+#include "support/fake_model.h"
 #include "server_fixture.h"
 
 namespace tessera::server {
 namespace {
 
 using nlohmann::json;
-using testing::FakeModel;
+using tessera::testing::FakeModel;
 using testing::RunningServer;
 
 ServerOptions limits(size_t max_concurrent) {

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fake_model.h"
+#include "support/fake_model.h"
 #include "runtime/metrics.h"
 #include "server_fixture.h"
 
@@ -13,7 +13,7 @@ namespace tessera::server {
 namespace {
 
 using nlohmann::json;
-using testing::FakeModel;
+using tessera::testing::FakeModel;
 using testing::RunningServer;
 
 ServerOptions small_limits() {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <thread>
 
+#include "support/fake_model.h"
 #include "server/http_server.h"
 #include "tessera/allocator.h"
 
@@ -14,9 +15,9 @@ namespace tessera::server::testing {
 
 class RunningServer {
  public:
-  RunningServer(ServedModel& model, TrackingAllocator& alloc, ServerOptions options,
+  RunningServer(tessera::testing::FakeModel& model, TrackingAllocator& alloc, ServerOptions options,
                 MetricsSource extra = {})
-      : server_(model, alloc, with_free_port(std::move(options)),
+      : server_(model, model.info(), model.context(), alloc, with_free_port(std::move(options)),
                 {"test", "auto", {"reference", "cpu.flash"}}, std::move(extra)) {
     bind_status_ = server_.bind(&port_);
     if (bind_status_.ok()) thread_ = std::thread([this] { serve_status_ = server_.serve(); });

@@ -30,32 +30,31 @@ Status parse_byte_size(const std::string& text, const char* field, size_t* out) 
 }
 
 Status AppState::init() {
-  if (initialized_) return Status::Ok();
-  ContextOptions ctx_options;
-  ctx_options.num_threads = options.threads;
+  if (runtime_ != nullptr) return Status::Ok();
+  RuntimeOptions rt;
+  rt.threads = options.threads;
+  rt.attention = options.attention;
+  rt.tuning = observe.tuning;
   if (!options.memory_budget.empty()) {
-    size_t budget = 0;
-    TESSERA_RETURN_IF_ERROR(parse_byte_size(options.memory_budget, "--memory-budget", &budget));
-    ctx_options.memory_budget_bytes = budget;
+    TESSERA_RETURN_IF_ERROR(
+        parse_byte_size(options.memory_budget, "--memory-budget", &rt.memory_budget_bytes));
   }
   TESSERA_RETURN_IF_ERROR(
-      parse_byte_size(options.memory_reuse, "--memory-reuse", &ctx_options.reuse_memory_bytes));
-  if (options.attention.empty()) {
-    TESSERA_RETURN_IF_ERROR(policy_from_environment(Policy{}, &policy_));
-  } else {
-    Status s = parse_policy(options.attention, &policy_);
-    if (!s.ok()) return invalid_argument("--attention: " + s.message());
+      parse_byte_size(options.memory_reuse, "--memory-reuse", &rt.memory_reuse_bytes));
+  if (Status s = Runtime::create(rt, &runtime_); !s.ok()) {
+    // The runtime names its options ("attention: ..."); here they are flags.
+    const bool names_option = s.message().rfind("attention:", 0) == 0 ||
+                              s.message().rfind("threads =", 0) == 0;
+    return names_option ? Status(s.code(), "--" + s.message()) : s;
   }
-  register_builtin_backends(registry_);
-  context_ = std::make_unique<Context>(ctx_options);
-  dispatcher_ = std::make_unique<Dispatcher>(registry_, policy_);
-  initialized_ = true;
-  return configure_observability(observe, *context_, *dispatcher_, &observe_state_);
+  observe_state_.tuning_path = runtime_->tuning_path();
+  observe_state_.tuning_note = runtime_->tuning_note();
+  return configure_observability(observe, context(), dispatcher(), &observe_state_);
 }
 
 Status AppState::finish() {
-  if (!initialized_) return Status::Ok();
-  return finish_observability(observe, observe_state_, *context_, *dispatcher_);
+  if (runtime_ == nullptr) return Status::Ok();
+  return finish_observability(observe, observe_state_, context(), dispatcher());
 }
 
 int fail(const Status& status, int code) {

@@ -1,5 +1,6 @@
-// AppState: what every CLI command shares — the registry of built-in
-// backends, one Context and one Dispatcher built from the global options.
+// AppState: what every CLI command shares — a tessera::Runtime (the
+// registry of built-in backends, one Context, one Dispatcher, the tuned
+// table) built from the global options, and the observability flags.
 #pragma once
 
 #include <memory>
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "observe_options.h"
+#include "tessera/runtime.h"
 #include "tessera/tessera.h"
 
 namespace tessera::cli {
@@ -23,22 +25,19 @@ class AppState {
   GlobalOptions options;
   ObserveOptions observe;  // --trace, --profile, --metrics, --shadow, --canary, --tuning
 
-  // Builds the registry, context and dispatcher once (later calls are no-ops).
+  // Builds the runtime once (later calls are no-ops).
   Status init();
-  Registry& registry() { return registry_; }
-  Context& context() { return *context_; }
-  Dispatcher& dispatcher() { return *dispatcher_; }
-  const Policy& policy() const { return policy_; }
+  Runtime& runtime() { return *runtime_; }
+  Registry& registry() { return runtime_->registry(); }
+  Context& context() { return runtime_->context(); }
+  Dispatcher& dispatcher() { return runtime_->dispatcher(); }
+  const Policy& policy() const { return runtime_->policy(); }
   const ObserveState& observe_state() const { return observe_state_; }
   // At exit: writes the trace / metrics / profile the flags asked for.
   Status finish();
 
  private:
-  bool initialized_ = false;
-  Registry registry_;
-  Policy policy_;
-  std::unique_ptr<Context> context_;
-  std::unique_ptr<Dispatcher> dispatcher_;
+  std::unique_ptr<Runtime> runtime_;
   ObserveState observe_state_;
 };
 

@@ -201,8 +201,9 @@ void add_embed_command(CLI::App& app, AppState& state) {
                   "[rows, dim] plus an index NAME.index.jsonl. Default: npy if -o ends in .npy")
       ->check(CLI::IsMember({"jsonl", "npy"}));
   cmd->add_option("--stride", opt.pipeline.window.stride,
-                  "Tokens shared by consecutive windows of a long document (default 32, or a\n"
-                  "quarter of the window when that is smaller)");
+                  "Most tokens shared by consecutive windows of a long document (default 32,\n"
+                  "or a quarter of the window when that is smaller). Windows start and end\n"
+                  "between words and prefer paragraph, line and sentence boundaries");
   cmd->add_option("--max-tokens", opt.pipeline.window.max_tokens,
                   "Tokens per chunk, [CLS] and [SEP] included (default: the model's "
                   "max_seq_length)");

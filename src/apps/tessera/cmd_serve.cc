@@ -13,7 +13,7 @@
 #include "model/encoder.h"
 #include "model_options.h"
 #include "runtime/machine_info.h"
-#include "server/encoder_model.h"
+#include "pipeline/encoder_model.h"
 #include "server/http_server.h"
 #include "server/signal_watcher.h"
 
@@ -81,8 +81,10 @@ int run_serve(AppState& state, ServeFlags& flags) {
     return fail(s);
   }
   const std::string weights = describe_weights(*encoder);
-  server::EncoderServedModel model(std::move(encoder), state.dispatcher(), state.context());
-  if (Status s = check_limits(o, model.info().max_length); !s.ok()) return fail(s);
+  const server::ModelInfo model_info = server::describe_model(*encoder);
+  // The pipeline's model: the same seam `tessera embed` embeds through.
+  pipeline::EncoderModel model(std::move(encoder), state.dispatcher());
+  if (Status s = check_limits(o, model_info.max_length); !s.ok()) return fail(s);
 
   server::ServingInfo info;
   info.version = machine_info().tessera_version;
@@ -90,9 +92,10 @@ int run_serve(AppState& state, ServeFlags& flags) {
   const std::string backends = names_of(state.registry(), &info.backends);
   Context& ctx = state.context();
   Dispatcher& dispatcher = state.dispatcher();
-  server::EmbeddingServer http(model, ctx.allocator(), o, info, [&ctx, &dispatcher](std::string* out) {
-    *out += prometheus_text(ctx, &dispatcher);
-  });
+  server::EmbeddingServer http(model, model_info, ctx, ctx.allocator(), o, info,
+                               [&ctx, &dispatcher](std::string* out) {
+                                 *out += prometheus_text(ctx, &dispatcher);
+                               });
   int port = 0;
   if (Status s = http.bind(&port); !s.ok()) return fail(s);
 
@@ -101,8 +104,8 @@ int run_serve(AppState& state, ServeFlags& flags) {
       "  model %s (%s): dim %d, max_length %d, weights %s\n"
       "  attention %s over [%s]; max_batch_tokens %lld, max_concurrent_requests %zu, "
       "max_client_batch_size %zu, auth %s\n",
-      o.host.c_str(), port, model.info().id.c_str(), dir.c_str(), model.info().dim,
-      model.info().max_length, weights.c_str(), info.attention_policy.c_str(), backends.c_str(),
+      o.host.c_str(), port, model_info.id.c_str(), dir.c_str(), model_info.dim,
+      model_info.max_length, weights.c_str(), info.attention_policy.c_str(), backends.c_str(),
       static_cast<long long>(o.batching.max_batch_tokens), o.batching.max_concurrent_requests,
       o.max_client_batch_size, o.api_key.empty() ? "off" : "bearer");
   std::fflush(stdout);
@@ -132,7 +135,8 @@ void add_serve_command(CLI::App& app, AppState& state) {
   server::ServerOptions& o = flags->options;
   CLI::App* cmd = app.add_subcommand(
       "serve",
-      "Embedding HTTP service: POST /embed (TEI), POST /v1/embeddings (OpenAI), POST /tokenize,\n"
+      "Embedding HTTP service: POST /embed (TEI), POST /v1/embeddings (OpenAI), POST\n"
+      "/embed_documents (chunks and vectors as `tessera embed` writes them), POST /tokenize,\n"
       "GET /health, /info, /metrics. Requests are batched dynamically; past\n"
       "--max-concurrent-requests the answer is 429 at once. See docs/SERVING.md.");
   add_model_options(cmd, &flags->model);

@@ -24,14 +24,7 @@ void add_model_options(CLI::App* cmd, ModelFlags* flags) {
 
 Status load_encoder(const ModelFlags& flags, Context& ctx, std::string* dir,
                     std::unique_ptr<model::Encoder>* out) {
-  TESSERA_RETURN_IF_ERROR(pipeline::resolve_model_dir(flags.model, dir));
-  model::EncoderOptions options;
-  TESSERA_RETURN_IF_ERROR(model::resolve_weight_precision(flags.weights, &options.weights));
-  const Status st = model::Encoder::load(*dir, options, ctx, out);
-  if (st.code() == StatusCode::kUnsupported && options.weights == model::WeightPrecision::kBf16) {
-    return Status(st.code(), st.message() + " (use --weights f32)");
-  }
-  return st;
+  return pipeline::load_encoder(flags.model, flags.weights, ctx, dir, out);
 }
 
 std::string describe_weights(const model::Encoder& encoder) {

@@ -2,7 +2,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 
 #include "attention/canary.h"
@@ -19,30 +18,6 @@ std::string env_or(const std::string& flag, const char* env) {
   if (!flag.empty()) return flag;
   const char* v = std::getenv(env);
   return v == nullptr ? "" : v;
-}
-
-// --tuning FILE|none, else $TESSERA_TUNING, else the default path if it exists.
-void load_tuning(const ObserveOptions& o, Context& ctx, Dispatcher& dispatcher,
-                 ObserveState* state) {
-  std::string path = env_or(o.tuning, "TESSERA_TUNING");
-  const bool explicit_path = !path.empty();
-  if (path == "none") return;
-  if (!explicit_path) {
-    path = default_tuning_path();
-    std::error_code ec;
-    if (path.empty() || !std::filesystem::exists(path, ec)) return;
-  }
-  auto table = std::make_shared<TuningTable>();
-  if (Status s = TuningTable::load(path, current_tuning_key(), table.get()); !s.ok()) {
-    state->tuning_note = s.message() + "; auto uses the priority order";
-    // A table named on purpose that cannot be used is worth a warning; a
-    // stale default one only a note in `tessera backends`.
-    ctx.logger().log(explicit_path ? LogLevel::kWarning : LogLevel::kInfo,
-                     "tuning: " + state->tuning_note);
-    return;
-  }
-  state->tuning_path = path;
-  dispatcher.set_tuning(std::move(table));
 }
 
 Status write_text(const std::string& path, const std::string& text, const char* flag) {
@@ -118,7 +93,6 @@ Status configure_observability(const ObserveOptions& o, Context& ctx, Dispatcher
     dispatcher.set_canary(c);
     state->canary_record_path = canary_record_path(o);
   }
-  load_tuning(o, ctx, dispatcher, state);
   return Status::Ok();
 }
 

@@ -27,8 +27,8 @@ struct ObserveOptions {
 
 void add_observe_options(CLI::App& app, ObserveOptions* o);
 
-// What configure_observability settled on, for finish_observability and
-// the commands that report it (backends, tune).
+// What configure_observability (and, for the tuned table, the Runtime)
+// settled on, for finish_observability and the commands that report it.
 struct ObserveState {
   std::string tuning_path;  // the table in use ("" when none)
   std::string tuning_note;  // why no table is in use, when one was looked for

@@ -1,15 +1,19 @@
-#include "fake_model.h"
+#include "support/fake_model.h"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
-namespace tessera::server::testing {
+namespace tessera::testing {
 
 namespace {
 
 constexpr int32_t kFirstWordId = 100;
+constexpr int64_t kAttentionSpanNs = 1000000;
+constexpr int64_t kStageSpanNs = 2000000;
+
+bool is_space(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
 constexpr uint32_t kWordIds = 1000;
 
 int32_t word_id(std::string_view word) {
@@ -30,13 +34,13 @@ FakeModel::FakeModel(int dim, int max_length, bool normalizes) {
   info_.weight_bytes = 0;
 }
 
-Status FakeModel::tokenize(std::string_view text, std::vector<TextToken>* out) const {
+Status FakeModel::tokenize(std::string_view text, std::vector<model::TokenSpan>* out) const {
   out->clear();
   size_t i = 0;
   while (i < text.size()) {
-    while (i < text.size() && text[i] == ' ') ++i;
+    while (i < text.size() && is_space(text[i])) ++i;
     const size_t begin = i;
-    while (i < text.size() && text[i] != ' ') ++i;
+    while (i < text.size() && !is_space(text[i])) ++i;
     if (i == begin) break;
     const std::string_view word = text.substr(begin, i - begin);
     if (word == "REFUSE") {
@@ -46,10 +50,6 @@ Status FakeModel::tokenize(std::string_view text, std::vector<TextToken>* out) c
     out->push_back({word_id(word), static_cast<int64_t>(begin), static_cast<int64_t>(i)});
   }
   return Status::Ok();
-}
-
-std::string FakeModel::special_text(int32_t id) const {
-  return id == kCls ? "[CLS]" : id == kSep ? "[SEP]" : "[UNK]";
 }
 
 std::vector<float> FakeModel::expected_row(const std::vector<int32_t>& ids) const {
@@ -70,10 +70,10 @@ std::vector<float> FakeModel::expected_row(const std::vector<int32_t>& ids) cons
 }
 
 std::vector<int32_t> FakeModel::ids_of(std::string_view text, bool truncate) const {
-  std::vector<TextToken> tokens;
+  std::vector<model::TokenSpan> tokens;
   if (!tokenize(text, &tokens).ok()) return {};
   std::vector<int32_t> ids = {kCls};
-  for (const TextToken& t : tokens) {
+  for (const model::TokenSpan& t : tokens) {
     if (truncate && ids.size() + 1 >= static_cast<size_t>(info_.max_length)) break;
     ids.push_back(t.id);
   }
@@ -81,11 +81,27 @@ std::vector<int32_t> FakeModel::ids_of(std::string_view text, bool truncate) con
   return ids;
 }
 
-Status FakeModel::embed(const std::vector<std::vector<int32_t>>& sequences, float* out) {
+void FakeModel::embed_one(const std::vector<int32_t>& ids, float* out) const {
+  const std::vector<float> row = expected_row(ids);
+  std::copy(row.begin(), row.end(), out);
+}
+
+Status FakeModel::embed(const std::vector<std::vector<int32_t>>& sequences, Context& ctx,
+                        float* out) {
+  Span attention;
+  attention.name = "attention";
+  attention.backend = "fake.attention";
+  attention.duration_ns = kAttentionSpanNs;
+  ctx.profiler().record(attention);
   Status failure;
   bool throws = false;
   {
     std::unique_lock<std::mutex> lock(mu_);
+    Span stage;
+    stage.name = "model.layer" + std::to_string(calls_ % 3) + ".qkv_gemm";
+    stage.duration_ns = kStageSpanNs;
+    ctx.profiler().record(stage);
+    if (fail_on_call_ && *fail_on_call_ == calls_) failure = internal_error("fake failure");
     ++calls_;
     cv_.notify_all();
     cv_.wait(lock, [this] { return gate_open_; });
@@ -93,7 +109,15 @@ Status FakeModel::embed(const std::vector<std::vector<int32_t>>& sequences, floa
     for (const auto& s : sequences) tokens += static_cast<int64_t>(s.size());
     batch_sequences_.push_back(sequences.size());
     batch_tokens_.push_back(tokens);
-    std::swap(failure, next_failure_);
+    max_batch_tokens_ = std::max(max_batch_tokens_, tokens);
+    for (const auto& s : sequences) {
+      if (failure.ok() && s.size() > static_cast<size_t>(info_.max_length)) {
+        failure = invalid_argument("sequence of " + std::to_string(s.size()) +
+                                   " tokens is longer than max_length " +
+                                   std::to_string(info_.max_length));
+      }
+    }
+    if (failure.ok()) std::swap(failure, next_failure_);
     for (const TokenFault& f : token_faults_) {
       for (const auto& s : sequences) {
         if (failure.ok() && std::find(s.begin(), s.end(), f.token) != s.end()) {
@@ -115,6 +139,21 @@ Status FakeModel::embed(const std::vector<std::vector<int32_t>>& sequences, floa
     std::copy(row.begin(), row.end(), out + s * info_.dim);
   }
   return Status::Ok();
+}
+
+int64_t FakeModel::calls() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int64_t>(calls_);
+}
+
+int64_t FakeModel::max_batch_tokens() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return max_batch_tokens_;
+}
+
+void FakeModel::fail_on_call(size_t call) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fail_on_call_ = call;
 }
 
 void FakeModel::close_gate() {
@@ -160,4 +199,4 @@ std::vector<int64_t> FakeModel::batch_tokens() const {
   return batch_tokens_;
 }
 
-}  // namespace tessera::server::testing
+}  // namespace tessera::testing

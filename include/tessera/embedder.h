@@ -1,0 +1,71 @@
+// Embedder: a sentence-transformers BERT-family model loaded from a
+// directory, embedding texts (one vector each, as TEI's /embed) or documents
+// (split into overlapping token windows, one vector per chunk with its
+// offsets, as `tessera embed`). Attention runs through the Runtime's
+// dispatcher and every buffer comes from its context's tracked allocator.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/runtime.h"
+#include "tessera/status.h"
+
+namespace tessera {
+
+// The options of `tessera embed` (its --help says more).
+struct EmbedderOptions {
+  std::string model_dir;  // "": $TESSERA_MODEL, else the build's default model
+  std::string weights;    // "f32" or "bf16"; "": $TESSERA_WEIGHTS, else f32
+  int max_tokens = 0;     // per chunk, [CLS] and [SEP] included; 0: the model's limit
+  int stride = -1;        // tokens shared by neighbouring chunks; < 0: the default (32)
+  int64_t batch_tokens = 8192;  // encoder tokens per batch
+};
+
+// One chunk of a document: [begin, end) in Unicode code points into the
+// document's text, and its vector (dim() floats).
+struct EmbeddedChunk {
+  int64_t begin = 0;
+  int64_t end = 0;
+  std::vector<float> embedding;
+};
+
+struct EmbeddedDocument {
+  std::vector<EmbeddedChunk> chunks;  // in text order; empty if `problem` is set
+  std::vector<float> embedding;       // mean of the chunks (re-normalized); when asked
+  std::string problem;                // why this document was skipped ("empty document")
+};
+
+class Embedder {
+ public:
+  // `runtime` must outlive the Embedder. Embedding calls must not overlap.
+  static Status load(Runtime& runtime, const EmbedderOptions& options,
+                     std::unique_ptr<Embedder>* out);
+  ~Embedder();
+  Embedder(const Embedder&) = delete;
+  Embedder& operator=(const Embedder&) = delete;
+
+  int dim() const;
+  int max_tokens() const;  // the model's limit, [CLS] and [SEP] included
+  bool normalized() const;  // rows are L2-normalized by the model
+  const std::string& model_dir() const;
+
+  // One row per text into *out (texts.size() x dim() floats). A text longer
+  // than max_tokens() is cut when `truncate`, else the call fails naming it.
+  Status embed(const std::vector<std::string>& texts, bool truncate, std::vector<float>* out);
+
+  // Each document (valid UTF-8) into chunks with offsets and vectors; with
+  // `doc_embedding` also the mean vector. A document that cannot be embedded
+  // (empty) gets its `problem`; the model failing fails the call.
+  Status embed_documents(const std::vector<std::string>& documents, bool doc_embedding,
+                         std::vector<EmbeddedDocument>* out);
+
+ private:
+  struct Impl;
+  explicit Embedder(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,123 @@
+// tessera::Embedder (include/tessera/embedder.h) over the pipeline: texts go
+// through pipeline::embed_texts, documents through run_pipeline, the very
+// code `tessera embed` runs, with an in-memory reader and writer.
+#include "tessera/embedder.h"
+
+#include <nlohmann/json.hpp>
+
+#include "pipeline/document_reader.h"
+#include "pipeline/embedding_writer.h"
+#include "pipeline/encoder_model.h"
+#include "pipeline/model_location.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/text_embedding.h"
+
+namespace tessera {
+
+namespace {
+
+// Collects the pipeline's chunk rows into EmbeddedDocuments. Document ids
+// are the indices DocumentReader::from_texts gave.
+class CollectingWriter final : public pipeline::EmbeddingWriter {
+ public:
+  CollectingWriter(int dim, std::vector<EmbeddedDocument>* docs) : dim_(dim), docs_(*docs) {}
+
+  Status write(const pipeline::OutputRow& row, const float* embedding) override {
+    const auto doc = row.id->get<int64_t>();
+    if (doc < 0 || doc >= static_cast<int64_t>(docs_.size()) || row.chunks > 0) {
+      return internal_error("the pipeline wrote an unexpected row for document " +
+                            row.id->dump());
+    }
+    docs_[doc].chunks.push_back({row.begin, row.end, {embedding, embedding + dim_}});
+    return Status::Ok();
+  }
+  Status finish() override { return Status::Ok(); }
+
+ private:
+  const int dim_;
+  std::vector<EmbeddedDocument>& docs_;
+};
+
+// "documents[12]" -> 12 (the origins DocumentReader::from_texts gives); -1 otherwise.
+int64_t document_index(const std::string& origin) {
+  const size_t open = origin.find('[');
+  if (open == std::string::npos) return -1;
+  try {
+    return std::stoll(origin.substr(open + 1));
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+}  // namespace
+
+struct Embedder::Impl {
+  Runtime& runtime;
+  std::string dir;
+  std::unique_ptr<pipeline::EncoderModel> model;
+  pipeline::PipelineOptions pipeline;
+};
+
+Status Embedder::load(Runtime& runtime, const EmbedderOptions& options,
+                      std::unique_ptr<Embedder>* out) {
+  auto impl = std::unique_ptr<Impl>(new Impl{runtime, "", nullptr, {}});
+  std::unique_ptr<model::Encoder> encoder;
+  TESSERA_RETURN_IF_ERROR(pipeline::load_encoder(options.model_dir, options.weights,
+                                                 runtime.context(), &impl->dir, &encoder));
+  impl->model = std::make_unique<pipeline::EncoderModel>(std::move(encoder), runtime.dispatcher());
+  impl->pipeline.window = {options.max_tokens, options.stride};
+  impl->pipeline.batch_tokens = options.batch_tokens;
+  TESSERA_RETURN_IF_ERROR(pipeline::resolve_options(*impl->model, &impl->pipeline));
+  out->reset(new Embedder(std::move(impl)));
+  return Status::Ok();
+}
+
+Embedder::Embedder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Embedder::~Embedder() = default;
+
+int Embedder::dim() const { return impl_->model->dim(); }
+int Embedder::max_tokens() const { return impl_->model->max_seq_length(); }
+bool Embedder::normalized() const { return impl_->model->normalized(); }
+const std::string& Embedder::model_dir() const { return impl_->dir; }
+
+Status Embedder::embed(const std::vector<std::string>& texts, bool truncate,
+                       std::vector<float>* out) {
+  pipeline::TextOptions options;
+  options.truncate = truncate;
+  options.batch_tokens = impl_->pipeline.batch_tokens;
+  std::vector<float> rows(texts.size() * static_cast<size_t>(dim()));
+  TESSERA_RETURN_IF_ERROR(pipeline::embed_texts(*impl_->model, texts, options,
+                                                impl_->runtime.context(), rows.data()));
+  *out = std::move(rows);
+  return Status::Ok();
+}
+
+Status Embedder::embed_documents(const std::vector<std::string>& documents, bool doc_embedding,
+                                 std::vector<EmbeddedDocument>* out) {
+  std::vector<EmbeddedDocument> docs(documents.size());
+  auto reader = pipeline::DocumentReader::from_texts(documents);
+  CollectingWriter writer(dim(), &docs);
+  pipeline::PipelineCallbacks callbacks;
+  callbacks.on_problem = [&docs](const pipeline::Problem& p) {
+    const int64_t i = document_index(p.origin);
+    if (i >= 0 && i < static_cast<int64_t>(docs.size())) docs[i].problem = p.message;
+  };
+  pipeline::PipelineStats stats;
+  TESSERA_RETURN_IF_ERROR(pipeline::run_pipeline(*reader, *impl_->model, impl_->pipeline, writer,
+                                                 impl_->runtime.context(), callbacks, &stats));
+  if (doc_embedding) {
+    for (EmbeddedDocument& d : docs) {
+      if (d.chunks.empty()) continue;
+      std::vector<float> rows;
+      rows.reserve(d.chunks.size() * dim());
+      for (const EmbeddedChunk& c : d.chunks) rows.insert(rows.end(), c.embedding.begin(), c.embedding.end());
+      d.embedding.resize(dim());
+      pipeline::mean_of_rows(rows.data(), static_cast<int64_t>(d.chunks.size()), dim(),
+                             normalized(), d.embedding.data());
+    }
+  }
+  *out = std::move(docs);
+  return Status::Ok();
+}
+
+}  // namespace tessera

@@ -1,0 +1,89 @@
+// tessera::Runtime (include/tessera/runtime.h): the set-up the CLI's
+// commands, the server and library users share.
+#include "tessera/runtime.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "attention/tuning.h"
+
+namespace tessera {
+
+struct Runtime::Impl {
+  Registry registry;
+  Policy policy;
+  std::unique_ptr<Context> context;
+  std::unique_ptr<Dispatcher> dispatcher;
+  std::string tuning_path;
+  std::string tuning_note;
+};
+
+namespace {
+
+std::string option_or_env(const std::string& value, const char* env) {
+  if (!value.empty()) return value;
+  const char* v = std::getenv(env);
+  return v == nullptr ? "" : v;
+}
+
+// The table named (option, else $TESSERA_TUNING), else the default one if it
+// exists. A table that cannot be used leaves `auto` on the priority order: a
+// warning when it was named on purpose, an info line for a stale default.
+void load_tuning(const std::string& option, Context& ctx, Dispatcher& dispatcher,
+                 std::string* tuning_path, std::string* tuning_note) {
+  std::string path = option_or_env(option, "TESSERA_TUNING");
+  const bool explicit_path = !path.empty();
+  if (path == "none") return;
+  if (!explicit_path) {
+    path = default_tuning_path();
+    std::error_code ec;
+    if (path.empty() || !std::filesystem::exists(path, ec)) return;
+  }
+  auto table = std::make_shared<TuningTable>();
+  if (Status s = TuningTable::load(path, current_tuning_key(), table.get()); !s.ok()) {
+    *tuning_note = s.message() + "; auto uses the priority order";
+    ctx.logger().log(explicit_path ? LogLevel::kWarning : LogLevel::kInfo,
+                     "tuning: " + *tuning_note);
+    return;
+  }
+  *tuning_path = path;
+  dispatcher.set_tuning(std::move(table));
+}
+
+}  // namespace
+
+Status Runtime::create(const RuntimeOptions& options, std::unique_ptr<Runtime>* out) {
+  auto impl = std::make_unique<Impl>();
+  if (options.threads < 0) {
+    return invalid_argument("threads = " + std::to_string(options.threads) +
+                            ": give 0 (one per hardware thread) or more");
+  }
+  if (options.attention.empty()) {
+    TESSERA_RETURN_IF_ERROR(policy_from_environment(Policy{}, &impl->policy));
+  } else if (Status s = parse_policy(options.attention, &impl->policy); !s.ok()) {
+    return invalid_argument("attention: " + s.message());
+  }
+  ContextOptions ctx_options;
+  ctx_options.num_threads = options.threads;
+  if (options.memory_budget_bytes > 0) ctx_options.memory_budget_bytes = options.memory_budget_bytes;
+  ctx_options.reuse_memory_bytes = options.memory_reuse_bytes;
+  register_builtin_backends(impl->registry);
+  impl->context = std::make_unique<Context>(ctx_options);
+  impl->dispatcher = std::make_unique<Dispatcher>(impl->registry, impl->policy);
+  load_tuning(options.tuning, *impl->context, *impl->dispatcher, &impl->tuning_path,
+              &impl->tuning_note);
+  out->reset(new Runtime(std::move(impl)));
+  return Status::Ok();
+}
+
+Runtime::Runtime(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Runtime::~Runtime() = default;
+
+Context& Runtime::context() { return *impl_->context; }
+Registry& Runtime::registry() { return impl_->registry; }
+Dispatcher& Runtime::dispatcher() { return *impl_->dispatcher; }
+const Policy& Runtime::policy() const { return impl_->policy; }
+const std::string& Runtime::tuning_path() const { return impl_->tuning_path; }
+const std::string& Runtime::tuning_note() const { return impl_->tuning_note; }
+
+}  // namespace tessera

@@ -1,0 +1,79 @@
+#include "pipeline/text_embedding.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "pipeline/batching.h"
+#include "pipeline/windowing.h"
+#include "tessera/allocator.h"
+
+namespace tessera::pipeline {
+
+namespace {
+constexpr int kSpecialTokens = 2;  // [CLS] and [SEP]
+}  // namespace
+
+Status frame_texts(const EmbeddingModel& model, const std::vector<std::string>& texts,
+                   const TextOptions& options, std::vector<std::vector<int32_t>>* sequences,
+                   int64_t* tokens, size_t* failed) {
+  const int limit = options.max_tokens > 0 ? options.max_tokens : model.max_seq_length();
+  if (limit > model.max_seq_length() || limit < kSpecialTokens + 1) {
+    return invalid_argument("max_tokens = " + std::to_string(limit) + ": must be in [3, " +
+                            std::to_string(model.max_seq_length()) + "] (the model's limit)");
+  }
+  sequences->assign(texts.size(), {});
+  *tokens = 0;
+  std::vector<model::TokenSpan> spans;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const std::string name =
+        texts.size() == 1 ? options.field : options.field + "[" + std::to_string(i) + "]";
+    if (failed != nullptr) *failed = i;
+    Status s = model.tokenize(texts[i], &spans);
+    if (!s.ok()) {
+      return invalid_argument(name + ": the tokenizer refused this text: " + s.message());
+    }
+    const size_t content = static_cast<size_t>(limit - kSpecialTokens);
+    if (spans.size() > content && !options.truncate) {
+      return invalid_argument(name + " has " + std::to_string(spans.size() + kSpecialTokens) +
+                              " tokens ([CLS] and [SEP] included) but the model takes at most " +
+                              std::to_string(limit) + " (max_length); " + options.truncate_hint);
+    }
+    const Window all{0, std::min(static_cast<int64_t>(spans.size()),
+                                 static_cast<int64_t>(content))};
+    std::vector<int32_t>& seq = (*sequences)[i];
+    frame_window(spans, all, model.cls_id(), model.sep_id(), &seq);
+    *tokens += static_cast<int64_t>(seq.size());
+  }
+  return Status::Ok();
+}
+
+Status embed_texts(EmbeddingModel& model, const std::vector<std::string>& texts,
+                   const TextOptions& options, Context& ctx, float* out) {
+  if (texts.empty()) return Status::Ok();
+  std::vector<std::vector<int32_t>> sequences;
+  int64_t tokens = 0;
+  TESSERA_RETURN_IF_ERROR(frame_texts(model, texts, options, &sequences, &tokens));
+  std::vector<int64_t> lengths;
+  lengths.reserve(sequences.size());
+  for (const auto& seq : sequences) lengths.push_back(static_cast<int64_t>(seq.size()));
+  const std::vector<Batch> batches = plan_batches(lengths, options.batch_tokens);
+  size_t widest = 0;
+  for (const Batch& b : batches) widest = std::max(widest, b.chunks.size());
+  const int64_t dim = model.dim();
+  Buffer batch_out;
+  TESSERA_RETURN_IF_ERROR(Buffer::allocate(ctx.allocator(), widest * dim * sizeof(float),
+                                           "pipeline.batch", &batch_out));
+  std::vector<std::vector<int32_t>> batch_sequences;
+  for (const Batch& batch : batches) {
+    batch_sequences.clear();
+    for (int64_t i : batch.chunks) batch_sequences.push_back(std::move(sequences[i]));
+    TESSERA_RETURN_IF_ERROR(model.embed(batch_sequences, ctx, batch_out.as<float>()));
+    for (size_t s = 0; s < batch.chunks.size(); ++s) {
+      std::memcpy(out + batch.chunks[s] * dim, batch_out.as<float>() + s * dim,
+                  dim * sizeof(float));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace tessera::pipeline

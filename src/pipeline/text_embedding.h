@@ -1,0 +1,37 @@
+// Texts -> one vector each (TEI's /embed, Embedder::embed): no windows, a
+// text is one sequence [CLS] ... [SEP], cut to the model's limit only when
+// asked. Framing and batching are the pipeline's, so a text that fits gives
+// the same vector as the single chunk `tessera embed` makes of it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pipeline/embedding_model.h"
+#include "tessera/context.h"
+#include "tessera/status.h"
+
+namespace tessera::pipeline {
+
+struct TextOptions {
+  bool truncate = false;         // cut a text longer than max_tokens instead of failing
+  int max_tokens = 0;            // per text, [CLS] and [SEP] included; 0: the model's limit
+  int64_t batch_tokens = 8192;   // encoder tokens per batch
+  std::string field = "texts";   // names the input in messages: "texts[3]" ("texts" if one)
+  std::string truncate_hint = "ask for truncation to cut it";  // ends the too-long message
+};
+
+// Token ids of each text, framed [CLS] ... [SEP] and (when asked) cut; an
+// empty text is [CLS] [SEP], as in sentence-transformers. The error names
+// the text, its token count and the limit, and *failed (when given) its
+// index. *tokens counts every id.
+Status frame_texts(const EmbeddingModel& model, const std::vector<std::string>& texts,
+                   const TextOptions& options, std::vector<std::vector<int32_t>>* sequences,
+                   int64_t* tokens, size_t* failed = nullptr);
+
+// Writes texts.size() x model.dim() floats to out, row i for texts[i].
+Status embed_texts(EmbeddingModel& model, const std::vector<std::string>& texts,
+                   const TextOptions& options, Context& ctx, float* out);
+
+}  // namespace tessera::pipeline

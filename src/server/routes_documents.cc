@@ -1,0 +1,102 @@
+// POST /embed_documents: what `tessera embed` writes for the same texts —
+// chunk rows {"id", "chunk", "offsets", "embedding"} (or, with
+// doc_embedding, document rows {"id", "chunks", "offsets", "embedding"}) —
+// as one JSON array. Windows, framing and the document mean are the
+// pipeline's own functions; only the batching is the server's.
+#include <nlohmann/json.hpp>
+
+#include "pipeline/embedding_writer.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/utf8_text.h"
+#include "pipeline/windowing.h"
+#include "server/json_out.h"
+#include "server/request_parse.h"
+#include "server/routes.h"
+
+namespace tessera::server {
+
+namespace {
+
+// One document's chunks: where its rows start in the job and their offsets.
+struct PlannedDocument {
+  nlohmann::json id;
+  size_t first = 0;
+  std::vector<std::pair<int64_t, int64_t>> offsets;  // code points
+};
+
+ApiError plan_documents(RouteContext& rc, const DocumentsRequest& req,
+                        std::vector<PlannedDocument>* docs, PreparedInputs* inputs) {
+  // The windows of `tessera embed` with its defaults (the model's
+  // max_seq_length, stride 32 or a quarter of the window).
+  pipeline::PipelineOptions defaults;
+  if (Status s = pipeline::resolve_options(rc.model, &defaults); !s.ok()) {
+    return {500, "Backend", "", "the model's window: " + s.message()};
+  }
+  std::vector<model::TokenSpan> tokens;
+  for (size_t d = 0; d < req.texts.size(); ++d) {
+    const std::string name = "documents[" + std::to_string(d) + "]";
+    const std::string& text = req.texts[d];
+    Status s = rc.model.tokenize(text, &tokens);
+    if (!s.ok()) {
+      return validation_error(name, name + ": the tokenizer refused this text: " + s.message());
+    }
+    if (tokens.empty()) {
+      return validation_error(name, name + ": empty document (no tokens: empty, or only "
+                                           "whitespace or control characters)");
+    }
+    PlannedDocument pd;
+    pd.id = nlohmann::json::parse(req.ids[d]);
+    pd.first = inputs->sequences.size();
+    const pipeline::CodePointIndex cp(text);
+    for (const pipeline::Window& w : pipeline::plan_windows(tokens, text, defaults.window)) {
+      inputs->sequences.emplace_back();
+      pipeline::frame_window(tokens, w, rc.model.cls_id(), rc.model.sep_id(),
+                             &inputs->sequences.back());
+      inputs->tokens += static_cast<int64_t>(inputs->sequences.back().size());
+      pd.offsets.emplace_back(cp.at(tokens[w.begin].begin), cp.at(tokens[w.end - 1].end));
+    }
+    docs->push_back(std::move(pd));
+  }
+  return no_error();
+}
+
+}  // namespace
+
+Reply handle_embed_documents(RouteContext& rc, std::string_view body) {
+  DocumentsRequest req;
+  ApiError e = parse_documents_request(
+      body, {rc.options.max_client_batch_size, rc.options.auto_truncate}, &req);
+  std::vector<PlannedDocument> docs;
+  PreparedInputs inputs;
+  if (e.ok()) e = plan_documents(rc, req, &docs, &inputs);
+  std::shared_ptr<EmbedJob> job;
+  if (e.ok()) e = run_job(rc, inputs, "documents", &job);
+  if (!e.ok()) return {e.status, tei_error_body(e), "application/json", e.retry_after_seconds};
+
+  const int dim = rc.model.dim();
+  std::vector<float> mean(dim);
+  Reply reply;
+  reply.body.push_back('[');
+  bool first_row = true;
+  auto add = [&](const pipeline::OutputRow& row, const float* v) {
+    if (!first_row) reply.body.push_back(',');
+    first_row = false;
+    reply.body += pipeline::format_row(row, v, dim);
+  };
+  for (const PlannedDocument& pd : docs) {
+    const float* rows = job->rows() + pd.first * dim;
+    const auto n = static_cast<int64_t>(pd.offsets.size());
+    if (req.doc_embedding) {
+      pipeline::mean_of_rows(rows, n, dim, rc.model.normalized(), mean.data());
+      add({&pd.id, 0, n, pd.offsets.front().first, pd.offsets.back().second}, mean.data());
+      continue;
+    }
+    for (int64_t k = 0; k < n; ++k) {
+      add({&pd.id, k, 0, pd.offsets[k].first, pd.offsets[k].second}, rows + k * dim);
+    }
+  }
+  reply.body.push_back(']');
+  return reply;
+}
+
+}  // namespace tessera::server

@@ -1,0 +1,79 @@
+"""POST /embed_documents against `tessera embed`: one model path.
+
+Usage: documents_route_test.py TESSERA_BINARY SOURCE_DIR
+The 20 long documents of data/long (tools/make_long_documents.py) go through
+`tessera embed` (JSONL, chunk rows, then --doc-embedding) and through the
+server's documents route. The chunks (ids, chunk numbers, offsets) must be
+identical and the vectors equal up to float rounding of a different batch
+composition (the largest difference is printed; 0 when measured). Then the
+document vectors (--doc-embedding, doc_embedding) of the first four. Also: the route's errors
+name the document at fault.
+"""
+import json
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from serve_cli_test import Server  # noqa: E402  (the same server harness)
+
+MAX_DIFF = 1e-5  # same engine, other batch composition (as serve_cli_test)
+
+
+def cli_rows(binary, paths, *flags):
+    out = subprocess.run([binary, "embed", *paths, *flags], capture_output=True, text=True,
+                         check=True)
+    return [json.loads(line) for line in out.stdout.splitlines()]
+
+
+def compare(cli, served, what):
+    assert len(cli) == len(served), f"{what}: {len(cli)} CLI rows, {len(served)} served"
+    worst = 0.0
+    for i, (a, b) in enumerate(zip(cli, served)):
+        keys = set(a) - {"embedding"}
+        assert keys == set(b) - {"embedding"}, f"{what} row {i}: fields {sorted(a)} vs {sorted(b)}"
+        for k in keys:
+            assert a[k] == b[k], f"{what} row {i}: {k} {a[k]!r} (CLI) vs {b[k]!r} (served)"
+        diff = np.max(np.abs(np.array(a["embedding"]) - np.array(b["embedding"])))
+        worst = max(worst, float(diff))
+    assert worst <= MAX_DIFF, f"{what}: vectors differ by up to {worst:.3g} > {MAX_DIFF}"
+    print(f"{what}: {len(cli)} rows identical in chunks and offsets; "
+          f"max |vector difference| {worst:.3g}")
+
+
+def main():
+    binary, source = sys.argv[1], pathlib.Path(sys.argv[2])
+    paths = sorted(str(p) for p in (source / "data" / "long").glob("doc*.txt"))
+    assert len(paths) == 20, paths
+    documents = [{"id": p, "text": pathlib.Path(p).read_text(encoding="utf-8")} for p in paths]
+
+    server = Server(binary, ["--payload-limit", "4M"])
+    try:
+        status, body = server.request("POST", "/embed_documents", {"documents": documents})
+        assert status == 200, (status, body[:300])
+        compare(cli_rows(binary, paths), json.loads(body), "chunks")
+
+        # Document vectors: the first 4 (the mean is checked, not the windows again).
+        status, body = server.request("POST", "/embed_documents",
+                                      {"documents": documents[:4], "doc_embedding": True})
+        assert status == 200, (status, body[:300])
+        compare(cli_rows(binary, paths[:4], "--doc-embedding"), json.loads(body), "documents")
+
+        # Plain strings get their index as id; errors name the document.
+        status, body = server.request("POST", "/embed_documents", {"documents": ["a b", " "]})
+        assert status == 422 and b"documents[1]" in body, (status, body)
+        status, body = server.request("POST", "/embed_documents", {"texts": ["a"]})
+        assert status == 422 and b"documents" in body, (status, body)
+        status, body = server.request("POST", "/embed_documents", {"documents": ["one two"]})
+        assert status == 200, (status, body)
+        rows = json.loads(body)
+        assert rows[0]["id"] == 0 and rows[0]["offsets"] == [0, 7], rows[0]
+    finally:
+        code, err = server.stop()
+    assert code == 0, err
+
+
+if __name__ == "__main__":
+    main()

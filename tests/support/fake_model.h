@@ -1,0 +1,97 @@
+// The one fake of pipeline::EmbeddingModel (the model seam of the pipeline,
+// the server and the Embedder API), so the pipeline, the batching, limits
+// and routes are tested without a model: whitespace-separated words are
+// tokens (byte offsets exact), a row is a fixed function of the token ids
+// and positions, so it can be checked against the sequence it claims to be.
+// Each embed() records one "attention" span (backend "fake.attention",
+// 1 ms) and one layer stage span, as the real encoder's dispatcher does. A
+// gate can hold embed() to make queues build up; failures can be injected
+// for the nth call, the next batch, every batch holding a given token, or
+// every batch over a token count (a memory budget).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "pipeline/embedding_model.h"
+#include "server/served_model.h"  // ModelInfo, for /info
+#include "tessera/context.h"
+
+namespace tessera::testing {
+
+class FakeModel : public pipeline::EmbeddingModel {
+ public:
+  static constexpr int32_t kCls = 1;
+  static constexpr int32_t kSep = 2;
+
+  explicit FakeModel(int dim = 8, int max_length = 16, bool normalizes = true);
+
+  // What /info reports for it.
+  const server::ModelInfo& info() const { return info_; }
+  // The context the server passes to embed() (unused by the fake).
+  Context& context() { return ctx_; }
+  int dim() const override { return info_.dim; }
+  int max_seq_length() const override { return info_.max_length; }
+  bool normalized() const override { return info_.normalizes; }
+  int32_t cls_id() const override { return kCls; }
+  int32_t sep_id() const override { return kSep; }
+  // Words split on ASCII whitespace; a word "REFUSE" makes the text invalid, a word
+  // "THROW" throws std::runtime_error (a bug in a handler).
+  Status tokenize(std::string_view text, std::vector<model::TokenSpan>* out) const override;
+  Status embed(const std::vector<std::vector<int32_t>>& sequences, Context& ctx,
+               float* out) override;
+
+  // The row embed() writes for `ids` (normalized when the model normalizes).
+  std::vector<float> expected_row(const std::vector<int32_t>& ids) const;
+  // The same, written to out (dim floats).
+  void embed_one(const std::vector<int32_t>& ids, float* out) const;
+  // [CLS] word ids [SEP] of `text`, cut to max_length when `truncate`.
+  std::vector<int32_t> ids_of(std::string_view text, bool truncate = false) const;
+
+  // While closed, embed() waits (the batcher is busy; requests queue up).
+  void close_gate();
+  void open_gate();
+  // Blocks until embed() has been entered `n` times in total.
+  void wait_for_calls(size_t n);
+  // embed() calls so far (failed ones included), the largest batch in
+  // tokens, and the call (0-based) that fails with an internal error.
+  int64_t calls() const;
+  int64_t max_batch_tokens() const;
+  void fail_on_call(size_t call);
+  // The next batch fails with `status`.
+  void fail_next(Status status);
+  // Every batch holding `token` fails with `status` (throws std::runtime_error
+  // with its message when `throws`), whatever else it holds.
+  void fail_on_token(int32_t token, Status status, bool throws = false);
+  // Every batch of more than `tokens` tokens fails with ResourceExhausted,
+  // as the encoder does when the memory budget refuses its activations.
+  void fail_over_tokens(int64_t tokens);
+  // Sequences and tokens of every batch so far.
+  std::vector<size_t> batch_sequences() const;
+  std::vector<int64_t> batch_tokens() const;
+
+ private:
+  server::ModelInfo info_;
+  Context ctx_{ContextOptions{.num_threads = 1}};
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool gate_open_ = true;
+  size_t calls_ = 0;
+  std::optional<size_t> fail_on_call_;
+  Status next_failure_;
+  struct TokenFault {
+    int32_t token;
+    Status status;
+    bool throws;
+  };
+  std::vector<TokenFault> token_faults_;
+  std::optional<int64_t> token_limit_;
+  std::vector<size_t> batch_sequences_;
+  std::vector<int64_t> batch_tokens_;
+  int64_t max_batch_tokens_ = 0;
+};
+
+}  // namespace tessera::testing
