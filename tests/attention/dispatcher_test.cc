@@ -35,7 +35,7 @@ struct Problem {
 
 std::vector<float> reference_output(Problem p) {
   Context ctx;
-  EXPECT_TRUE(make_reference_backend()->run(p.args, ctx).ok());
+  EXPECT_TRUE(run_args(*make_reference_backend(), p.args, ctx).ok());
   return p.out;
 }
 

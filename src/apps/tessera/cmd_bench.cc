@@ -66,10 +66,15 @@ Row bench_one(AppState& state, const ShapeSpec& spec, Backend* backend, const Be
     }
   }
   const AttentionArgs& args = problem.args();
+  std::optional<AttentionProblem> valid;
+  if (Status s = AttentionProblem::make(args, &valid); !s.ok()) {
+    row.status = s.to_string();
+    return row;
+  }
   Policy only;
   only.only = {row.backend};
   Dispatcher dispatcher(state.registry(), only);
-  const Explanation ex = dispatcher.explain(args, ctx);
+  const Explanation ex = dispatcher.explain(*valid, ctx);
   if (ex.chosen.empty()) {
     row.status = "skipped: ";
     for (const auto& v : ex.verdicts) {
@@ -79,7 +84,7 @@ Row bench_one(AppState& state, const ShapeSpec& spec, Backend* backend, const Be
   }
   const auto run_once = [&](double* ms) {
     const auto t0 = std::chrono::steady_clock::now();
-    Status s = dispatcher.run(args, ctx);
+    Status s = dispatcher.run(*valid, ctx);
     *ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return s;
   };
@@ -111,7 +116,7 @@ Row bench_one(AppState& state, const ShapeSpec& spec, Backend* backend, const Be
   row.min_ms = times_ms.front();
   row.gflops = attention_flops(args) / (row.median_ms * 1e6);
   row.gbps = attention_bytes(args) / (row.median_ms * 1e6);
-  row.workspace_bytes = backend->workspace_bytes(args);
+  row.workspace_bytes = backend->workspace_bytes(*valid, ctx);
   row.status = "ok";
   return row;
 }

@@ -121,7 +121,7 @@ int run_tune(AppState& state, const TuneOptions& o) {
                  bucket.c_str());
     double best = -1;
     for (Backend* b : backends) {
-      if (!b->check(problem.args(), ctx).empty()) continue;
+      if (!check_args(*b, problem.args(), ctx).empty()) continue;
       double ms = 0;
       if (Status s = time_backend(state, b, problem.args(), o, best, &ms); !s.ok()) {
         std::fprintf(stderr, "  %-12s failed: %s\n", std::string(b->name()).c_str(),
