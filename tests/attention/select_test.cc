@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <thread>
 #include <vector>
 
+#include "../observability/problem.h"
 #include "tessera/dispatcher.h"
 
 namespace tessera {
@@ -43,14 +45,7 @@ class CountingBackend final : public Backend {
   const Capabilities caps_{.dtypes = {DType::kF32}};
 };
 
-struct Small {
-  std::vector<float> q = std::vector<float>(2 * 3 * 4, 0.5f), out = std::vector<float>(2 * 3 * 4);
-  AttentionArgs args;
-  Small() {
-    args.q = args.k = args.v = TensorView::contiguous(q.data(), DType::kF32, {1, 2, 3, 4});
-    args.out = TensorView::contiguous(out.data(), DType::kF32, {1, 2, 3, 4});
-  }
-};
+using Small = testing::SmallProblem;  // f32 [1, 9, 2, 8]
 
 struct Fixture {
   Registry registry;
@@ -76,10 +71,10 @@ TEST(AttentionProblem, IsMadeOnlyFromValidArgs) {
   Small s;
   std::optional<AttentionProblem> p;
   ASSERT_TRUE(AttentionProblem::make(s.args, &p).ok());
-  EXPECT_EQ(p->dims().sq, 2);
-  EXPECT_EQ(p->dims().hq, 3);
-  EXPECT_FLOAT_EQ(p->scale(), 0.5f);  // 1/sqrt(4)
-  s.args.k.shape[2] = 2;              // Hq = 3 is not a multiple of 2
+  EXPECT_EQ(p->dims().sq, 9);
+  EXPECT_EQ(p->dims().hq, 2);
+  EXPECT_FLOAT_EQ(p->scale(), 1.0f / std::sqrt(8.0f));
+  s.args.k.shape[2] = 3;  // Hq = 2 is not a multiple of 3
   const Status st = AttentionProblem::make(s.args, &p);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(p.has_value());

@@ -4,12 +4,12 @@
 // Each (shape, backend) runs through a Dispatcher with policy only:<name>, so
 // the measured path is the one users get.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <map>
 #include <sstream>
 
+#include "attention/timing.h"
 #include "attention/tuning.h"
 #include "commands.h"
 #include "shape.h"
@@ -62,27 +62,20 @@ std::string utc_now() {
 
 // Median ms of `backend` on `problem`, or an error; `best_ms` (< 0: none yet)
 // lets a hopeless backend stop after one run.
-Status time_backend(AppState& state, Backend* backend, const AttentionArgs& args,
+Status time_backend(AppState& state, Backend* backend, const AttentionProblem& problem,
                     const TuneOptions& o, double best_ms, double* median_ms) {
   Policy only;
   only.only = {std::string(backend->name())};
   Dispatcher dispatcher(state.registry(), only);
-  Context& ctx = state.context();
-  std::vector<double> times;
-  double total = 0;
-  while (times.size() < static_cast<size_t>(std::max(o.iters, 1)) + 1 ||
-         (total < o.min_seconds * 1e3 && times.size() < kMaxRuns)) {
-    const auto t0 = std::chrono::steady_clock::now();
-    TESSERA_RETURN_IF_ERROR(dispatcher.run(args, ctx));
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    times.push_back(ms);
-    total += ms;
-    if (times.size() == 1 && best_ms > 0 && ms > kGiveUpFactor * best_ms) break;
-  }
-  if (times.size() > 1) times.erase(times.begin());  // the first run warms caches
-  std::sort(times.begin(), times.end());
-  *median_ms = times[times.size() / 2];
+  TimingOptions timing;
+  timing.warmup = 1;  // the first run warms caches
+  timing.iters = o.iters;
+  timing.min_seconds = o.min_seconds;
+  timing.max_runs = kMaxRuns;
+  timing.give_up_ms = best_ms > 0 ? kGiveUpFactor * best_ms : 0;
+  Timing t;
+  TESSERA_RETURN_IF_ERROR(time_dispatch(dispatcher, problem, state.context(), timing, &t));
+  *median_ms = t.median_ms();
   return Status::Ok();
 }
 
@@ -119,11 +112,13 @@ int run_tune(AppState& state, const TuneOptions& o) {
     bucket_shapes[bucket].push_back(shapes[i].text);
     std::fprintf(stderr, "tune [%zu/%zu] %s (%s)\n", i + 1, shapes.size(), shapes[i].text.c_str(),
                  bucket.c_str());
+    std::optional<AttentionProblem> valid;
+    if (Status s = AttentionProblem::make(problem.args(), &valid); !s.ok()) return fail(s);
     double best = -1;
     for (Backend* b : backends) {
-      if (!check_args(*b, problem.args(), ctx).empty()) continue;
+      if (!b->can_run(*valid, ctx)) continue;
       double ms = 0;
-      if (Status s = time_backend(state, b, problem.args(), o, best, &ms); !s.ok()) {
+      if (Status s = time_backend(state, b, *valid, o, best, &ms); !s.ok()) {
         std::fprintf(stderr, "  %-12s failed: %s\n", std::string(b->name()).c_str(),
                      s.to_string().c_str());
         continue;
