@@ -35,6 +35,7 @@ class Context {
   ~Context();
 
   ThreadPool& pool() { return pool_; }
+  const ThreadPool& pool() const { return pool_; }
   TrackingAllocator& allocator() { return allocator_; }
   const TrackingAllocator& allocator() const { return allocator_; }
   Profiler& profiler() { return profiler_; }

@@ -1,8 +1,7 @@
 // Dispatcher: picks a backend per call by policy (and a tuned table), explains
-// its choice, falls back to the next eligible backend when a run fails, and
-// can check its own work: shadow verification against a trusted backend,
-// quarantine of a backend that disagrees, and canary runs of a candidate.
-// See docs/OBSERVABILITY.md.
+// its choice on request, falls back to the next eligible backend when a run
+// fails, and tells its observers (shadow verification, canaries:
+// tessera/observers.h) about every served call. See docs/OBSERVABILITY.md.
 #pragma once
 
 #include <atomic>
@@ -38,38 +37,6 @@ Status parse_policy(std::string_view text, Policy* out);
 // TESSERA_ATTENTION if set (parse errors are returned), else `fallback`.
 Status policy_from_environment(const Policy& fallback, Policy* out);
 
-// Shadow verification (CLI --shadow, env TESSERA_SHADOW): re-runs a sample of
-// dispatches on a trusted backend into scratch memory and compares with the
-// dtype's tolerance. The caller's output is never touched.
-struct ShadowOptions {
-  double rate = 0;                    // fraction of dispatches checked, in [0, 1]
-  std::string trusted = "reference";  // the backend that judges
-  int quarantine_after = 3;           // mismatches that quarantine a backend; 0: never
-  uint64_t seed = 0;                  // with the call number, picks the sampled calls
-  std::string repro_dir;              // when set, a mismatch's tensors are written here
-};
-// "RATE[,trusted=NAME][,quarantine=N][,seed=S][,repro=DIR]", e.g. "0.01".
-Status parse_shadow(std::string_view text, ShadowOptions* out);
-
-// Canary (CLI --canary NAME): a candidate backend runs in the shadow of the
-// one that serves; the caller always gets the serving result. Agreement and
-// speed are recorded per shape bucket (see tuning_bucket in tuning.h).
-struct CanaryOptions {
-  std::string backend;  // "" disables
-  double rate = 1.0;    // fraction of dispatches that also run the candidate
-};
-struct CanaryBucketRecord {
-  uint64_t runs = 0;
-  uint64_t agreements = 0;  // within the dtype's tolerance of the served result
-  uint64_t failures = 0;    // the candidate returned an error
-  double max_abs_error = 0;
-  double serving_seconds = 0;  // summed over runs, the serving backend's time
-  double canary_seconds = 0;   // and the candidate's
-  std::string serving;         // the backend it was compared with (last run)
-};
-// backend -> bucket -> record
-using CanaryRecords = std::map<std::string, std::map<std::string, CanaryBucketRecord>>;
-
 struct BackendVerdict {
   std::string name;
   enum class Kind { kChosen, kEligible, kRejected } kind = Kind::kRejected;
@@ -85,6 +52,7 @@ struct DispatchStats {
   uint64_t calls = 0;
   uint64_t failures = 0;   // runs that returned an error or threw
   uint64_t fallbacks = 0;  // calls served by a later backend after a failure
+  // Counted by the shadow and canary observers (tessera/observers.h).
   uint64_t shadow_checks = 0;
   uint64_t shadow_mismatches = 0;
   uint64_t shadow_skipped = 0;  // sampled, but the trusted run could not happen
@@ -94,48 +62,80 @@ struct DispatchStats {
 
 class TuningTable;  // src/attention/tuning.h
 
+// One served call, as observers see it: after the backend returned OK, on
+// the dispatching thread, before Dispatcher::run returns.
+struct DispatchEvent {
+  const AttentionProblem& problem;
+  Backend& backend;  // the one that served
+  int64_t duration_ns;
+  uint64_t call;  // this dispatcher's call number, from 0
+};
+
+// Something that watches dispatch from outside the dispatcher: shadow
+// verification and canaries (tessera/observers.h). It may read the caller's
+// output and run other backends, never write the output.
+class DispatchObserver {
+ public:
+  virtual ~DispatchObserver() = default;
+  virtual void after_run(const DispatchEvent& event, Context& ctx) = 0;
+};
+
+// Every setter may be called while other threads dispatch: it publishes a
+// new immutable plan (candidate order per shape bucket, observers), and a
+// call in flight finishes with the plan it started with.
 class Dispatcher {
  public:
   explicit Dispatcher(const Registry& registry, Policy policy = {});
+  ~Dispatcher();
+  Dispatcher(const Dispatcher&) = delete;
+  Dispatcher& operator=(const Dispatcher&) = delete;
+
   void set_policy(Policy policy);
-  const Policy& policy() const { return policy_; }
-  void set_shadow(ShadowOptions options);
-  ShadowOptions shadow() const;
-  void set_canary(CanaryOptions options);
+  Policy policy() const;
   // A decision table from `tessera tune` (null: priority order only).
   void set_tuning(std::shared_ptr<const TuningTable> table);
-
-  Explanation explain(const AttentionArgs& args, const Context& ctx) const;
-  // Validates args (an error leaves out untouched), then tries eligible
-  // backends in order until one succeeds. `used` receives its name.
-  Status run(const AttentionArgs& args, Context& ctx, std::string* used = nullptr);
-
-  std::map<std::string, DispatchStats> stats() const;
+  void add_observer(std::shared_ptr<DispatchObserver> observer);
+  void remove_observer(const DispatchObserver* observer);
   // Quarantined backends are never chosen; explain() gives the reason.
   void quarantine(const std::string& name, const std::string& reason);
   void release(const std::string& name);
   std::map<std::string, std::string> quarantined() const;  // name -> reason
-  CanaryRecords canary_records() const;
+
+  // For every backend, chosen / eligible / rejected and why (builds text).
+  Explanation explain(const AttentionArgs& args, const Context& ctx) const;
+  Explanation explain(const AttentionProblem& problem, const Context& ctx) const;
+  // The backend that would serve `problem`, or null: the first eligible in
+  // the plan's order. Builds no text.
+  Backend* select(const AttentionProblem& problem, const Context& ctx) const;
+  // Validates args once (an error leaves out untouched), then runs the
+  // problem. `used` receives the serving backend's name.
+  Status run(const AttentionArgs& args, Context& ctx, std::string* used = nullptr);
+  // Tries eligible backends in order until one succeeds, then tells the
+  // observers. Reasons are spelled out only on failure, when nothing is
+  // eligible, or into the span when the profiler records decisions.
+  Status run(const AttentionProblem& problem, Context& ctx, std::string* used = nullptr);
+
+  const Registry& registry() const { return registry_; }
+  std::map<std::string, DispatchStats> stats() const;
+  // Adds `delta` to `backend`'s counters (observers count here).
+  void add_stats(const std::string& backend, const DispatchStats& delta);
 
  private:
-  struct Served {
-    std::string name;
-    Backend* backend;
-    int64_t duration_ns;
-  };
-  void shadow_check(const AttentionArgs& args, Context& ctx, const Served& served,
-                    uint64_t call);
-  void canary_run(const AttentionArgs& args, Context& ctx, const Served& served, uint64_t call);
+  struct Plan;
+  std::shared_ptr<const Plan> plan() const;
+  // Rebuilds the plan from the settings below; call with mu_ held.
+  void publish_locked() const;
+  Status fail(const AttentionProblem& problem, const Context& ctx, const Plan& plan, int failed,
+              bool all_exhausted, const std::string& failures) const;
 
   const Registry& registry_;
+  mutable std::mutex mu_;  // guards everything below
   Policy policy_;
-  mutable std::mutex mu_;
-  std::map<std::string, DispatchStats> stats_;
-  ShadowOptions shadow_;
-  CanaryOptions canary_;
   std::shared_ptr<const TuningTable> tuning_;
   std::map<std::string, std::string> quarantined_;
-  CanaryRecords canary_records_;
+  std::vector<std::shared_ptr<DispatchObserver>> observers_;
+  mutable std::shared_ptr<const Plan> plan_;
+  std::map<std::string, DispatchStats, std::less<>> stats_;
   std::atomic<uint64_t> calls_{0};
 };
 

@@ -22,7 +22,7 @@ namespace tessera {
 struct Span {
   std::string name;      // "attention", "model.layer0.qkv_gemm", ...
   std::string backend;   // backend that produced the result ("" for stages)
-  std::string decision;  // why that backend (and why not the others)
+  std::string decision;  // why that backend, and why not the others (record_decisions)
   std::string shape;     // "B=2,Sq=128,Sk=128,Hq=8,Hkv=8,D=64,dtype=bf16,mask=causal"
   std::string device;    // "cpu", "cuda:0"; "" when not known
   std::string dtype;     // "f32", "bf16", "f16"; "" for stages without one
@@ -75,6 +75,12 @@ class Profiler {
   // Disabled: record() does nothing and callers may skip building spans.
   void set_enabled(bool enabled) { enabled_.store(enabled, std::memory_order_relaxed); }
   bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
+  // The verbose level: dispatch spans also say why their backend was chosen
+  // and why every other was not. Off by default because spelling out every
+  // backend's reasons costs more than the dispatch itself on small calls;
+  // the CLI turns it on with --trace, the one output that shows decisions.
+  void set_record_decisions(bool on) { decisions_.store(on, std::memory_order_relaxed); }
+  bool record_decisions() const { return decisions_.load(std::memory_order_relaxed); }
   // How many of the latest spans spans() keeps (0: aggregates only). Once
   // the ring is full, older spans are dropped and counted; aggregates always
   // include them.
@@ -94,6 +100,7 @@ class Profiler {
 
  private:
   std::atomic<bool> enabled_{true};
+  std::atomic<bool> decisions_{false};
   std::chrono::steady_clock::time_point epoch_;
   mutable std::mutex mu_;
   size_t capacity_ = kDefaultSpanCapacity;

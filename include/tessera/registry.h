@@ -16,6 +16,7 @@ class Registry {
   Status add(std::unique_ptr<Backend> backend);
   Backend* find(std::string_view name) const;
   std::vector<Backend*> backends() const;
+  size_t size() const { return backends_.size(); }
 
  private:
   std::vector<std::unique_ptr<Backend>> backends_;

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tessera/dispatcher.h"
+#include "tessera/observers.h"
 
 namespace tessera {
 

@@ -1,57 +1,62 @@
-// Dispatcher::canary_run: the candidate backend runs the served args into
+// CanaryObserver: the candidate backend runs the served problem into
 // scratch memory; its agreement with the served output and both times are
 // recorded per shape bucket. The caller's output is only read.
 #include <cstdio>
 
 #include "attention/shadow.h"
 #include "attention/tuning.h"
-#include "tessera/dispatcher.h"
+#include "tessera/observers.h"
 
 namespace tessera {
 
 // The span (and NVTX range) name of these runs.
 constexpr char kCanarySpan[] = "attention.canary";
 
-void Dispatcher::canary_run(const AttentionArgs& args, Context& ctx, const Served& served,
-                            uint64_t call) {
-  CanaryOptions opts;
-  uint64_t seed = 0;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (canary_.backend.empty() || canary_.backend == served.name) return;
-    if (quarantined_.count(canary_.backend) != 0) return;
-    opts = canary_;
-    seed = shadow_.seed + 1;  // a coin independent of the shadow's
-  }
-  if (!sampled(seed, call, opts.rate)) return;
+CanaryObserver::CanaryObserver(Dispatcher& dispatcher, CanaryOptions options)
+    : dispatcher_(dispatcher), options_(std::move(options)) {}
+
+CanaryRecords CanaryObserver::records() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return records_;
+}
+
+void CanaryObserver::after_run(const DispatchEvent& event, Context& ctx) {
+  const CanaryOptions& opts = options_;
+  if (opts.backend.empty() || event.backend.name() == opts.backend) return;
+  if (!sampled(opts.seed, event.call, opts.rate)) return;
+  const AttentionArgs& args = event.problem.args();
   // Scratch outputs and the comparison live in host memory.
   if (args.out.device.kind != DeviceKind::kCpu) return;
-  Backend* candidate = registry_.find(opts.backend);
+  if (dispatcher_.quarantined().count(opts.backend) != 0) return;
+  Backend* candidate = dispatcher_.registry().find(opts.backend);
   if (candidate == nullptr || !candidate->availability().available) return;
-  if (!candidate->check(args, ctx).empty()) return;  // not a shape it claims
+  if (!candidate->can_run(event.problem, ctx)) return;  // not a shape it claims
   ScratchRun scratch;
-  if (!make_scratch_run(args, ctx, "canary." + opts.backend, &scratch).ok()) return;
-  const auto [status, start, end] = run_backend_timed(*candidate, scratch.args, ctx, kCanarySpan);
-  const Comparison cmp = status.ok() ? compare_results(scratch.args, args) : Comparison{};
+  if (!make_scratch_run(event.problem, ctx, "canary." + opts.backend, &scratch).ok()) return;
+  const auto [status, start, end] =
+      run_backend_timed(*candidate, *scratch.problem, ctx, kCanarySpan);
+  const Comparison cmp = status.ok() ? compare_results(scratch.args(), args) : Comparison{};
   const bool agrees = status.ok() && cmp.ok;
   const std::string bucket = tuning_bucket(args);
+  const std::string served(event.backend.name());
   {
     std::lock_guard<std::mutex> lock(mu_);
-    CanaryBucketRecord& rec = canary_records_[opts.backend][bucket];
+    CanaryBucketRecord& rec = records_[opts.backend][bucket];
     ++rec.runs;
     if (agrees) ++rec.agreements;
     if (!status.ok()) ++rec.failures;
     rec.max_abs_error = std::max(rec.max_abs_error, cmp.max_abs_error);
-    rec.serving_seconds += static_cast<double>(served.duration_ns) * 1e-9;
+    rec.serving_seconds += static_cast<double>(event.duration_ns) * 1e-9;
     rec.canary_seconds += static_cast<double>(end - start) * 1e-9;
-    rec.serving = served.name;
-    DispatchStats& st = stats_[opts.backend];
-    ++st.canary_runs;
-    if (!agrees) ++st.canary_disagreements;
+    rec.serving = served;
   }
+  DispatchStats delta;
+  delta.canary_runs = 1;
+  delta.canary_disagreements = agrees ? 0 : 1;
+  dispatcher_.add_stats(opts.backend, delta);
   const std::string verdict =
       !status.ok() ? "failed: " + status.to_string()
-                   : (cmp.ok ? "agrees with " : "DISAGREES with ") + served.name + "; " + cmp.worst;
+                   : (cmp.ok ? "agrees with " : "DISAGREES with ") + served + "; " + cmp.worst;
   if (ctx.profiler().enabled()) {
     Span span;
     fill_attention_span_basics(args, *candidate, kCanarySpan, &span);
@@ -59,14 +64,14 @@ void Dispatcher::canary_run(const AttentionArgs& args, Context& ctx, const Serve
     span.start_ns = start;
     span.duration_ns = end - start;
     span.bytes = attention_bytes(args);
-    span.workspace_bytes = candidate->workspace_bytes(args);
+    span.workspace_bytes = candidate->workspace_bytes(event.problem, ctx);
     span.ok = agrees;
     ctx.profiler().record(std::move(span));
   }
   if (!agrees) {
     ctx.logger().log(LogLevel::kWarning, "canary " + opts.backend + " on " +
                                              describe_shape(args) + " (call " +
-                                             std::to_string(call) + "): " + verdict);
+                                             std::to_string(event.call) + "): " + verdict);
   }
 }
 

@@ -1,5 +1,6 @@
 // The capability checks every backend shares: one small named check per
 // constraint, each adding a reason, in the manner of PyTorch's sdp_utils.
+// Reason text is built only when Reasons wants it (see backend.h).
 #include <algorithm>
 #include <string>
 
@@ -11,43 +12,78 @@ std::string_view maturity_name(Maturity m) {
   return m == Maturity::kStable ? "stable" : "experimental";
 }
 
-std::vector<std::string> check_capabilities(const Capabilities& caps, Device device,
-                                            const AttentionArgs& args) {
-  std::vector<std::string> reasons;
-  const AttentionDims d = dims_of(args);
-  if (!(args.q.device == device)) {
-    reasons.push_back("tensors are on " + args.q.device.to_string() + ", backend runs on " +
-                      device.to_string());
+void check_capabilities(const Capabilities& caps, Device device, const AttentionProblem& p,
+                        Reasons& why) {
+  const AttentionArgs& args = p.args();
+  const AttentionDims& d = p.dims();
+  if (!(p.device() == device)) {
+    why.add([&] {
+      return "tensors are on " + args.q.device.to_string() + ", backend runs on " +
+             device.to_string();
+    });
   }
-  if (std::find(caps.dtypes.begin(), caps.dtypes.end(), args.q.dtype) == caps.dtypes.end()) {
-    reasons.push_back("dtype " + std::string(dtype_name(args.q.dtype)) + " not supported");
+  if (std::find(caps.dtypes.begin(), caps.dtypes.end(), p.dtype()) == caps.dtypes.end()) {
+    why.add([&] { return "dtype " + std::string(dtype_name(p.dtype())) + " not supported"; });
   }
   if (d.d < caps.min_head_dim || d.d > caps.max_head_dim) {
-    reasons.push_back("head dim D = " + std::to_string(d.d) + " outside supported [" +
-                      std::to_string(caps.min_head_dim) + ", " + std::to_string(caps.max_head_dim) +
-                      "]");
+    why.add([&] {
+      return "head dim D = " + std::to_string(d.d) + " outside supported [" +
+             std::to_string(caps.min_head_dim) + ", " + std::to_string(caps.max_head_dim) + "]";
+    });
   }
   if (d.dv != d.d && !caps.dv_differs) {
-    reasons.push_back("Dv = " + std::to_string(d.dv) + " != D = " + std::to_string(d.d) +
-                      " not supported");
+    why.add([&] {
+      return "Dv = " + std::to_string(d.dv) + " != D = " + std::to_string(d.d) + " not supported";
+    });
   }
-  if (args.mask.kind == MaskKind::kCausal && !caps.causal)
-    reasons.push_back("causal mask not supported");
-  if (args.mask.kind == MaskKind::kWindow && !caps.window)
-    reasons.push_back("window mask not supported");
-  if (args.bias.present() && !caps.bias) reasons.push_back("additive bias not supported");
-  if (args.varlen && !caps.varlen) reasons.push_back("varlen (cu_seqlens) not supported");
-  if (args.softcap > 0 && !caps.softcap) reasons.push_back("softcap not supported");
-  if (args.lse.present() && !caps.lse) reasons.push_back("lse output not supported");
+  if (args.mask.kind == MaskKind::kCausal && !caps.causal) why.add("causal mask not supported");
+  if (args.mask.kind == MaskKind::kWindow && !caps.window) why.add("window mask not supported");
+  if (args.bias.present() && !caps.bias) why.add("additive bias not supported");
+  if (args.varlen && !caps.varlen) why.add("varlen (cu_seqlens) not supported");
+  if (args.softcap > 0 && !caps.softcap) why.add("softcap not supported");
+  if (args.lse.present() && !caps.lse) why.add("lse output not supported");
   if (d.hq != d.hkv && !caps.gqa) {
-    reasons.push_back("GQA/MQA (Hq = " + std::to_string(d.hq) + ", Hkv = " + std::to_string(d.hkv) +
-                      ") not supported");
+    why.add([&] {
+      return "GQA/MQA (Hq = " + std::to_string(d.hq) + ", Hkv = " + std::to_string(d.hkv) +
+             ") not supported";
+    });
   }
-  return reasons;
 }
 
-std::vector<std::string> Backend::check(const AttentionArgs& args, const Context& /*ctx*/) const {
-  return check_capabilities(capabilities(), device(), args);
+void Backend::check(const AttentionProblem& p, const Context& /*ctx*/, Reasons& why) const {
+  check_capabilities(capabilities(), device(), p, why);
+}
+
+bool Backend::can_run(const AttentionProblem& p, const Context& ctx) const {
+  Reasons why;
+  check(p, ctx, why);
+  return why.empty();
+}
+
+std::vector<std::string> Backend::reasons(const AttentionProblem& p, const Context& ctx) const {
+  std::vector<std::string> text;
+  Reasons why(&text);
+  check(p, ctx, why);
+  return text;
+}
+
+std::vector<std::string> check_args(const Backend& backend, const AttentionArgs& args,
+                                    const Context& ctx) {
+  std::optional<AttentionProblem> p;
+  if (Status s = AttentionProblem::make(args, &p); !s.ok()) return {"invalid args: " + s.message()};
+  return backend.reasons(*p, ctx);
+}
+
+Status run_args(Backend& backend, const AttentionArgs& args, Context& ctx) {
+  std::optional<AttentionProblem> p;
+  TESSERA_RETURN_IF_ERROR(AttentionProblem::make(args, &p));
+  if (!backend.can_run(*p, ctx)) {
+    std::string text;
+    for (const auto& r : backend.reasons(*p, ctx)) text += (text.empty() ? "" : "; ") + r;
+    return unsupported(std::string(backend.name()) + " cannot run " + describe_shape(args) + ": " +
+                       text);
+  }
+  return backend.run(*p, ctx);
 }
 
 }  // namespace tessera

@@ -1,17 +1,15 @@
-// The dispatcher: order the registered backends by policy (and a tuned
-// table), keep those whose check() passes and that are neither quarantined
-// nor experimental-without-permission, run the first, fall back on failure.
-// Every served call records a profiler span that says which backend ran and
-// why; sampled calls are then checked (shadow_run.cc, canary_run.cc).
+// The dispatcher: validate once, take the plan's order for the problem's
+// bucket, run the first backend whose check() passes, fall back on failure,
+// count, record a span, tell the observers. No reason text is built unless a
+// run fails, nothing is eligible, or the profiler records decisions.
 #include "tessera/dispatcher.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <string>
 #include <utility>
 
-#include "attention/shadow.h"
-#include "attention/tuning.h"
+#include "attention/dispatch_plan.h"
+#include "attention/run_guarded.h"
 #include "runtime/nvtx_ranges.h"
 
 namespace tessera {
@@ -21,167 +19,26 @@ constexpr char kDispatchSpan[] = "attention";
 
 namespace {
 
-bool contains(const std::vector<std::string>& v, std::string_view name) {
-  return std::find(v.begin(), v.end(), name) != v.end();
-}
-
-// Backends in the order the policy tries them, with unknown names kept so
-// explain() can report them.
-struct Candidate {
-  std::string name;
-  Backend* backend;  // null: not registered
-  int tuned_rank;    // index in the tuned entry's ranking; -1: not from it
-};
-
-std::vector<Candidate> ordered_candidates(const Registry& registry, const Policy& policy,
-                                          const TuningEntry* tuned) {
-  std::vector<Candidate> out;
-  if (!policy.only.empty()) {
-    for (const auto& n : policy.only) out.push_back({n, registry.find(n), -1});
-    return out;
-  }
-  for (const auto& n : policy.prefer) out.push_back({n, registry.find(n), -1});
-  const auto listed = [&](std::string_view name) {
-    return std::any_of(out.begin(), out.end(), [&](const Candidate& c) { return c.name == name; });
-  };
-  if (tuned != nullptr) {
-    for (size_t i = 0; i < tuned->ranking.size(); ++i) {
-      const std::string& n = tuned->ranking[i].backend;
-      Backend* b = registry.find(n);
-      if (b != nullptr && !listed(n)) out.push_back({n, b, static_cast<int>(i)});
-    }
-  }
-  std::vector<Backend*> rest;
-  for (Backend* b : registry.backends()) {
-    if (!listed(b->name())) rest.push_back(b);
-  }
-  std::stable_sort(rest.begin(), rest.end(),
-                   [](Backend* a, Backend* b) { return a->priority() > b->priority(); });
-  for (Backend* b : rest) out.push_back({std::string(b->name()), b, -1});
-  return out;
-}
-
 std::string join_reasons(const std::vector<std::string>& reasons) {
   std::string s;
   for (const auto& r : reasons) s += (s.empty() ? "" : "; ") + r;
   return s;
 }
 
-std::string ms_text(double ms) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g ms", ms);
-  return buf;
-}
-
-// "rank 1 of 3 in tuned table entry 'BUCKET' (FILE): a 1.2 ms, b 2 ms, c 40 ms"
-std::string tuned_reason(const TuningEntry& entry, int rank, const TuningTable& table) {
-  std::string s = "rank " + std::to_string(rank + 1) + " of " +
-                  std::to_string(entry.ranking.size()) + " in tuned table entry '" +
-                  entry.bucket + "' (" + table.source + "):";
-  for (size_t i = 0; i < entry.ranking.size(); ++i) {
-    s += (i ? ", " : " ") + entry.ranking[i].backend + " " + ms_text(entry.ranking[i].median_ms);
+// "; NAME rejected: REASONS" for every rejected candidate.
+std::string rejected_text(const Explanation& ex) {
+  std::string s;
+  for (const auto& v : ex.verdicts) {
+    if (v.kind == BackendVerdict::Kind::kRejected) {
+      s += "; " + v.name + " rejected: " + join_reasons(v.reasons);
+    }
   }
   return s;
 }
 
-}  // namespace
-
-Dispatcher::Dispatcher(const Registry& registry, Policy policy)
-    : registry_(registry), policy_(std::move(policy)) {}
-
-void Dispatcher::set_policy(Policy policy) { policy_ = std::move(policy); }
-
-void Dispatcher::set_shadow(ShadowOptions options) {
-  std::lock_guard<std::mutex> lock(mu_);
-  shadow_ = std::move(options);
-}
-
-ShadowOptions Dispatcher::shadow() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return shadow_;
-}
-
-void Dispatcher::set_canary(CanaryOptions options) {
-  std::lock_guard<std::mutex> lock(mu_);
-  canary_ = std::move(options);
-}
-
-void Dispatcher::set_tuning(std::shared_ptr<const TuningTable> table) {
-  std::lock_guard<std::mutex> lock(mu_);
-  tuning_ = std::move(table);
-}
-
-Explanation Dispatcher::explain(const AttentionArgs& args, const Context& ctx) const {
-  Explanation ex;
-  ex.args_status = validate(args);
-  std::shared_ptr<const TuningTable> table;
-  std::map<std::string, std::string> quarantined;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    table = tuning_;
-    quarantined = quarantined_;
-  }
-  const bool use_table = table != nullptr && policy_.only.empty() && ex.args_status.ok();
-  const std::string bucket = use_table ? tuning_bucket(args) : "";
-  const TuningEntry* tuned = use_table ? table->find(bucket) : nullptr;
-  for (const Candidate& c : ordered_candidates(registry_, policy_, tuned)) {
-    BackendVerdict v;
-    v.name = c.name;
-    if (c.backend == nullptr) {
-      v.reasons.push_back("no backend named '" + c.name + "' is registered in this build");
-    } else if (contains(policy_.deny, c.name)) {
-      v.reasons.push_back("denied by policy '" + policy_.to_string() + "'");
-    } else if (auto q = quarantined.find(c.name); q != quarantined.end()) {
-      v.reasons.push_back("quarantined: " + q->second);
-    } else if (Availability av = c.backend->availability(); !av.available) {
-      v.reasons.push_back("unavailable: " + av.reason);
-    } else if (c.backend->capabilities().maturity == Maturity::kExperimental &&
-               !policy_.allow_experimental && !contains(policy_.only, c.name) &&
-               !contains(policy_.prefer, c.name)) {
-      v.reasons.push_back(
-          "experimental: serves only under the policy clause allow:experimental or when named "
-          "in only:/prefer:");
-    } else if (!ex.args_status.ok()) {
-      v.reasons.push_back("invalid args: " + ex.args_status.message());
-    } else {
-      v.reasons = c.backend->check(args, ctx);
-    }
-    if (v.reasons.empty()) {
-      if (ex.chosen.empty()) {
-        v.kind = BackendVerdict::Kind::kChosen;
-        ex.chosen = c.name;
-        std::string why;
-        if (!policy_.only.empty()) {
-          why = "first eligible in the policy's only list";
-        } else if (contains(policy_.prefer, c.name)) {
-          why = "first eligible in the policy's prefer list";
-        } else if (c.tuned_rank >= 0) {
-          why = "fastest eligible: " + tuned_reason(*tuned, c.tuned_rank, *table);
-        } else {
-          why = "first eligible by priority (" + std::to_string(c.backend->priority()) +
-                ") under policy '" + policy_.to_string() + "'";
-          if (table != nullptr && tuned == nullptr && use_table) {
-            why += "; the tuned table (" + table->source + ") has no entry for '" + bucket + "'";
-          } else if (tuned != nullptr) {
-            why += "; no backend of tuned table entry '" + bucket + "' is eligible";
-          }
-        }
-        v.reasons.push_back(why);
-      } else {
-        v.kind = BackendVerdict::Kind::kEligible;
-        v.reasons.push_back("eligible; fallback if the chosen backend fails");
-      }
-    }
-    ex.verdicts.push_back(std::move(v));
-  }
-  return ex;
-}
-
-namespace {
-
-void fill_span(const AttentionArgs& args, Backend& backend, Span* span) {
-  fill_attention_span_basics(args, backend, kDispatchSpan, span);
-  const AttentionDims d = dims_of(args);
+void fill_span(const AttentionProblem& p, Backend& backend, const Context& ctx, Span* span) {
+  fill_attention_span_basics(p.args(), backend, kDispatchSpan, span);
+  const AttentionDims& d = p.dims();
   span->b = d.batch;
   span->hq = d.hq;
   span->hkv = d.hkv;
@@ -189,8 +46,8 @@ void fill_span(const AttentionArgs& args, Backend& backend, Span* span) {
   span->sk = d.sk;
   span->d = d.d;
   span->dv = d.dv;
-  span->bytes = attention_bytes(args);
-  span->workspace_bytes = backend.workspace_bytes(args);
+  span->bytes = attention_bytes(p.args());
+  span->workspace_bytes = backend.workspace_bytes(p, ctx);
 }
 
 }  // namespace
@@ -206,9 +63,9 @@ void fill_attention_span_basics(const AttentionArgs& args, const Backend& backen
   span->flops = attention_flops(args);
 }
 
-Status run_backend_guarded(Backend& backend, const AttentionArgs& args, Context& ctx) {
+Status run_backend_guarded(Backend& backend, const AttentionProblem& problem, Context& ctx) {
   try {
-    return backend.run(args, ctx);
+    return backend.run(problem, ctx);
   } catch (const std::exception& e) {
     return internal_error(std::string("threw: ") + e.what());
   } catch (...) {
@@ -216,88 +73,75 @@ Status run_backend_guarded(Backend& backend, const AttentionArgs& args, Context&
   }
 }
 
-TimedRun run_backend_timed(Backend& backend, const AttentionArgs& args, Context& ctx,
+TimedRun run_backend_timed(Backend& backend, const AttentionProblem& problem, Context& ctx,
                            std::string_view span_name) {
   Profiler& profiler = ctx.profiler();
   const nvtx::ScopedRange range(profiler.enabled(), span_name, backend.name());
   TimedRun r;
   r.start_ns = profiler.now_ns();
-  r.status = run_backend_guarded(backend, args, ctx);
+  r.status = run_backend_guarded(backend, problem, ctx);
   r.end_ns = profiler.now_ns();
   return r;
 }
 
-Status Dispatcher::run(const AttentionArgs& args, Context& ctx, std::string* used) {
-  TESSERA_RETURN_IF_ERROR(validate(args));
-  const uint64_t call = calls_.fetch_add(1, std::memory_order_relaxed);
-  const Explanation ex = explain(args, ctx);
-  std::string rejected;
-  for (const auto& v : ex.verdicts) {
-    if (v.kind == BackendVerdict::Kind::kRejected) {
-      rejected += "; " + v.name + " rejected: " + join_reasons(v.reasons);
-    }
-  }
-  std::string failures;
-  int failed = 0;
-  bool all_exhausted = true;  // every failure was a memory budget refusal
-  for (const auto& v : ex.verdicts) {
-    if (v.kind == BackendVerdict::Kind::kRejected) continue;
-    Backend* backend = registry_.find(v.name);
-    const auto [status, start, end] = run_backend_timed(*backend, args, ctx, kDispatchSpan);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      DispatchStats& st = stats_[v.name];
-      ++st.calls;
-      if (!status.ok()) ++st.failures;
-      if (status.ok() && failed > 0) ++st.fallbacks;
-    }
-    if (!status.ok()) {
-      ++failed;
-      all_exhausted = all_exhausted && status.code() == StatusCode::kResourceExhausted;
-      failures += "; " + v.name + " failed: " + status.to_string();
-      ctx.logger().log(LogLevel::kWarning, "attention backend " + v.name + " failed on " +
-                                               describe_shape(args) + ": " + status.to_string() +
-                                               "; falling back");
-      continue;
-    }
-    if (ctx.profiler().enabled()) {
-      Span span;
-      fill_span(args, *backend, &span);
-      span.decision = v.name + ": " + join_reasons(v.reasons) + failures + rejected;
-      span.start_ns = start;
-      span.duration_ns = end - start;
-      span.fallbacks = failed;
-      ctx.profiler().record(std::move(span));
-    }
-    if (used != nullptr) *used = v.name;
-    const Served served{v.name, backend, end - start};
-    shadow_check(args, ctx, served, call);
-    canary_run(args, ctx, served, call);
-    return Status::Ok();
-  }
-  if (failed > 0) {
-    const std::string message = "every eligible attention backend failed for " +
-                                describe_shape(args) + failures.substr(1) + rejected;
-    return all_exhausted ? resource_exhausted(message) : internal_error(message);
-  }
-  return unsupported("no attention backend can run " + describe_shape(args) + " under policy '" +
-                     policy_.to_string() + "'" + (rejected.empty() ? "" : ":") +
-                     (rejected.empty() ? "" : rejected.substr(1)));
+Dispatcher::Dispatcher(const Registry& registry, Policy policy)
+    : registry_(registry), policy_(std::move(policy)) {
+  std::lock_guard<std::mutex> lock(mu_);
+  publish_locked();
 }
 
-std::map<std::string, DispatchStats> Dispatcher::stats() const {
+Dispatcher::~Dispatcher() = default;
+
+void Dispatcher::publish_locked() const {
+  plan_ = Plan::build(registry_, policy_, tuning_, quarantined_, observers_);
+}
+
+std::shared_ptr<const Dispatcher::Plan> Dispatcher::plan() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
+  // A backend registered after this dispatcher was made: take it in.
+  if (plan_->registry_size != registry_.size()) publish_locked();
+  return plan_;
+}
+
+void Dispatcher::set_policy(Policy policy) {
+  std::lock_guard<std::mutex> lock(mu_);
+  policy_ = std::move(policy);
+  publish_locked();
+}
+
+Policy Dispatcher::policy() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return policy_;
+}
+
+void Dispatcher::set_tuning(std::shared_ptr<const TuningTable> table) {
+  std::lock_guard<std::mutex> lock(mu_);
+  tuning_ = std::move(table);
+  publish_locked();
+}
+
+void Dispatcher::add_observer(std::shared_ptr<DispatchObserver> observer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  observers_.push_back(std::move(observer));
+  publish_locked();
+}
+
+void Dispatcher::remove_observer(const DispatchObserver* observer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::erase_if(observers_, [&](const auto& o) { return o.get() == observer; });
+  publish_locked();
 }
 
 void Dispatcher::quarantine(const std::string& name, const std::string& reason) {
   std::lock_guard<std::mutex> lock(mu_);
   quarantined_[name] = reason;
+  publish_locked();
 }
 
 void Dispatcher::release(const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
   quarantined_.erase(name);
+  publish_locked();
 }
 
 std::map<std::string, std::string> Dispatcher::quarantined() const {
@@ -305,9 +149,107 @@ std::map<std::string, std::string> Dispatcher::quarantined() const {
   return quarantined_;
 }
 
-CanaryRecords Dispatcher::canary_records() const {
+std::map<std::string, DispatchStats> Dispatcher::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return canary_records_;
+  return {stats_.begin(), stats_.end()};
+}
+
+void Dispatcher::add_stats(const std::string& backend, const DispatchStats& d) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DispatchStats& st = stats_[backend];
+  st.calls += d.calls;
+  st.failures += d.failures;
+  st.fallbacks += d.fallbacks;
+  st.shadow_checks += d.shadow_checks;
+  st.shadow_mismatches += d.shadow_mismatches;
+  st.shadow_skipped += d.shadow_skipped;
+  st.canary_runs += d.canary_runs;
+  st.canary_disagreements += d.canary_disagreements;
+}
+
+Backend* Dispatcher::select(const AttentionProblem& problem, const Context& ctx) const {
+  const std::shared_ptr<const Plan> p = plan();
+  for (Backend* b : p->order_for(problem)) {
+    if (b->can_run(problem, ctx)) return b;
+  }
+  return nullptr;
+}
+
+Status Dispatcher::run(const AttentionArgs& args, Context& ctx, std::string* used) {
+  std::optional<AttentionProblem> problem;
+  TESSERA_RETURN_IF_ERROR(AttentionProblem::make(args, &problem));
+  return run(*problem, ctx, used);
+}
+
+Status Dispatcher::run(const AttentionProblem& problem, Context& ctx, std::string* used) {
+  const std::shared_ptr<const Plan> p = plan();
+  const uint64_t call = calls_.fetch_add(1, std::memory_order_relaxed);
+  std::string failures;  // "; NAME failed: STATUS" per failed backend
+  int failed = 0;
+  bool all_exhausted = true;  // every failure was a memory budget refusal
+  for (Backend* backend : p->order_for(problem)) {
+    if (!backend->can_run(problem, ctx)) continue;
+    const auto [status, start, end] = run_backend_timed(*backend, problem, ctx, kDispatchSpan);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = stats_.find(backend->name());
+      if (it == stats_.end()) it = stats_.emplace(std::string(backend->name()), DispatchStats{}).first;
+      ++it->second.calls;
+      if (!status.ok()) ++it->second.failures;
+      if (status.ok() && failed > 0) ++it->second.fallbacks;
+    }
+    if (!status.ok()) {
+      ++failed;
+      all_exhausted = all_exhausted && status.code() == StatusCode::kResourceExhausted;
+      const std::string name(backend->name());
+      failures += "; " + name + " failed: " + status.to_string();
+      ctx.logger().log(LogLevel::kWarning, "attention backend " + name + " failed on " +
+                                               describe_shape(problem.args()) + ": " +
+                                               status.to_string() + "; falling back");
+      continue;
+    }
+    if (ctx.profiler().enabled()) {
+      Span span;
+      fill_span(problem, *backend, ctx, &span);
+      if (ctx.profiler().record_decisions()) {
+        // The verbose trace: why this backend, and why not the others.
+        const Explanation ex = explain(problem, ctx);
+        std::string why;
+        for (const auto& v : ex.verdicts) {
+          if (v.name == backend->name()) why = join_reasons(v.reasons);
+        }
+        span.decision = span.backend + ": " + why + failures + rejected_text(ex);
+      } else if (failed > 0) {
+        span.decision = span.backend + " after" + failures.substr(1);
+      }
+      span.start_ns = start;
+      span.duration_ns = end - start;
+      span.fallbacks = failed;
+      ctx.profiler().record(std::move(span));
+    }
+    if (used != nullptr) *used = backend->name();
+    if (!p->observers.empty()) {
+      const DispatchEvent event{problem, *backend, end - start, call};
+      for (const auto& observer : p->observers) observer->after_run(event, ctx);
+    }
+    return Status::Ok();
+  }
+  return fail(problem, ctx, *p, failed, all_exhausted, failures);
+}
+
+// Nothing served: now the reasons are worth their text.
+Status Dispatcher::fail(const AttentionProblem& problem, const Context& ctx, const Plan& plan,
+                        int failed, bool all_exhausted, const std::string& failures) const {
+  const std::string rejected = rejected_text(explain(problem, ctx));
+  const std::string shape = describe_shape(problem.args());
+  if (failed > 0) {
+    const std::string message =
+        "every eligible attention backend failed for " + shape + failures.substr(1) + rejected;
+    return all_exhausted ? resource_exhausted(message) : internal_error(message);
+  }
+  return unsupported("no attention backend can run " + shape + " under policy '" +
+                     plan.policy.to_string() + "'" + (rejected.empty() ? "" : ":") +
+                     (rejected.empty() ? "" : rejected.substr(1)));
 }
 
 }  // namespace tessera

@@ -1,6 +1,6 @@
 #include "attention/shadow.h"
 
-#include "tessera/dispatcher.h"
+#include "tessera/observers.h"
 
 #include <cmath>
 #include <cstdio>
@@ -13,23 +13,26 @@
 
 namespace tessera {
 
-Status make_scratch_run(const AttentionArgs& args, Context& ctx, const std::string& owner,
+Status make_scratch_run(const AttentionProblem& problem, Context& ctx, const std::string& owner,
                         ScratchRun* out) {
-  out->args = args;
+  const AttentionArgs& args = problem.args();
+  AttentionArgs scratch = args;
   const TensorView& o = args.out;
   const size_t out_bytes =
       static_cast<size_t>(o.shape[0] * o.shape[1] * o.shape[2] * o.shape[3]) * dtype_size(o.dtype);
   TESSERA_RETURN_IF_ERROR(Buffer::allocate(ctx.allocator(), out_bytes, owner, &out->out));
-  out->args.out = TensorView::contiguous(out->out.data(), o.dtype,
-                                         {o.shape[0], o.shape[1], o.shape[2], o.shape[3]}, o.device);
+  scratch.out = TensorView::contiguous(out->out.data(), o.dtype,
+                                       {o.shape[0], o.shape[1], o.shape[2], o.shape[3]}, o.device);
   if (args.lse.present()) {
     const TensorView& l = args.lse;
     const size_t lse_bytes = static_cast<size_t>(l.shape[0] * l.shape[1] * l.shape[2]) * 4;
     TESSERA_RETURN_IF_ERROR(Buffer::allocate(ctx.allocator(), lse_bytes, owner, &out->lse));
-    out->args.lse = TensorView::contiguous(out->lse.data(), DType::kF32,
-                                           {l.shape[0], l.shape[1], l.shape[2]}, l.device);
+    scratch.lse = TensorView::contiguous(out->lse.data(), DType::kF32,
+                                         {l.shape[0], l.shape[1], l.shape[2]}, l.device);
   }
-  return Status::Ok();
+  // Only out and lse changed; validating again is off the dispatch path
+  // (sampled shadow and canary runs only).
+  return AttentionProblem::make(scratch, &out->problem);
 }
 
 Tolerance shadow_tolerance(DType dtype) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "attention/run_guarded.h"
@@ -15,13 +16,14 @@
 
 namespace tessera {
 
-// args with out (and lse) redirected to fresh contiguous tracked buffers of
-// the same shapes and dtypes, owned by `owner` ("shadow.reference").
+// The problem with out (and lse) redirected to fresh contiguous tracked
+// buffers of the same shapes and dtypes, owned by `owner` ("shadow.reference").
 struct ScratchRun {
   Buffer out, lse;
-  AttentionArgs args;
+  std::optional<AttentionProblem> problem;
+  const AttentionArgs& args() const { return problem->args(); }
 };
-Status make_scratch_run(const AttentionArgs& args, Context& ctx, const std::string& owner,
+Status make_scratch_run(const AttentionProblem& problem, Context& ctx, const std::string& owner,
                         ScratchRun* out);
 
 // |got - want| <= atol + rtol * |want| elementwise; NaN matches NaN only and
@@ -58,10 +60,5 @@ Status write_replay_case(const AttentionArgs& args, const AttentionArgs* got,
                          const AttentionArgs* want, const std::string& dir,
                          const std::string& backend, const std::string& trusted,
                          std::string* commands);
-
-// The fields every attention span shares (dispatch, shadow, canary): name,
-// backend, shape, device, dtype, mask and FLOPs. Callers add the rest.
-void fill_attention_span_basics(const AttentionArgs& args, const Backend& backend,
-                                std::string name, Span* span);
 
 }  // namespace tessera

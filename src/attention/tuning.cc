@@ -1,6 +1,8 @@
 #include "attention/tuning.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -13,23 +15,35 @@ namespace tessera {
 
 namespace {
 
-std::string length_class(int64_t n) {
-  if (n <= 1) return "=1";
-  for (int64_t edge : {16, 128, 512, 2048, 8192}) {
-    if (n <= edge) return "<=" + std::to_string(edge);
+// Class edges: a value falls in the first class whose edge it does not
+// exceed; past the last edge is one more class.
+constexpr int64_t kLengthEdges[] = {1, 16, 128, 512, 2048, 8192};
+constexpr int64_t kHeadDimEdges[] = {32, 64, 128, 256};
+constexpr uint32_t kLengthClasses = std::size(kLengthEdges) + 1;
+constexpr uint32_t kHeadDimClasses = std::size(kHeadDimEdges) + 1;
+constexpr uint32_t kDTypes = 3, kMasks = 3;
+
+template <size_t N>
+uint32_t class_of(int64_t n, const int64_t (&edges)[N]) {
+  for (size_t i = 0; i < N; ++i) {
+    if (n <= edges[i]) return static_cast<uint32_t>(i);
   }
-  return ">8192";
+  return N;
 }
 
-std::string head_dim_class(int64_t d) {
-  for (int64_t edge : {32, 64, 128, 256}) {
-    if (d <= edge) return "<=" + std::to_string(edge);
-  }
-  return ">256";
+std::string length_class(uint32_t c) {
+  if (c == 0) return "=1";
+  if (c < kLengthClasses - 1) return "<=" + std::to_string(kLengthEdges[c]);
+  return ">" + std::to_string(kLengthEdges[kLengthClasses - 2]);
 }
 
-const char* mask_class(MaskKind k) {
-  switch (k) {
+std::string head_dim_class(uint32_t c) {
+  if (c < kHeadDimClasses - 1) return "<=" + std::to_string(kHeadDimEdges[c]);
+  return ">" + std::to_string(kHeadDimEdges[kHeadDimClasses - 2]);
+}
+
+const char* mask_class(uint32_t k) {
+  switch (static_cast<MaskKind>(k)) {
     case MaskKind::kNone:
       return "none";
     case MaskKind::kCausal:
@@ -40,13 +54,44 @@ const char* mask_class(MaskKind k) {
   return "?";
 }
 
+// key = (((dtype * kMasks + mask) * kHeadDimClasses + d) * kLengthClasses + sq)
+//       * kLengthClasses + sk
+uint32_t pack(uint32_t dtype, uint32_t mask, uint32_t d, uint32_t sq, uint32_t sk) {
+  return (((dtype * kMasks + mask) * kHeadDimClasses + d) * kLengthClasses + sq) * kLengthClasses +
+         sk;
+}
+
 }  // namespace
 
+uint32_t tuning_bucket_key(DType dtype, MaskKind mask, const AttentionDims& dims) {
+  return pack(static_cast<uint32_t>(dtype), static_cast<uint32_t>(mask),
+              class_of(std::max(dims.d, dims.dv), kHeadDimEdges), class_of(dims.sq, kLengthEdges),
+              class_of(dims.sk, kLengthEdges));
+}
+
+std::string tuning_bucket_name(uint32_t key) {
+  const uint32_t sk = key % kLengthClasses;
+  key /= kLengthClasses;
+  const uint32_t sq = key % kLengthClasses;
+  key /= kLengthClasses;
+  const uint32_t d = key % kHeadDimClasses;
+  key /= kHeadDimClasses;
+  const uint32_t mask = key % kMasks;
+  const uint32_t dtype = key / kMasks;
+  return std::string(dtype_name(static_cast<DType>(dtype))) + ",mask=" + mask_class(mask) + ",D" +
+         head_dim_class(d) + ",Sq" + length_class(sq) + ",Sk" + length_class(sk);
+}
+
+std::vector<uint32_t> all_tuning_bucket_keys() {
+  std::vector<uint32_t> keys;
+  const uint32_t n = kDTypes * kMasks * kHeadDimClasses * kLengthClasses * kLengthClasses;
+  keys.reserve(n);
+  for (uint32_t k = 0; k < n; ++k) keys.push_back(k);
+  return keys;
+}
+
 std::string tuning_bucket(const AttentionArgs& args) {
-  const AttentionDims d = dims_of(args);
-  return std::string(dtype_name(args.q.dtype)) + ",mask=" + mask_class(args.mask.kind) + ",D" +
-         head_dim_class(std::max(d.d, d.dv)) + ",Sq" + length_class(d.sq) + ",Sk" +
-         length_class(d.sk);
+  return tuning_bucket_name(tuning_bucket_key(args.q.dtype, args.mask.kind, dims_of(args)));
 }
 
 std::string TuningKey::describe() const {

@@ -26,6 +26,13 @@ namespace tessera {
 // Lengths: =1, <=16, <=128, <=512, <=2048, <=8192, >8192.
 // Head dims: <=32, <=64, <=128, <=256, >256.
 std::string tuning_bucket(const AttentionArgs& args);
+// The same bucket as a small number, for lookups on the dispatch path that
+// build no text; tuning_bucket_name turns it back into the text above.
+uint32_t tuning_bucket_key(DType dtype, MaskKind mask, const AttentionDims& dims);
+std::string tuning_bucket_name(uint32_t key);
+// Every key there is (a few thousand): how a table's text buckets are mapped
+// to keys once, when the dispatcher takes the table.
+std::vector<uint32_t> all_tuning_bucket_keys();
 
 struct TuningKey {
   std::string cpu, gpu, tessera, gemm, simd;

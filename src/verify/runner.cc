@@ -95,8 +95,10 @@ Status Expected::compute(const MaterializedCase& m, Backend& reference, Context&
   TESSERA_RETURN_IF_ERROR(allocate_floats(ctx, m.rows(), &e.lse_ref_));
   TESSERA_RETURN_IF_ERROR(allocate_floats(ctx, m.rows() * c.dv, &e.out_naive_));
   TESSERA_RETURN_IF_ERROR(allocate_floats(ctx, m.rows(), &e.lse_naive_));
-  const AttentionArgs ref_args = m.logical_args(e.out_ref_.as<float>(), e.lse_ref_.as<float>());
-  Status s = run_backend_guarded(reference, ref_args, ctx);
+  std::optional<AttentionProblem> ref_problem;
+  Status s = AttentionProblem::make(
+      m.logical_args(e.out_ref_.as<float>(), e.lse_ref_.as<float>()), &ref_problem);
+  if (s.ok()) s = run_backend_guarded(reference, *ref_problem, ctx);
   if (!s.ok()) return internal_error(std::string(reference.name()) + " failed: " + s.to_string());
   TESSERA_RETURN_IF_ERROR(naive_attention(
       m.logical_args(e.out_naive_.as<float>(), e.lse_naive_.as<float>()), c.dtype, ctx));
@@ -109,12 +111,16 @@ CaseOutcome check_backend(Backend& backend, MaterializedCase& m, const Expected&
   if (Availability av = backend.availability(); !av.available) {
     return skip("unavailable: " + av.reason);
   }
-  if (auto reasons = backend.check(m.args(), ctx); !reasons.empty()) {
+  std::optional<AttentionProblem> problem;
+  if (Status s = AttentionProblem::make(m.args(), &problem); !s.ok()) {
+    return {Verdict::kFail, {"harness: the case is invalid: " + s.to_string()}};
+  }
+  if (auto reasons = backend.reasons(*problem, ctx); !reasons.empty()) {
     return skip("rejected by check(): " + join(reasons));
   }
   m.poison_outputs();
   const auto before = ctx.allocator().by_owner();
-  const Status s = run_backend_guarded(backend, m.args(), ctx);
+  const Status s = run_backend_guarded(backend, *problem, ctx);
   CaseOutcome outcome;
   for (auto& leak : leaked_since(before, ctx.allocator().by_owner())) {
     outcome.verdict = Verdict::kFail;

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "../observability/problem.h"
 #include "reference/reference_backend.h"
 #include "test_backends.h"
 
@@ -16,26 +17,11 @@ namespace {
 using testing::FaultyBackend;
 using testing::LeakingBackend;
 
-struct Problem {
-  std::vector<float> q, k, v, out;
-  AttentionArgs args;
-  explicit Problem(int64_t s = 9, int64_t h = 2, int64_t d = 8)
-      : q(s * h * d), k(s * h * d), v(s * h * d), out(s * h * d, 0.0f) {
-    std::mt19937 rng(7);
-    std::normal_distribution<float> n;
-    for (auto* buf : {&q, &k, &v}) {
-      for (float& x : *buf) x = n(rng);
-    }
-    args.q = TensorView::contiguous(q.data(), DType::kF32, {1, s, h, d});
-    args.k = TensorView::contiguous(k.data(), DType::kF32, {1, s, h, d});
-    args.v = TensorView::contiguous(v.data(), DType::kF32, {1, s, h, d});
-    args.out = TensorView::contiguous(out.data(), DType::kF32, {1, s, h, d});
-  }
-};
+using Problem = testing::SmallProblem;  // f32 [1, 9, 2, 8], N(0, 1) inputs
 
 std::vector<float> reference_output(Problem p) {
   Context ctx;
-  EXPECT_TRUE(make_reference_backend()->run(p.args, ctx).ok());
+  EXPECT_TRUE(run_args(*make_reference_backend(), p.args, ctx).ok());
   return p.out;
 }
 

@@ -21,12 +21,8 @@ class FaultyBackend final : public Backend {
   std::string_view name() const override { return name_; }
   Device device() const override { return Device::cpu(); }
   int priority() const override { return priority_; }
-  Capabilities capabilities() const override {
-    Capabilities c;
-    c.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
-    return c;
-  }
-  Status run(const AttentionArgs& /*args*/, Context& ctx) override {
+  const Capabilities& capabilities() const override { return caps_; }
+  Status run(const AttentionProblem& /*p*/, Context& ctx) override {
     ++runs;
     if (mode_ == Mode::kThrows) throw std::runtime_error("kernel exploded");
     if (mode_ == Mode::kThrowsInParallelJob) {
@@ -43,6 +39,7 @@ class FaultyBackend final : public Backend {
   std::string name_;
   Mode mode_;
   int priority_;
+  const Capabilities caps_{.dtypes = {DType::kF32, DType::kF16, DType::kBF16}};
 };
 
 // Delegates to another backend but forgets to free its workspace.
@@ -52,11 +49,11 @@ class LeakingBackend final : public Backend {
   std::string_view name() const override { return "test.leaking"; }
   Device device() const override { return Device::cpu(); }
   int priority() const override { return 1000; }
-  Capabilities capabilities() const override { return inner_->capabilities(); }
-  Status run(const AttentionArgs& args, Context& ctx) override {
+  const Capabilities& capabilities() const override { return inner_->capabilities(); }
+  Status run(const AttentionProblem& p, Context& ctx) override {
     void* scratch = nullptr;
     TESSERA_RETURN_IF_ERROR(ctx.allocator().allocate(4096, "test.leaking", &scratch));
-    return inner_->run(args, ctx);  // scratch is never freed
+    return inner_->run(p, ctx);  // scratch is never freed
   }
 
  private:

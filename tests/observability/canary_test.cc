@@ -8,7 +8,7 @@
 #include "attention/tuning.h"
 #include "observe_backends.h"
 #include "problem.h"
-#include "tessera/dispatcher.h"
+#include "tessera/observers.h"
 
 namespace tessera {
 namespace {
@@ -23,7 +23,8 @@ TEST(Canary, ServedOutputIsBitIdenticalAndAgreementIsRecorded) {
                     .ok());
     Dispatcher plain(registry);
     Dispatcher canaried(registry);
-    canaried.set_canary({"test.candidate", 1.0});
+    auto canary = std::make_shared<CanaryObserver>(canaried, CanaryOptions{"test.candidate", 1.0});
+    canaried.add_observer(canary);
     Context ctx;
     ctx.logger().set_sink([](LogLevel, std::string_view) {});
     constexpr int kCalls = 3;
@@ -36,7 +37,7 @@ TEST(Canary, ServedOutputIsBitIdenticalAndAgreementIsRecorded) {
       EXPECT_EQ(used_a, used_b);
       EXPECT_EQ(a.out, b.out);  // bit-identical, whatever the candidate wrote
     }
-    const CanaryRecords records = canaried.canary_records();
+    const CanaryRecords records = canary->records();
     testing::SmallProblem p;
     const auto& rec = records.at("test.candidate").at(tuning_bucket(p.args));
     EXPECT_EQ(rec.runs, static_cast<uint64_t>(kCalls));

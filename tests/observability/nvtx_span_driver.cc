@@ -11,7 +11,7 @@
 #include "observe_backends.h"
 #include "problem.h"
 #include "reference/reference_backend.h"
-#include "tessera/dispatcher.h"
+#include "tessera/observers.h"
 #include "tessera/profiler.h"
 
 namespace tessera {
@@ -29,7 +29,7 @@ int run(const char* spans_path) {
   Dispatcher dispatcher(registry);
   ShadowOptions shadow;
   shadow.rate = 1;  // every call: one "attention.shadow reference" span
-  dispatcher.set_shadow(shadow);
+  dispatcher.add_observer(std::make_shared<ShadowObserver>(dispatcher, shadow));
   Context ctx;
   Profiler& profiler = ctx.profiler();
   bool ok = true;

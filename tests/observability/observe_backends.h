@@ -20,18 +20,18 @@ class DelegatingBackend final : public Backend {
         priority_(priority),
         maturity_(maturity),
         offset_(offset),
-        inner_(make_reference_backend()) {}
+        inner_(make_reference_backend()),
+        caps_(inner_->capabilities()) {
+    caps_.maturity = maturity_;
+  }
   std::string_view name() const override { return name_; }
   Device device() const override { return Device::cpu(); }
   int priority() const override { return priority_; }
-  Capabilities capabilities() const override {
-    Capabilities c = inner_->capabilities();
-    c.maturity = maturity_;
-    return c;
-  }
-  Status run(const AttentionArgs& args, Context& ctx) override {
+  const Capabilities& capabilities() const override { return caps_; }
+  Status run(const AttentionProblem& p, Context& ctx) override {
     ++runs;
-    TESSERA_RETURN_IF_ERROR(inner_->run(args, ctx));
+    TESSERA_RETURN_IF_ERROR(inner_->run(p, ctx));
+    const AttentionArgs& args = p.args();
     if (offset_ != 0) {
       float* out = static_cast<float*>(args.out.data);
       for (int64_t i = 0; i < args.out.numel(); ++i) out[i] += offset_;
@@ -46,6 +46,7 @@ class DelegatingBackend final : public Backend {
   Maturity maturity_;
   float offset_;
   std::unique_ptr<Backend> inner_;
+  Capabilities caps_;
 };
 
 // Takes `first` then `second` bytes of workspace (RAII), then delegates.
@@ -56,13 +57,15 @@ class GreedyBackend final : public Backend {
   std::string_view name() const override { return "test.greedy"; }
   Device device() const override { return Device::cpu(); }
   int priority() const override { return 1000; }
-  Capabilities capabilities() const override { return inner_->capabilities(); }
-  size_t workspace_bytes(const AttentionArgs&) const override { return first_ + second_; }
-  Status run(const AttentionArgs& args, Context& ctx) override {
+  const Capabilities& capabilities() const override { return inner_->capabilities(); }
+  size_t workspace_bytes(const AttentionProblem&, const Context&) const override {
+    return first_ + second_;
+  }
+  Status run(const AttentionProblem& p, Context& ctx) override {
     Buffer a, b;
     TESSERA_RETURN_IF_ERROR(Buffer::allocate(ctx.allocator(), first_, "test.greedy", &a));
     TESSERA_RETURN_IF_ERROR(Buffer::allocate(ctx.allocator(), second_, "test.greedy", &b));
-    return inner_->run(args, ctx);
+    return inner_->run(p, ctx);
   }
 
  private:

@@ -78,6 +78,7 @@ TEST(Trace, OneSpanPerDispatchWithTheDecision) {
   ASSERT_TRUE(registry.add(make_reference_backend()).ok());
   Dispatcher dispatcher(registry);
   Context ctx;
+  ctx.profiler().set_record_decisions(true);  // the verbose level: decisions in spans
   constexpr int kCalls = 4;
   for (int i = 0; i < kCalls; ++i) {
     testing::SmallProblem p(9 + i);

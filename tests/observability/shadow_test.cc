@@ -9,7 +9,7 @@
 
 #include "observe_backends.h"
 #include "problem.h"
-#include "tessera/dispatcher.h"
+#include "tessera/observers.h"
 
 namespace tessera {
 namespace {
@@ -35,7 +35,7 @@ TEST(Shadow, AWrongBackendIsDetectedLoggedAndQuarantined) {
       (std::filesystem::temp_directory_path() / ("tessera-shadow-" + std::to_string(getpid())))
           .string();
   shadow.repro_dir = repro;
-  dispatcher.set_shadow(shadow);
+  dispatcher.add_observer(std::make_shared<ShadowObserver>(dispatcher, shadow));
   Context ctx;
   std::vector<std::pair<LogLevel, std::string>> logged;
   ctx.logger().set_sink([&](LogLevel l, std::string_view m) { logged.emplace_back(l, m); });
@@ -109,7 +109,7 @@ TEST(Shadow, NeverChangesTheCallersOutput) {
     ShadowOptions shadow;
     shadow.rate = 1;
     shadow.quarantine_after = 0;  // keep serving from the wrong one
-    shadowed.set_shadow(shadow);
+    shadowed.add_observer(std::make_shared<ShadowObserver>(shadowed, shadow));
     Context ctx;
     ctx.logger().set_sink([](LogLevel, std::string_view) {});
     testing::SmallProblem a, b;
@@ -130,7 +130,7 @@ TEST(Shadow, SamplesTheRateDeterministically) {
     ShadowOptions shadow;
     shadow.rate = 0.25;
     shadow.seed = seed;
-    dispatcher.set_shadow(shadow);
+    dispatcher.add_observer(std::make_shared<ShadowObserver>(dispatcher, shadow));
     Context ctx;
     testing::SmallProblem p(4, 1, 4);
     for (int i = 0; i < 400; ++i) EXPECT_TRUE(dispatcher.run(p.args, ctx).ok());
@@ -147,7 +147,7 @@ TEST(Shadow, SkipsWhenTheBudgetRefusesTheScratchOutput) {
   Dispatcher dispatcher(f.registry);
   ShadowOptions shadow;
   shadow.rate = 1;
-  dispatcher.set_shadow(shadow);
+  dispatcher.add_observer(std::make_shared<ShadowObserver>(dispatcher, shadow));
   ContextOptions options;
   options.memory_budget_bytes = 64;  // smaller than any scratch output here
   Context ctx(options);

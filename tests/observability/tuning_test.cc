@@ -29,6 +29,7 @@ TEST(Tuning, ATunedTableChangesAutosChoiceAndExplainCitesIt) {
                   .ok());
   Dispatcher dispatcher(registry);
   Context ctx;
+  ctx.profiler().set_record_decisions(true);  // the verbose trace says why
   testing::SmallProblem p;
   EXPECT_EQ(dispatcher.explain(p.args, ctx).chosen, "test.fast");  // by priority
 

@@ -38,16 +38,16 @@ class Sabotaged final : public Backend {
   std::string_view name() const override { return "test.sabotaged"; }
   Device device() const override { return Device::cpu(); }
   int priority() const override { return 1; }
-  Capabilities capabilities() const override { return inner_.capabilities(); }
+  const Capabilities& capabilities() const override { return inner_.capabilities(); }
   Availability availability() const override {
     if (fault_ == Fault::kUnavailable) return {false, "no such device here"};
     return {};
   }
-  std::vector<std::string> check(const AttentionArgs& args, const Context& ctx) const override {
-    if (fault_ == Fault::kRejects) return {"head dim 59 is not a multiple of 8"};
-    return inner_.check(args, ctx);
+  void check(const AttentionProblem& p, const Context& ctx, Reasons& why) const override {
+    if (fault_ == Fault::kRejects) return why.add("head dim 59 is not a multiple of 8");
+    inner_.check(p, ctx, why);
   }
-  Status run(const AttentionArgs& args, Context& ctx) override;
+  Status run(const AttentionProblem& p, Context& ctx) override;
 
  private:
   Backend& inner_;
@@ -59,16 +59,19 @@ void set(const TensorView& t, int64_t offset, float x) {
   store_from_f32(t.data, offset, t.dtype, x);
 }
 
-Status Sabotaged::run(const AttentionArgs& args, Context& ctx) {
+Status Sabotaged::run(const AttentionProblem& p, Context& ctx) {
+  const AttentionArgs& args = p.args();
   if (fault_ == Fault::kThrow) throw std::runtime_error("kernel exploded");
   if (fault_ == Fault::kError) return internal_error("simulated launch failure");
   if (fault_ == Fault::kReadsPastRow) {  // reads one element past each q and k row
     AttentionArgs wide = args;
     wide.q.shape[3] += 1;
     wide.k.shape[3] += 1;
-    return inner_.run(wide, ctx);
+    std::optional<AttentionProblem> wide_problem;
+    TESSERA_RETURN_IF_ERROR(AttentionProblem::make(wide, &wide_problem));
+    return inner_.run(*wide_problem, ctx);
   }
-  TESSERA_RETURN_IF_ERROR(inner_.run(args, ctx));
+  TESSERA_RETURN_IF_ERROR(inner_.run(p, ctx));
   const TensorView& out = args.out;
   const int64_t last =
       out.offset({out.shape[0] - 1, out.shape[1] - 1, out.shape[2] - 1, out.shape[3] - 1});

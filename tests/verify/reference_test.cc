@@ -24,7 +24,7 @@ Status run_reference(const AttentionArgs& args) {
   Backend* reference = registry.find("reference");
   if (reference == nullptr) return not_found("no reference backend");
   Context ctx;
-  Status s = reference->run(args, ctx);
+  Status s = run_args(*reference, args, ctx);
   EXPECT_TRUE(ctx.allocator().leaks().empty());
   return s;
 }

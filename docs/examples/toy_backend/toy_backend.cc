@@ -17,20 +17,21 @@ class ToyBackend final : public Backend {
   Device device() const override { return Device::cpu(); }
   // Above the reference (0), below every real kernel: `auto` never prefers it.
   int priority() const override { return 1; }
-  // New backends start experimental: `auto` serves them only when allowed
-  // (docs/DECISIONS.md, "Experimental backends need permission to serve").
-  Capabilities capabilities() const override {
-    Capabilities c = inner_->capabilities();
-    c.maturity = Maturity::kExperimental;
-    return c;
+  const Capabilities& capabilities() const override { return caps_; }
+  size_t workspace_bytes(const AttentionProblem& p, const Context& ctx) const override {
+    return inner_->workspace_bytes(p, ctx);
   }
-  size_t workspace_bytes(const AttentionArgs& args) const override {
-    return inner_->workspace_bytes(args);
-  }
-  Status run(const AttentionArgs& args, Context& ctx) override { return inner_->run(args, ctx); }
+  Status run(const AttentionProblem& p, Context& ctx) override { return inner_->run(p, ctx); }
 
  private:
   std::unique_ptr<Backend> inner_;
+  // New backends start experimental: `auto` serves them only when allowed
+  // (docs/DECISIONS.md, "Experimental backends need permission to serve").
+  const Capabilities caps_ = [this] {
+    Capabilities c = inner_->capabilities();
+    c.maturity = Maturity::kExperimental;
+    return c;
+  }();
 };
 
 }  // namespace

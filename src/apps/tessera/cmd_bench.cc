@@ -3,13 +3,13 @@
 // so the measured path is the one users get. Medians, not means: the
 // machines are shared and noisy.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <vector>
 
+#include "attention/timing.h"
 #include "commands.h"
 #include "shape.h"
 
@@ -66,10 +66,15 @@ Row bench_one(AppState& state, const ShapeSpec& spec, Backend* backend, const Be
     }
   }
   const AttentionArgs& args = problem.args();
+  std::optional<AttentionProblem> valid;
+  if (Status s = AttentionProblem::make(args, &valid); !s.ok()) {
+    row.status = s.to_string();
+    return row;
+  }
   Policy only;
   only.only = {row.backend};
   Dispatcher dispatcher(state.registry(), only);
-  const Explanation ex = dispatcher.explain(args, ctx);
+  const Explanation ex = dispatcher.explain(*valid, ctx);
   if (ex.chosen.empty()) {
     row.status = "skipped: ";
     for (const auto& v : ex.verdicts) {
@@ -77,41 +82,22 @@ Row bench_one(AppState& state, const ShapeSpec& spec, Backend* backend, const Be
     }
     return row;
   }
-  const auto run_once = [&](double* ms) {
-    const auto t0 = std::chrono::steady_clock::now();
-    Status s = dispatcher.run(args, ctx);
-    *ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    return s;
-  };
-  double ms = 0;
-  for (int i = 0; i < o.warmup; ++i) {
-    if (Status s = run_once(&ms); !s.ok()) {
-      row.status = s.to_string();
-      return row;
-    }
-  }
-  // At least `iters` runs, and more (up to kMaxIters) until min_seconds, so
-  // fast shapes still get a stable median.
-  constexpr size_t kMaxIters = 1000;
-  std::vector<double> times_ms;
-  double total_ms = 0;
-  while (times_ms.size() < static_cast<size_t>(std::max(o.iters, 1)) ||
-         (total_ms < o.min_seconds * 1e3 && times_ms.size() < kMaxIters)) {
-    if (Status s = run_once(&ms); !s.ok()) {
-      row.status = s.to_string();
-      return row;
-    }
-    times_ms.push_back(ms);
-    total_ms += ms;
+  TimingOptions timing;
+  timing.warmup = o.warmup;
+  timing.iters = o.iters;
+  timing.min_seconds = o.min_seconds;  // more runs until then, so fast shapes get a stable median
+  Timing t;
+  if (Status s = time_dispatch(dispatcher, *valid, ctx, timing, &t); !s.ok()) {
+    row.status = s.to_string();
+    return row;
   }
   // Spans stay for --trace / --profile: the profiler's ring bounds them.
-  std::sort(times_ms.begin(), times_ms.end());
-  row.iters = static_cast<int>(times_ms.size());
-  row.median_ms = times_ms[times_ms.size() / 2];
-  row.min_ms = times_ms.front();
+  row.iters = static_cast<int>(t.ms.size());
+  row.median_ms = t.median_ms();
+  row.min_ms = t.min_ms();
   row.gflops = attention_flops(args) / (row.median_ms * 1e6);
   row.gbps = attention_bytes(args) / (row.median_ms * 1e6);
-  row.workspace_bytes = backend->workspace_bytes(args);
+  row.workspace_bytes = backend->workspace_bytes(*valid, ctx);
   row.status = "ok";
   return row;
 }

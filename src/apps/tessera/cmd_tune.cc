@@ -4,12 +4,12 @@
 // Each (shape, backend) runs through a Dispatcher with policy only:<name>, so
 // the measured path is the one users get.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <map>
 #include <sstream>
 
+#include "attention/tuner.h"
 #include "attention/tuning.h"
 #include "commands.h"
 #include "shape.h"
@@ -26,11 +26,6 @@ constexpr const char* kGridShapes[] = {
     "B=1,Sq=1,Sk=2048,H=8,D=64"};
 constexpr const char* kGridDtypes[] = {"f32", "bf16"};
 constexpr const char* kGridMasks[] = {"none", "causal"};
-// A backend whose first run is this many times slower than the best median
-// so far in the bucket is not timed further (the reference would dominate).
-constexpr double kGiveUpFactor = 5.0;
-constexpr size_t kMaxRuns = 50;
-
 struct TuneOptions {
   std::string output;
   std::string shapes;  // empty: the default grid
@@ -60,32 +55,6 @@ std::string utc_now() {
   return buf;
 }
 
-// Median ms of `backend` on `problem`, or an error; `best_ms` (< 0: none yet)
-// lets a hopeless backend stop after one run.
-Status time_backend(AppState& state, Backend* backend, const AttentionArgs& args,
-                    const TuneOptions& o, double best_ms, double* median_ms) {
-  Policy only;
-  only.only = {std::string(backend->name())};
-  Dispatcher dispatcher(state.registry(), only);
-  Context& ctx = state.context();
-  std::vector<double> times;
-  double total = 0;
-  while (times.size() < static_cast<size_t>(std::max(o.iters, 1)) + 1 ||
-         (total < o.min_seconds * 1e3 && times.size() < kMaxRuns)) {
-    const auto t0 = std::chrono::steady_clock::now();
-    TESSERA_RETURN_IF_ERROR(dispatcher.run(args, ctx));
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    times.push_back(ms);
-    total += ms;
-    if (times.size() == 1 && best_ms > 0 && ms > kGiveUpFactor * best_ms) break;
-  }
-  if (times.size() > 1) times.erase(times.begin());  // the first run warms caches
-  std::sort(times.begin(), times.end());
-  *median_ms = times[times.size() / 2];
-  return Status::Ok();
-}
-
 int run_tune(AppState& state, const TuneOptions& o) {
   std::vector<ShapeSpec> shapes;
   if (Status s = parse_shape_list(o.shapes.empty() ? default_grid() : o.shapes, &shapes); !s.ok()) {
@@ -100,60 +69,40 @@ int run_tune(AppState& state, const TuneOptions& o) {
     }
     backends.push_back(b);
   }
-  // Fast candidates first, so the give-up rule has a best time to compare with.
-  std::stable_sort(backends.begin(), backends.end(),
-                   [](Backend* a, Backend* b) { return a->priority() > b->priority(); });
   const std::string output = o.output.empty() ? default_tuning_path() : o.output;
   if (output.empty()) return fail(invalid_argument("--output: no default path (HOME is unset)"));
 
-  // bucket -> backend -> (summed median ms, shapes measured)
-  std::map<std::string, std::map<std::string, std::pair<double, int>>> sums;
-  std::map<std::string, std::vector<std::string>> bucket_shapes;
+  TunerOptions options;
+  options.iters = o.iters;
+  options.min_seconds = o.min_seconds;
+  Tuner tuner(state.registry(), backends, options);
   Context& ctx = state.context();
   for (size_t i = 0; i < shapes.size(); ++i) {
     Problem problem;
     if (Status s = Problem::create(shapes[i], ctx.allocator(), 1, &problem); !s.ok()) {
       return fail(s);
     }
-    const std::string bucket = tuning_bucket(problem.args());
-    bucket_shapes[bucket].push_back(shapes[i].text);
+    std::optional<AttentionProblem> valid;
+    if (Status s = AttentionProblem::make(problem.args(), &valid); !s.ok()) return fail(s);
     std::fprintf(stderr, "tune [%zu/%zu] %s (%s)\n", i + 1, shapes.size(), shapes[i].text.c_str(),
-                 bucket.c_str());
-    double best = -1;
-    for (Backend* b : backends) {
-      if (!b->check(problem.args(), ctx).empty()) continue;
-      double ms = 0;
-      if (Status s = time_backend(state, b, problem.args(), o, best, &ms); !s.ok()) {
-        std::fprintf(stderr, "  %-12s failed: %s\n", std::string(b->name()).c_str(),
-                     s.to_string().c_str());
-        continue;
+                 tuning_bucket(problem.args()).c_str());
+    tuner.measure(*valid, shapes[i].text, ctx, [](const Tuner::Measurement& m) {
+      const std::string name(m.backend);
+      if (m.status.ok()) {
+        std::fprintf(stderr, "  %-12s %10.3f ms\n", name.c_str(), m.median_ms);
+      } else {
+        std::fprintf(stderr, "  %-12s failed: %s\n", name.c_str(), m.status.to_string().c_str());
       }
-      std::fprintf(stderr, "  %-12s %10.3f ms\n", std::string(b->name()).c_str(), ms);
-      best = best < 0 ? ms : std::min(best, ms);
-      auto& [sum, count] = sums[bucket][std::string(b->name())];
-      sum += ms;
-      ++count;
-    }
+    });
   }
   TuningTable table;
   table.key = current_tuning_key();
   table.threads = ctx.pool().num_threads();
   table.created = utc_now();
   table.command = "tessera tune" + (o.shapes.empty() ? std::string() : " --shapes '" + o.shapes + "'");
+  table.entries = tuner.entries();
   std::printf("%-44s %-12s %s\n", "BUCKET", "FASTEST", "RANKING (median ms)");
-  for (const auto& [bucket, by_backend] : sums) {
-    TuningEntry entry;
-    entry.bucket = bucket;
-    for (const auto& s : bucket_shapes[bucket]) entry.shape += (entry.shape.empty() ? "" : ";") + s;
-    const int shapes_in_bucket = static_cast<int>(bucket_shapes[bucket].size());
-    for (const auto& [name, sum_count] : by_backend) {
-      if (sum_count.second == shapes_in_bucket) entry.ranking.push_back({name, sum_count.first});
-    }
-    if (entry.ranking.empty()) continue;
-    std::stable_sort(entry.ranking.begin(), entry.ranking.end(),
-                     [](const TuningMeasurement& a, const TuningMeasurement& b) {
-                       return a.median_ms < b.median_ms;
-                     });
+  for (const TuningEntry& entry : table.entries) {
     std::string ranking;
     for (const auto& m : entry.ranking) {
       char buf[64];
@@ -161,9 +110,8 @@ int run_tune(AppState& state, const TuneOptions& o) {
                     m.median_ms);
       ranking += buf;
     }
-    std::printf("%-44s %-12s %s\n", bucket.c_str(), entry.ranking.front().backend.c_str(),
+    std::printf("%-44s %-12s %s\n", entry.bucket.c_str(), entry.ranking.front().backend.c_str(),
                 ranking.c_str());
-    table.entries.push_back(std::move(entry));
   }
   if (Status s = table.save(output); !s.ok()) return fail(s);
   std::printf("wrote %zu entries to %s (key: %s)\n", table.entries.size(), output.c_str(),

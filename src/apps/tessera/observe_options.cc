@@ -76,6 +76,8 @@ Status configure_observability(const ObserveOptions& o, Context& ctx, Dispatcher
   // the soaks measured as RSS growth, for no reader.
   if (o.trace.empty()) ctx.profiler().set_span_capacity(0);
   ctx.profiler().set_enabled(!o.no_profiler);
+  // The trace is the one output that shows each dispatch's decision.
+  ctx.profiler().set_record_decisions(!o.trace.empty());
   const std::string shadow_text = env_or(o.shadow, "TESSERA_SHADOW");
   if (!shadow_text.empty()) {
     ShadowOptions shadow;
@@ -84,13 +86,17 @@ Status configure_observability(const ObserveOptions& o, Context& ctx, Dispatcher
                               s.message());
     }
     if (!o.shadow_repro.empty()) shadow.repro_dir = o.shadow_repro;
-    dispatcher.set_shadow(shadow);
+    state->shadow = std::make_shared<ShadowObserver>(dispatcher, shadow);
+    dispatcher.add_observer(state->shadow);
   }
   const std::string canary = env_or(o.canary, "TESSERA_CANARY");
   if (!canary.empty()) {
     CanaryOptions c;
     c.backend = canary;
-    dispatcher.set_canary(c);
+    // A coin independent of the shadow's.
+    c.seed = (state->shadow ? state->shadow->options().seed : 0) + 1;
+    state->canary = std::make_shared<CanaryObserver>(dispatcher, c);
+    dispatcher.add_observer(state->canary);
     state->canary_record_path = canary_record_path(o);
   }
   return Status::Ok();
@@ -109,7 +115,7 @@ Status finish_observability(const ObserveOptions& o, const ObserveState& state, 
                  memory_summary(ctx.allocator()).c_str());
   }
   const auto stats = dispatcher.stats();
-  if (dispatcher.shadow().rate > 0) {
+  if (state.shadow && state.shadow->options().rate > 0) {
     uint64_t checks = 0, mismatches = 0;
     for (const auto& [name, st] : stats) {
       checks += st.shadow_checks;
@@ -121,7 +127,7 @@ Status finish_observability(const ObserveOptions& o, const ObserveState& state, 
                  static_cast<unsigned long long>(checks), static_cast<unsigned long long>(mismatches),
                  q.empty() ? "" : "; quarantined: ", q.c_str());
   }
-  const CanaryRecords records = dispatcher.canary_records();
+  const CanaryRecords records = state.canary ? state.canary->records() : CanaryRecords{};
   if (!records.empty() && !state.canary_record_path.empty()) {
     CanaryRecords all;
     keep(load_canary_records(state.canary_record_path, &all));

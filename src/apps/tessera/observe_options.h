@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "tessera/observers.h"
 #include "tessera/tessera.h"
 
 namespace tessera::cli {
@@ -33,6 +34,8 @@ struct ObserveState {
   std::string tuning_path;  // the table in use ("" when none)
   std::string tuning_note;  // why no table is in use, when one was looked for
   std::string canary_record_path;
+  std::shared_ptr<ShadowObserver> shadow;  // attached to the dispatcher, when on
+  std::shared_ptr<CanaryObserver> canary;
 };
 
 Status configure_observability(const ObserveOptions& o, Context& ctx, Dispatcher& dispatcher,

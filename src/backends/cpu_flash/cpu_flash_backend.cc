@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <string>
-#include <thread>
 
 #include "cpu_flash/flash_forward.h"
 #include "cpu_flash/flash_params.h"
@@ -21,61 +20,69 @@ class CpuFlashBackend final : public Backend {
   Device device() const override { return Device::cpu(); }
   // Above cpu.gemm (50) and reference (0): the default CPU path.
   int priority() const override { return 100; }
-  Capabilities capabilities() const override {
-    Capabilities c;
-    c.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
-    c.max_head_dim = static_cast<int>(cpu_flash::kMaxHeadDim);
-    c.causal = c.window = c.bias = c.varlen = c.softcap = c.lse = c.gqa = c.dv_differs = true;
-    // Stable: passes the whole conformance grid (docs/CONFORMANCE.md), also
-    // under ASan/UBSan at -O3, and the golden embeddings with it forced.
-    c.maturity = Maturity::kStable;
-    return c;
+  const Capabilities& capabilities() const override {
+    static const Capabilities caps = [] {
+      Capabilities c;
+      c.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
+      c.max_head_dim = static_cast<int>(cpu_flash::kMaxHeadDim);
+      c.causal = c.window = c.bias = c.varlen = c.softcap = c.lse = c.gqa = c.dv_differs = true;
+      // Stable: passes the whole conformance grid (docs/CONFORMANCE.md), also
+      // under ASan/UBSan at -O3, and the golden embeddings with it forced.
+      c.maturity = Maturity::kStable;
+      return c;
+    }();
+    return caps;
   }
-  std::vector<std::string> check(const AttentionArgs& args, const Context& ctx) const override;
-  // The Context is not known here: sized for one thread per hardware thread,
-  // what a default Context runs.
-  size_t workspace_bytes(const AttentionArgs& args) const override {
-    const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  void check(const AttentionProblem& p, const Context& ctx, Reasons& why) const override;
+  // Sized for ctx's pool: one slice per thread.
+  size_t workspace_bytes(const AttentionProblem& problem, const Context& ctx) const override {
+    const int threads = ctx.pool().num_threads();
     cpu_flash::FlashParams p;
-    cpu_flash::make_params(args, threads, &p);
+    cpu_flash::make_params(problem.args(), threads, &p);
     return cpu_flash::workspace_bytes(p, threads);
   }
-  Status run(const AttentionArgs& args, Context& ctx) override;
+  Status run(const AttentionProblem& p, Context& ctx) override;
 };
 
-std::vector<std::string> CpuFlashBackend::check(const AttentionArgs& args,
-                                                const Context& ctx) const {
-  std::vector<std::string> reasons = check_capabilities(capabilities(), device(), args);
-  const AttentionDims d = dims_of(args);
+void CpuFlashBackend::check(const AttentionProblem& p, const Context& ctx, Reasons& why) const {
+  check_capabilities(capabilities(), device(), p, why);
+  const AttentionDims& d = p.dims();
   if (d.dv > cpu_flash::kMaxHeadDim) {
-    reasons.push_back("value head dim Dv = " + std::to_string(d.dv) + " above the maximum " +
-                      std::to_string(cpu_flash::kMaxHeadDim) +
-                      " (tiles are sized so the working set fits L2)");
+    why.add([&] {
+      return "value head dim Dv = " + std::to_string(d.dv) + " above the maximum " +
+             std::to_string(cpu_flash::kMaxHeadDim) +
+             " (tiles are sized so the working set fits L2)";
+    });
   }
   if (d.sk >= cpu_flash::kMaxKeys) {
-    reasons.push_back("Sk = " + std::to_string(d.sk) + " keys per sequence; at most " +
-                      std::to_string(cpu_flash::kMaxKeys - 1) +
-                      " (key indices are compared as f32)");
+    why.add([&] {
+      return "Sk = " + std::to_string(d.sk) + " keys per sequence; at most " +
+             std::to_string(cpu_flash::kMaxKeys - 1) + " (key indices are compared as f32)";
+    });
   }
-  if (reasons.empty() && ctx.allocator().budget()) {
-    const size_t need = workspace_bytes(args);
+  if (why.empty() && ctx.allocator().budget()) {
+    const size_t need = workspace_bytes(p, ctx);
     const size_t budget = *ctx.allocator().budget();
     if (need > budget) {
-      reasons.push_back("workspace " + std::to_string(need) + " bytes exceeds the memory budget " +
-                        std::to_string(budget) + " bytes");
+      why.add([&] {
+        return "workspace " + std::to_string(need) + " bytes exceeds the memory budget " +
+               std::to_string(budget) + " bytes";
+      });
     }
   }
-  return reasons;
 }
 
-Status CpuFlashBackend::run(const AttentionArgs& args, Context& ctx) {
-  TESSERA_RETURN_IF_ERROR(validate(args));
-  if (const auto reasons = check(args, ctx); !reasons.empty()) {
-    return unsupported("cpu.flash cannot run " + describe_shape(args) + ": " + reasons.front());
+Status CpuFlashBackend::run(const AttentionProblem& problem, Context& ctx) {
+  // The kernel's own limits (Dv, Sk) guard memory safety: kept even though
+  // the dispatcher checked, for callers that run a backend directly. No
+  // text unless it refuses.
+  if (!can_run(problem, ctx)) {
+    return unsupported("cpu.flash cannot run " + describe_shape(problem.args()) + ": " +
+                       reasons(problem, ctx).front());
   }
   ThreadPool& pool = ctx.pool();
   cpu_flash::FlashParams p;
-  cpu_flash::make_params(args, pool.num_threads(), &p);
+  cpu_flash::make_params(problem.args(), pool.num_threads(), &p);
   Buffer workspace;
   TESSERA_RETURN_IF_ERROR(Buffer::allocate(
       ctx.allocator(), cpu_flash::workspace_bytes(p, pool.num_threads()), kOwner, &workspace));

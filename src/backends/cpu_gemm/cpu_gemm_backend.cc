@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cpu_gemm/head_group.h"
@@ -23,70 +22,58 @@ constexpr std::string_view kName = "cpu.gemm";
 // Head groups run at the same time, each with its own workspace slice.
 int64_t groups_in_flight(int64_t units, int threads) { return units >= threads ? threads : 1; }
 
-// The pool size of a default Context, for workspace_bytes(args), which has
-// no Context to ask.
-int default_threads() {
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
-int64_t head_groups(const AttentionArgs& args) {
-  const AttentionDims d = dims_of(args);
-  return d.batch * d.hkv;
-}
+int64_t head_groups(const AttentionProblem& p) { return p.dims().batch * p.dims().hkv; }
 
 class CpuGemmBackend final : public Backend {
  public:
   std::string_view name() const override { return kName; }
   Device device() const override { return Device::cpu(); }
   int priority() const override { return 50; }  // below cpu.flash (100), above reference (0)
-  Capabilities capabilities() const override {
-    Capabilities c;
-    c.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
-    c.causal = c.window = c.bias = c.varlen = c.softcap = c.lse = c.gqa = c.dv_differs = true;
-    return c;
+  const Capabilities& capabilities() const override {
+    static const Capabilities caps = [] {
+      Capabilities c;
+      c.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
+      c.causal = c.window = c.bias = c.varlen = c.softcap = c.lse = c.gqa = c.dv_differs = true;
+      return c;
+    }();
+    return caps;
   }
 
-  size_t workspace_bytes(const AttentionArgs& args) const override {
-    return cpu_gemm::UnitLayout::of(args).bytes() *
-           static_cast<size_t>(groups_in_flight(head_groups(args), default_threads()));
+  // Sized for ctx's pool (see groups_in_flight).
+  size_t workspace_bytes(const AttentionProblem& p, const Context& ctx) const override {
+    return cpu_gemm::UnitLayout::of(p.args()).bytes() *
+           static_cast<size_t>(groups_in_flight(head_groups(p), ctx.pool().num_threads()));
   }
 
-  std::vector<std::string> check(const AttentionArgs& args, const Context& ctx) const override {
-    std::vector<std::string> reasons = check_capabilities(capabilities(), device(), args);
-    if (!reasons.empty()) {
-      return reasons;
-    }
+  void check(const AttentionProblem& p, const Context& ctx, Reasons& why) const override {
+    check_capabilities(capabilities(), device(), p, why);
     const std::optional<size_t> budget = ctx.allocator().budget();
-    if (!budget) {
-      return reasons;
+    if (!why.empty() || !budget) {
+      return;
     }
     const size_t live = ctx.allocator().live_bytes();
     const size_t free = *budget > live ? *budget - live : 0;
-    const size_t need = workspace_bytes(args);
+    const size_t need = workspace_bytes(p, ctx);
     if (need > free) {
-      const AttentionDims d = dims_of(args);
-      const cpu_gemm::UnitLayout l = cpu_gemm::UnitLayout::of(args);
-      reasons.push_back("workspace " + std::to_string(need) + " bytes (f32 scores " +
-                        std::to_string(l.rows) + " x " + std::to_string(d.sk) +
-                        " per head group, " +
-                        std::to_string(groups_in_flight(head_groups(args), default_threads())) +
-                        " in flight) exceeds the memory budget: " + std::to_string(*budget) +
-                        " bytes with " + std::to_string(live) + " live");
+      why.add([&] {
+        const cpu_gemm::UnitLayout l = cpu_gemm::UnitLayout::of(p.args());
+        return "workspace " + std::to_string(need) + " bytes (f32 scores " +
+               std::to_string(l.rows) + " x " + std::to_string(p.dims().sk) + " per head group, " +
+               std::to_string(groups_in_flight(head_groups(p), ctx.pool().num_threads())) +
+               " in flight) exceeds the memory budget: " + std::to_string(*budget) +
+               " bytes with " + std::to_string(live) + " live";
+      });
     }
-    return reasons;
   }
 
-  Status run(const AttentionArgs& args, Context& ctx) override;
+  Status run(const AttentionProblem& p, Context& ctx) override;
 };
 
-Status CpuGemmBackend::run(const AttentionArgs& args, Context& ctx) {
-  TESSERA_RETURN_IF_ERROR(validate(args));
-  if (!(args.q.device == Device::cpu())) {
-    return unsupported("cpu.gemm runs on cpu, tensors are on " + args.q.device.to_string());
-  }
+Status CpuGemmBackend::run(const AttentionProblem& p, Context& ctx) {
+  const AttentionArgs& args = p.args();
   const cpu_gemm::UnitLayout layout = cpu_gemm::UnitLayout::of(args);
-  const AttentionDims dims = dims_of(args);
-  const int64_t units = head_groups(args);
+  const AttentionDims& dims = p.dims();
+  const int64_t units = head_groups(p);
   if (units == 0) {
     return Status::Ok();
   }

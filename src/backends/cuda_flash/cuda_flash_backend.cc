@@ -22,30 +22,35 @@ class CudaFlashBackend final : public Backend {
   std::string_view name() const override { return "cuda.flash"; }
   Device device() const override { return Device::cuda(kDevice); }
   int priority() const override { return 200; }  // a GPU beats every CPU path
-  Capabilities capabilities() const override {
-    Capabilities c;
-    c.dtypes = {DType::kF16, DType::kBF16};
-    c.min_head_dim = 1;
-    c.max_head_dim = cuda_flash::kMaxHeadDim;
-    c.causal = c.window = c.bias = c.varlen = c.softcap = c.lse = c.gqa = true;
-    c.dv_differs = false;
-    // Compiled and reviewed, not yet run on a GPU: see docs/BENCHMARKS.md.
-    c.maturity = Maturity::kExperimental;
-    return c;
+  const Capabilities& capabilities() const override {
+    static const Capabilities caps = [] {
+      Capabilities c;
+      c.dtypes = {DType::kF16, DType::kBF16};
+      c.min_head_dim = 1;
+      c.max_head_dim = cuda_flash::kMaxHeadDim;
+      c.causal = c.window = c.bias = c.varlen = c.softcap = c.lse = c.gqa = true;
+      c.dv_differs = false;
+      // Compiled and reviewed, not yet run on a GPU: see docs/BENCHMARKS.md.
+      c.maturity = Maturity::kExperimental;
+      return c;
+    }();
+    return caps;
   }
   Availability availability() const override {
     std::string why;
     if (!cuda::device_available(kDevice, &why)) return {false, why};
     return {};
   }
-  size_t workspace_bytes(const AttentionArgs& args) const override {
+  size_t workspace_bytes(const AttentionProblem& p, const Context& /*ctx*/) const override {
+    const AttentionArgs& args = p.args();
     return args.varlen ? 2 * sizeof(int32_t) * static_cast<size_t>(args.varlen->batch + 1) : 0;
   }
-  Status run(const AttentionArgs& args, Context& ctx) override;
+  Status run(const AttentionProblem& p, Context& ctx) override;
 };
 
-Status CudaFlashBackend::run(const AttentionArgs& args, Context& ctx) {
-  const AttentionDims dims = dims_of(args);
+Status CudaFlashBackend::run(const AttentionProblem& problem, Context& ctx) {
+  const AttentionArgs& args = problem.args();
+  const AttentionDims& dims = problem.dims();
   cuda_flash::FlashParams p{};
   p.q = args.q.data;
   p.k = args.k.data;
@@ -67,7 +72,7 @@ Status CudaFlashBackend::run(const AttentionArgs& args, Context& ctx) {
   p.d = static_cast<int>(dims.d);
   p.sq = static_cast<int>(dims.sq);
   p.sk = static_cast<int>(dims.sk);
-  p.scale = args.effective_scale();
+  p.scale = problem.scale();
   p.softcap = args.softcap;
   p.mask = static_cast<cuda_flash::MaskKind>(args.mask.kind);
   p.window_left = args.mask.kind == MaskKind::kCausal ? -1 : args.mask.window_left;

@@ -40,12 +40,15 @@ class CudaVendorBackend final : public Backend {
   std::string_view name() const override { return "cuda.vendor"; }
   Device device() const override { return Device::cuda(kDevice); }
   int priority() const override { return 150; }
-  Capabilities capabilities() const override {
-    Capabilities c;
-    c.dtypes = {DType::kF16, DType::kBF16};
-    c.causal = c.window = c.bias = c.varlen = c.softcap = c.lse = c.gqa = c.dv_differs = true;
-    c.maturity = Maturity::kExperimental;  // compiled, not yet run on a GPU
-    return c;
+  const Capabilities& capabilities() const override {
+    static const Capabilities caps = [] {
+      Capabilities c;
+      c.dtypes = {DType::kF16, DType::kBF16};
+      c.causal = c.window = c.bias = c.varlen = c.softcap = c.lse = c.gqa = c.dv_differs = true;
+      c.maturity = Maturity::kExperimental;  // compiled, not yet run on a GPU
+      return c;
+    }();
+    return caps;
   }
   Availability availability() const override {
     std::string why;
@@ -53,30 +56,33 @@ class CudaVendorBackend final : public Backend {
     if (cublas::library(&why) == nullptr) return {false, why};
     return {};
   }
-  std::vector<std::string> check(const AttentionArgs& args, const Context& ctx) const override {
-    std::vector<std::string> reasons = check_capabilities(capabilities(), device(), args);
+  void check(const AttentionProblem& p, const Context& ctx, Reasons& why) const override {
+    check_capabilities(capabilities(), device(), p, why);
+    const AttentionArgs& args = p.args();
     for (const auto& [t, field] : {std::pair{&args.q, "q"}, std::pair{&args.k, "k"},
                                    std::pair{&args.v, "v"}, std::pair{&args.out, "out"}}) {
       if (t->strides[3] != 1) {
-        reasons.push_back(std::string(field) + " needs unit stride on the head dim for cuBLAS, has " +
-                          std::to_string(t->strides[3]));
+        why.add([&] {
+          return std::string(field) + " needs unit stride on the head dim for cuBLAS, has " +
+                 std::to_string(t->strides[3]);
+        });
       }
     }
-    const AttentionDims d = dims_of(args);
+    const AttentionDims& d = p.dims();
     const size_t need = per_head_bytes(d.sq, d.sk);
     const auto budget = ctx.allocator().budget();
     const size_t cap = budget ? *budget : kDefaultWorkspaceCap;
     if (need > cap) {
-      reasons.push_back("one head's Sq x Sk workspace (" + std::to_string(need) +
-                        " bytes) exceeds the " + std::to_string(cap) + "-byte limit");
+      why.add([&] {
+        return "one head's Sq x Sk workspace (" + std::to_string(need) + " bytes) exceeds the " +
+               std::to_string(cap) + "-byte limit";
+      });
     }
-    return reasons;
   }
-  size_t workspace_bytes(const AttentionArgs& args) const override {
-    const AttentionDims d = dims_of(args);
-    return per_head_bytes(d.sq, d.sk) * static_cast<size_t>(d.hq);
+  size_t workspace_bytes(const AttentionProblem& p, const Context& /*ctx*/) const override {
+    return per_head_bytes(p.dims().sq, p.dims().sk) * static_cast<size_t>(p.dims().hq);
   }
-  Status run(const AttentionArgs& args, Context& ctx) override;
+  Status run(const AttentionProblem& p, Context& ctx) override;
 
  private:
   Status handle(const cublas::Library& lib, void* stream, cublasHandle_t* out);
@@ -96,8 +102,9 @@ Status CudaVendorBackend::handle(const cublas::Library& lib, void* stream,
   return Status::Ok();
 }
 
-Status CudaVendorBackend::run(const AttentionArgs& args, Context& ctx) {
-  const AttentionDims d = dims_of(args);
+Status CudaVendorBackend::run(const AttentionProblem& problem, Context& ctx) {
+  const AttentionArgs& args = problem.args();
+  const AttentionDims& d = problem.dims();
   void* stream = ctx.device_stream();
   std::string why;
   const cublas::Library* lib = cublas::library(&why);

@@ -3,7 +3,7 @@
 // Semantics it defines (see include/tessera/attention.h):
 //   - no visible key (or every score -inf): out row = 0, lse = -inf;
 //   - any NaN score: out row = NaN, lse = NaN;
-//   - invalid args: an error, out untouched.
+//   - invalid args: an error, out untouched (AttentionProblem::make).
 #include "reference/reference_backend.h"
 
 #include <cmath>
@@ -19,16 +19,19 @@ class ReferenceBackend final : public Backend {
   std::string_view name() const override { return "reference"; }
   Device device() const override { return Device::cpu(); }
   int priority() const override { return 0; }  // correct, never fast
-  Capabilities capabilities() const override {
-    Capabilities c;
-    c.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
-    c.causal = c.window = c.bias = c.varlen = c.softcap = c.lse = c.gqa = c.dv_differs = true;
-    return c;
+  const Capabilities& capabilities() const override {
+    static const Capabilities caps = [] {
+      Capabilities c;
+      c.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
+      c.causal = c.window = c.bias = c.varlen = c.softcap = c.lse = c.gqa = c.dv_differs = true;
+      return c;
+    }();
+    return caps;
   }
-  size_t workspace_bytes(const AttentionArgs& args) const override {
-    return static_cast<size_t>(dims_of(args).sk) * sizeof(double);
+  size_t workspace_bytes(const AttentionProblem& p, const Context& /*ctx*/) const override {
+    return static_cast<size_t>(p.dims().sk) * sizeof(double);
   }
-  Status run(const AttentionArgs& args, Context& ctx) override;
+  Status run(const AttentionProblem& p, Context& ctx) override;
 };
 
 // One (sequence, head) at a time: rows of q are independent.
@@ -100,12 +103,9 @@ void compute_row(const RowJob& job, int64_t b, int64_t h, int64_t i, const SeqRa
   }
 }
 
-Status ReferenceBackend::run(const AttentionArgs& args, Context& ctx) {
-  TESSERA_RETURN_IF_ERROR(validate(args));
-  if (!(args.q.device == Device::cpu())) {
-    return unsupported("reference runs on cpu, tensors are on " + args.q.device.to_string());
-  }
-  RowJob job{&args, dims_of(args), static_cast<double>(args.effective_scale())};
+Status ReferenceBackend::run(const AttentionProblem& p, Context& ctx) {
+  const AttentionArgs& args = p.args();
+  RowJob job{&args, p.dims(), static_cast<double>(p.scale())};
   const int64_t units = job.dims.batch * job.dims.hq;
   ctx.pool().parallel_for(units, [&](int64_t unit, int /*thread*/) {
     const int64_t b = unit / job.dims.hq;

@@ -65,8 +65,13 @@ void BM_CpuFlash(benchmark::State& state, const Shape& shape, DType dtype) {
   Tensors t(shape, dtype);
   Context ctx(ContextOptions{bench_threads()});
   auto backend = make_cpu_flash_backend();
+  std::optional<AttentionProblem> problem;
+  if (Status s = AttentionProblem::make(t.args, &problem); !s.ok()) {
+    state.SkipWithError(s.message().c_str());
+    return;
+  }
   for (auto _ : state) {
-    const Status status = backend->run(t.args, ctx);
+    const Status status = backend->run(*problem, ctx);
     if (!status.ok()) {
       state.SkipWithError(status.message().c_str());
       break;

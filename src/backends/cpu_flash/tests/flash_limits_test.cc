@@ -24,13 +24,15 @@ TEST(CpuFlashLimits, RejectsHeadDimsAboveTheTileMaximum) {
   Case c;
   c.d = c.dv = cpu_flash::kMaxHeadDim + 1;
   Problem big_d(c);
-  const auto reasons = backend->check(big_d.args(false), ctx);
+  const auto reasons = check_args(*backend, big_d.args(false), ctx);
   EXPECT_TRUE(mentions(reasons, "head dim D = 257")) << reasons.size();
   c.d = 64;
   Problem big_dv(c);
-  EXPECT_TRUE(mentions(backend->check(big_dv.args(false), ctx), "Dv = 257"));
-  // run() refuses too, with the reason, and writes nothing.
-  const Status status = backend->run(big_dv.args(false), ctx);
+  EXPECT_TRUE(mentions(check_args(*backend, big_dv.args(false), ctx), "Dv = 257"));
+  // run() refuses too, called directly, with the reason, and writes nothing.
+  std::optional<AttentionProblem> valid;
+  ASSERT_TRUE(AttentionProblem::make(big_dv.args(false), &valid).ok());
+  const Status status = backend->run(*valid, ctx);
   EXPECT_EQ(status.code(), StatusCode::kUnsupported);
   EXPECT_NE(status.message().find("Dv = 257"), std::string::npos) << status.message();
 }
@@ -41,7 +43,7 @@ TEST(CpuFlashLimits, RejectsTensorsNotOnTheCpu) {
   Problem p(Case{});
   AttentionArgs args = p.args(false);
   for (TensorView* t : {&args.q, &args.k, &args.v, &args.out}) t->device = Device::cuda(0);
-  EXPECT_TRUE(mentions(backend->check(args, ctx), "cuda:0"));
+  EXPECT_TRUE(mentions(check_args(*backend, args, ctx), "cuda:0"));
 }
 
 TEST(CpuFlashLimits, RejectsWorkspaceOverTheBudgetWithTheNumbers) {
@@ -50,7 +52,7 @@ TEST(CpuFlashLimits, RejectsWorkspaceOverTheBudgetWithTheNumbers) {
   Case c;
   c.sq = c.sk = 128;
   Problem p(c);
-  const auto reasons = backend->check(p.args(false), ctx);
+  const auto reasons = check_args(*backend, p.args(false), ctx);
   ASSERT_EQ(reasons.size(), 1u);
   EXPECT_NE(reasons[0].find("budget 1024 bytes"), std::string::npos) << reasons[0];
 }
@@ -66,7 +68,7 @@ TEST(CpuFlashLimits, WorkspaceIsTrackedBoundedAndIndependentOfLength) {
     c.d = c.dv = 64;
     c.mask = Mask::causal();
     Problem p(c);
-    ASSERT_TRUE(backend->run(p.args(false), ctx).ok());
+    ASSERT_TRUE(run_args(*backend, p.args(false), ctx).ok());
     peaks[i] = ctx.allocator().by_owner()["cpu.flash"].peak_bytes;
     EXPECT_GT(peaks[i], 0u) << "the workspace must go through the tracking allocator";
     EXPECT_TRUE(ctx.allocator().leaks().empty());
@@ -87,7 +89,12 @@ TEST(CpuFlashLimits, ReportsItselfHonestly) {
   Case c;
   c.sq = c.sk = 300;
   Problem p(c);
-  EXPECT_GT(backend->workspace_bytes(p.args(false)), 0u);
+  std::optional<AttentionProblem> valid;
+  ASSERT_TRUE(AttentionProblem::make(p.args(false), &valid).ok());
+  // Sized for the context's threads: one slice each.
+  const size_t one = backend->workspace_bytes(*valid, Context(ContextOptions{1}));
+  EXPECT_GT(one, 0u);
+  EXPECT_GT(backend->workspace_bytes(*valid, Context(ContextOptions{2})), one);
 }
 
 }  // namespace

@@ -170,7 +170,7 @@ std::vector<float> Problem::abs_v_weighted_out() {
   a.out = out.view;
   a.lse = TensorView{};
   Context ctx(ContextOptions{1});
-  if (!make_reference_backend()->run(a, ctx).ok()) return {};
+  if (!run_args(*make_reference_backend(), a, ctx).ok()) return {};
   return values_of(out.view);
 }
 
@@ -231,7 +231,7 @@ std::string compare(const char* field, const std::vector<float>& got,
 std::string compare_on_all_targets(Backend& backend, const Case& c, int threads) {
   Problem problem(c);
   Context ref_ctx(ContextOptions{threads});
-  const Status ref_status = make_reference_backend()->run(problem.args(true), ref_ctx);
+  const Status ref_status = run_args(*make_reference_backend(), problem.args(true), ref_ctx);
   if (!ref_status.ok()) return "reference failed: " + ref_status.to_string();
   const std::vector<float> want = problem.out(true), want_lse = problem.lse(true);
   // On a CPU with AMX or the bf16 dot product, bf16 cases run the AVX-512
@@ -272,8 +272,8 @@ std::string compare_on_all_targets(Backend& backend, const Case& c, int threads)
       {
         Context ctx(ContextOptions{threads});
         const AttentionArgs args = problem.args(false);
-        const auto reasons = backend.check(args, ctx);
-        const Status status = backend.run(args, ctx);
+        const auto reasons = check_args(backend, args, ctx);
+        const Status status = run_args(backend, args, ctx);
         if (!reasons.empty()) {
           why = "rejected: " + reasons.front();
         } else if (!status.ok()) {

@@ -111,9 +111,9 @@ void expect_matches_reference(const Problem& p, const std::string& label) {
   auto gemm = make_cpu_gemm_backend();
   auto ref = make_reference_backend();
   ASSERT_TRUE(validate(t.args).ok()) << validate(t.args).message();
-  ASSERT_TRUE(gemm->check(t.args, ctx).empty()) << label;
-  ASSERT_TRUE(gemm->run(t.args, ctx).ok()) << label;
-  ASSERT_TRUE(ref->run(t.ref_args, ctx).ok()) << label;
+  ASSERT_TRUE(check_args(*gemm, t.args, ctx).empty()) << label;
+  ASSERT_TRUE(run_args(*gemm, t.args, ctx).ok()) << label;
+  ASSERT_TRUE(run_args(*ref, t.ref_args, ctx).ok()) << label;
   const double tol = p.dtype == DType::kF32 ? 2e-5 : 4 * dtype_unit_roundoff(p.dtype);
   const int64_t n = static_cast<int64_t>(t.out.size() / dtype_size(p.dtype));
   double worst = 0;
@@ -200,13 +200,15 @@ TEST(CpuGemm, CheckRejectsWorkspaceOverBudgetWithTheNumbers) {
   p.sq = 1024, p.sk = 2048;
   Tensors t = make(p);
   auto gemm = make_cpu_gemm_backend();
-  const size_t need = gemm->workspace_bytes(t.args);
+  std::optional<AttentionProblem> valid;
+  ASSERT_TRUE(AttentionProblem::make(t.args, &valid).ok());
+  const size_t need = gemm->workspace_bytes(*valid, Context(ContextOptions{.num_threads = 2}));
   // At least the f32 scores of one head group: g*Sq x Sk.
   EXPECT_GE(need, size_t{3} * 1024 * 2048 * sizeof(float));
   Context roomy(ContextOptions{.num_threads = 2, .memory_budget_bytes = need});
-  EXPECT_TRUE(gemm->check(t.args, roomy).empty());
+  EXPECT_TRUE(gemm->reasons(*valid, roomy).empty());
   Context tight(ContextOptions{.num_threads = 2, .memory_budget_bytes = need - 1});
-  const std::vector<std::string> reasons = gemm->check(t.args, tight);
+  const std::vector<std::string> reasons = gemm->reasons(*valid, tight);
   ASSERT_EQ(reasons.size(), 1u);
   EXPECT_NE(reasons[0].find(std::to_string(need)), std::string::npos) << reasons[0];
   EXPECT_NE(reasons[0].find(std::to_string(need - 1)), std::string::npos) << reasons[0];
@@ -219,7 +221,10 @@ TEST(CpuGemm, RefusedWorkspaceLeavesOutUntouched) {
   const std::vector<uint8_t> before = t.out;
   Context ctx(ContextOptions{.num_threads = 2, .memory_budget_bytes = 1024});
   auto gemm = make_cpu_gemm_backend();
-  const Status st = gemm->run(t.args, ctx);
+  // Straight to run(), past check(): the allocator's refusal is what is tested.
+  std::optional<AttentionProblem> valid;
+  ASSERT_TRUE(AttentionProblem::make(t.args, &valid).ok());
+  const Status st = gemm->run(*valid, ctx);
   EXPECT_EQ(st.code(), StatusCode::kResourceExhausted) << st.to_string();
   EXPECT_EQ(t.out, before);
   EXPECT_TRUE(ctx.allocator().leaks().empty());

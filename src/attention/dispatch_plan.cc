@@ -1,0 +1,103 @@
+// Building the plan: the policy's order, filtered once by everything that
+// does not depend on the problem, and one order per tuned bucket.
+#include "attention/dispatch_plan.h"
+
+#include <algorithm>
+
+namespace tessera {
+
+namespace {
+
+bool contains(const std::vector<std::string>& v, std::string_view name) {
+  return std::find(v.begin(), v.end(), name) != v.end();
+}
+
+}  // namespace
+
+std::vector<Candidate> ordered_candidates(const Registry& registry, const Policy& policy,
+                                          const TuningEntry* tuned) {
+  std::vector<Candidate> out;
+  if (!policy.only.empty()) {
+    for (const auto& n : policy.only) out.push_back({n, registry.find(n), -1});
+    return out;
+  }
+  for (const auto& n : policy.prefer) out.push_back({n, registry.find(n), -1});
+  const auto listed = [&](std::string_view name) {
+    return std::any_of(out.begin(), out.end(), [&](const Candidate& c) { return c.name == name; });
+  };
+  if (tuned != nullptr) {
+    for (size_t i = 0; i < tuned->ranking.size(); ++i) {
+      const std::string& n = tuned->ranking[i].backend;
+      Backend* b = registry.find(n);
+      if (b != nullptr && !listed(n)) out.push_back({n, b, static_cast<int>(i)});
+    }
+  }
+  std::vector<Backend*> rest;
+  for (Backend* b : registry.backends()) {
+    if (!listed(b->name())) rest.push_back(b);
+  }
+  std::stable_sort(rest.begin(), rest.end(),
+                   [](Backend* a, Backend* b) { return a->priority() > b->priority(); });
+  for (Backend* b : rest) out.push_back({std::string(b->name()), b, -1});
+  return out;
+}
+
+std::string standing_reason(const Candidate& c, const Policy& policy,
+                            const std::map<std::string, std::string>& quarantined) {
+  if (c.backend == nullptr) {
+    return "no backend named '" + c.name + "' is registered in this build";
+  }
+  if (contains(policy.deny, c.name)) return "denied by policy '" + policy.to_string() + "'";
+  if (auto q = quarantined.find(c.name); q != quarantined.end()) {
+    return "quarantined: " + q->second;
+  }
+  if (Availability av = c.backend->availability(); !av.available) {
+    return "unavailable: " + av.reason;
+  }
+  if (c.backend->capabilities().maturity == Maturity::kExperimental &&
+      !policy.allow_experimental && !contains(policy.only, c.name) &&
+      !contains(policy.prefer, c.name)) {
+    return "experimental: serves only under the policy clause allow:experimental or when named "
+           "in only:/prefer:";
+  }
+  return "";
+}
+
+std::shared_ptr<const Dispatcher::Plan> Dispatcher::Plan::build(
+    const Registry& registry, Policy policy, std::shared_ptr<const TuningTable> tuning,
+    std::map<std::string, std::string> quarantined,
+    std::vector<std::shared_ptr<DispatchObserver>> observers) {
+  auto plan = std::make_shared<Plan>();
+  plan->policy = std::move(policy);
+  plan->tuning = std::move(tuning);
+  plan->quarantined = std::move(quarantined);
+  plan->observers = std::move(observers);
+  plan->registry_size = registry.size();
+  const auto servable = [&](const TuningEntry* entry) {
+    std::vector<Backend*> order;
+    for (const Candidate& c : ordered_candidates(registry, plan->policy, entry)) {
+      if (standing_reason(c, plan->policy, plan->quarantined).empty()) order.push_back(c.backend);
+    }
+    return order;
+  };
+  plan->order = servable(nullptr);
+  // An only: list is the user's order: a tuned table does not reorder it.
+  if (plan->tuning != nullptr && plan->policy.only.empty() && !plan->tuning->entries.empty()) {
+    for (uint32_t key : all_tuning_bucket_keys()) {
+      if (const TuningEntry* e = plan->tuning->find(tuning_bucket_name(key))) {
+        plan->tuned.emplace(key, servable(e));
+      }
+    }
+  }
+  return plan;
+}
+
+const std::vector<Backend*>& Dispatcher::Plan::order_for(const AttentionProblem& p) const {
+  if (!tuned.empty()) {
+    auto it = tuned.find(tuning_bucket_key(p.dtype(), p.args().mask.kind, p.dims()));
+    if (it != tuned.end()) return it->second;
+  }
+  return order;
+}
+
+}  // namespace tessera

@@ -1,0 +1,51 @@
+// The dispatcher's plan: everything a call reads, built when a setting
+// changes and then never modified, so dispatching threads share it without
+// a lock and without building text. See docs/DECISIONS.md ("Dispatch reads
+// an immutable plan").
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "attention/tuning.h"
+#include "tessera/dispatcher.h"
+
+namespace tessera {
+
+// A backend in the order a policy tries it; unknown names are kept so
+// explain() can report them.
+struct Candidate {
+  std::string name;
+  Backend* backend;  // null: not registered
+  int tuned_rank;    // index in the tuned entry's ranking; -1: not from it
+};
+std::vector<Candidate> ordered_candidates(const Registry& registry, const Policy& policy,
+                                          const TuningEntry* tuned);
+
+// Why a candidate may not serve regardless of the problem (unknown, denied,
+// quarantined, unavailable, experimental without permission); "" if it may.
+std::string standing_reason(const Candidate& c, const Policy& policy,
+                            const std::map<std::string, std::string>& quarantined);
+
+struct Dispatcher::Plan {
+  Policy policy;
+  std::shared_ptr<const TuningTable> tuning;
+  std::map<std::string, std::string> quarantined;
+  std::vector<std::shared_ptr<DispatchObserver>> observers;
+  size_t registry_size = 0;
+  // Backends that may serve, in the order they are tried: without a tuned
+  // entry, and per tuning bucket key that has one.
+  std::vector<Backend*> order;
+  std::unordered_map<uint32_t, std::vector<Backend*>> tuned;
+
+  static std::shared_ptr<const Plan> build(const Registry& registry, Policy policy,
+                                           std::shared_ptr<const TuningTable> tuning,
+                                           std::map<std::string, std::string> quarantined,
+                                           std::vector<std::shared_ptr<DispatchObserver>> observers);
+  const std::vector<Backend*>& order_for(const AttentionProblem& p) const;
+};
+
+}  // namespace tessera
