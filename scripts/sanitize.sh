@@ -14,7 +14,7 @@ cmake --build build/asan -j "$(nproc)"
 # the release suite runs them whole.
 export TESSERA_TEST_SANITIZED=1
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=0"
-export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$PWD/tests/sanitizers/ubsan.supp"
 export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppressions=0"
 # The xla backend's conformance grid (253 cases, each process compiling its
 # programs in the uninstrumented PJRT plugin) runs in the release suite; here

@@ -69,7 +69,14 @@ float MaxSpan(const float* x, int64_t n, bool* nan_seen) {
     nan = hn::Or(nan, hn::IsNaN(v));
     vmax = hn::Max(vmax, v);
   }
-  float m = hn::GetLane(hn::MaxOfLanes(d, vmax));
+  // Reduce the lanes here rather than with MaxOfLanes: Highway's EMU128
+  // target starts that reduction from the lowest finite float, so a row of
+  // -inf (every key masked by the bias) came back finite and was not
+  // recognised as fully masked (seen under the clang sanitizer build).
+  HWY_ALIGN float lane_max[hn::MaxLanes(hn::ScalableTag<float>())];
+  hn::Store(vmax, d, lane_max);
+  float m = kNegInf;
+  for (int64_t i = 0; i < lanes; ++i) m = std::max(m, lane_max[i]);
   bool any_nan = !hn::AllFalse(d, nan);
   for (; j < n; ++j) {
     any_nan |= std::isnan(x[j]);

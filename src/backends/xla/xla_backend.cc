@@ -166,12 +166,15 @@ class XlaBackend final : public Backend {
   // Below cpu.gemm (50) and cpu.flash (100): on a CPU the plugin's generic
   // code is slower than the native kernels, so `auto` never prefers it.
   int priority() const override { return 10; }
-  Capabilities capabilities() const override {
-    Capabilities c;
-    c.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
-    c.causal = c.window = c.bias = c.varlen = c.softcap = c.lse = c.gqa = c.dv_differs = true;
-    c.maturity = Maturity::kExperimental;
-    return c;
+  const Capabilities& capabilities() const override {
+    static const Capabilities caps = [] {
+      Capabilities c;
+      c.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
+      c.causal = c.window = c.bias = c.varlen = c.softcap = c.lse = c.gqa = c.dv_differs = true;
+      c.maturity = Maturity::kExperimental;
+      return c;
+    }();
+    return caps;
   }
 
   Availability availability() const override {
@@ -180,33 +183,37 @@ class XlaBackend final : public Backend {
     return {true, ""};
   }
 
-  size_t workspace_bytes(const AttentionArgs& args) const override { return workspace_of(args); }
+  size_t workspace_bytes(const AttentionProblem& p, const Context& /*ctx*/) const override {
+    return workspace_of(p.args());
+  }
 
-  std::vector<std::string> check(const AttentionArgs& args, const Context& ctx) const override {
-    std::vector<std::string> reasons = check_capabilities(capabilities(), device(), args);
-    if (!reasons.empty()) return reasons;
+  void check(const AttentionProblem& p, const Context& ctx, Reasons& why) const override {
+    check_capabilities(capabilities(), device(), p, why);
+    if (why.settled()) return;
+    const AttentionArgs& args = p.args();
     for (const Group& g : groups_of(args)) {
-      if (std::string why = tile_limit_reason(key_for(args, g)); !why.empty()) {
-        reasons.push_back(std::move(why));
-        return reasons;
+      if (std::string limit = tile_limit_reason(key_for(args, g)); !limit.empty()) {
+        why.add([&] { return limit; });
+        return;
       }
     }
     if (const std::optional<size_t> budget = ctx.allocator().budget()) {
       const size_t live = ctx.allocator().live_bytes();
       const size_t free = *budget > live ? *budget - live : 0;
       if (const size_t need = workspace_of(args); need > free) {
-        reasons.push_back("workspace " + std::to_string(need) +
-                          " bytes (staging, device copies and f32 score tiles of at most " +
-                          std::to_string(kTileTempBytes) +
-                          " bytes) exceeds the memory budget: " + std::to_string(*budget) +
-                          " bytes with " + std::to_string(live) + " live");
+        why.add([&] {
+          return "workspace " + std::to_string(need) +
+                 " bytes (staging, device copies and f32 score tiles of at most " +
+                 std::to_string(kTileTempBytes) +
+                 " bytes) exceeds the memory budget: " + std::to_string(*budget) +
+                 " bytes with " + std::to_string(live) + " live";
+        });
       }
     }
-    return reasons;
   }
 
-  Status run(const AttentionArgs& args, Context& ctx) override {
-    TESSERA_RETURN_IF_ERROR(validate(args));
+  Status run(const AttentionProblem& p, Context& ctx) override {
+    const AttentionArgs& args = p.args();
     if (!(args.q.device == Device::cpu())) {
       return unsupported("xla takes host tensors, they are on " + args.q.device.to_string());
     }

@@ -9,6 +9,7 @@
 #include "reference/reference_backend.h"
 #include "tessera/context.h"
 #include "tessera/dispatcher.h"
+#include "tessera/observers.h"
 #include "tessera/registry.h"
 #include "xla/xla_backend.h"
 
@@ -59,9 +60,10 @@ class WrongBackend final : public Backend {
   std::string_view name() const override { return "test.wrong"; }
   Device device() const override { return Device::cpu(); }
   int priority() const override { return 1000; }
-  Capabilities capabilities() const override { return reference_->capabilities(); }
-  Status run(const AttentionArgs& args, Context& ctx) override {
-    TESSERA_RETURN_IF_ERROR(reference_->run(args, ctx));
+  const Capabilities& capabilities() const override { return reference_->capabilities(); }
+  Status run(const AttentionProblem& p, Context& ctx) override {
+    TESSERA_RETURN_IF_ERROR(reference_->run(p, ctx));
+    const AttentionArgs& args = p.args();
     float* out = static_cast<float*>(args.out.data);
     for (int64_t i = 0; i < args.out.numel(); ++i) out[i] += 1.0f;  // contiguous f32 only
     return Status::Ok();
@@ -80,7 +82,7 @@ TEST(XlaDispatch, AsTheShadowsTrustedBackendItCatchesAWrongOne) {
   Dispatcher dispatcher(registry);
   ShadowOptions shadow;
   ASSERT_TRUE(parse_shadow("1,trusted=xla,quarantine=1", &shadow).ok());
-  dispatcher.set_shadow(shadow);
+  dispatcher.add_observer(std::make_shared<ShadowObserver>(dispatcher, shadow));
   Context ctx;
   ctx.logger().set_sink([](LogLevel, std::string_view) {});
   Args a;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,14 @@
 
 namespace tessera {
 namespace {
+
+// The backend's workspace for plain args (a problem is validated first).
+size_t workspace_of(const Backend& backend, const AttentionArgs& args) {
+  std::optional<AttentionProblem> p;
+  const Status st = AttentionProblem::make(args, &p);
+  EXPECT_TRUE(st.ok()) << st.to_string();
+  return p ? backend.workspace_bytes(*p, Context{}) : 0;
+}
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -85,7 +94,7 @@ TEST(XlaPlugin, ACompileErrorIsAStatusAndTheProcessLives) {
   // Still usable afterwards.
   Context ctx;
   Problem p(ctx);
-  EXPECT_TRUE(make_xla_backend()->run(p.args, ctx).ok());
+  EXPECT_TRUE(run_args(*make_xla_backend(), p.args, ctx).ok());
 }
 
 TEST(XlaPlugin, TheSecondCallHitsTheExecutableCache) {
@@ -93,9 +102,9 @@ TEST(XlaPlugin, TheSecondCallHitsTheExecutableCache) {
   auto backend = make_xla_backend();
   Context ctx;
   Problem p(ctx);
-  ASSERT_TRUE(backend->run(p.args, ctx).ok());
+  ASSERT_TRUE(run_args(*backend, p.args, ctx).ok());
   const xla::CacheStats first = runtime().cache_stats();
-  ASSERT_TRUE(backend->run(p.args, ctx).ok());
+  ASSERT_TRUE(run_args(*backend, p.args, ctx).ok());
   const xla::CacheStats second = runtime().cache_stats();
   EXPECT_EQ(second.misses, first.misses) << "the second call compiled again";
   EXPECT_EQ(second.hits, first.hits + 1);
@@ -107,7 +116,7 @@ TEST(XlaPlugin, CompileAndExecuteAreSeparateSpans) {
   Context ctx;
   Problem p(ctx, 24);  // uncached: this run compiles
   p.args.softcap = 3.5f;
-  ASSERT_TRUE(backend->run(p.args, ctx).ok());
+  ASSERT_TRUE(run_args(*backend, p.args, ctx).ok());
   int compiles = 0, executes = 0;
   for (const Span& s : ctx.profiler().spans()) {
     compiles += s.name == "xla.compile";
@@ -142,7 +151,7 @@ TEST(XlaPlugin, WorkspaceBytesCoverWhatTheCompilerReports) {
     // Device side: the compiler's arguments, outputs and temporaries; host
     // side: the tracked staging, which the same formula counts once more.
     const size_t device = static_cast<size_t>(memory.total());
-    EXPECT_GE(backend->workspace_bytes(p.args), device + xla::staging_bytes(key))
+    EXPECT_GE(workspace_of(*backend, p.args), device + xla::staging_bytes(key))
         << "bias " << bias << ": compiler says " << memory.arguments << " arguments, "
         << memory.outputs << " outputs, " << memory.temporaries << " temporaries";
   }
@@ -162,9 +171,11 @@ TEST(XlaPlugin, NoLeakAcrossAThousandCalls) {
   Context ctx;
   {
     Problem p(ctx);
-    ASSERT_TRUE(backend->run(p.args, ctx).ok());  // compile outside the measure
+    ASSERT_TRUE(run_args(*backend, p.args, ctx).ok());  // compile outside the measure
     const long before = resident_kib();
-    for (int i = 0; i < 1000; ++i) ASSERT_TRUE(backend->run(p.args, ctx).ok()) << "call " << i;
+    for (int i = 0; i < 1000; ++i) {
+      ASSERT_TRUE(run_args(*backend, p.args, ctx).ok()) << "call " << i;
+    }
     // Each call stages ~200 KiB (tracked) and as much in PJRT buffers: a
     // leak of either would grow the process by ~200 MiB.
     EXPECT_LT(resident_kib() - before, 32 * 1024) << "resident memory grew";
@@ -180,7 +191,7 @@ TEST(XlaPlugin, TheMemoryBudgetRefusesWithTheNumbers) {
   options.memory_budget_bytes = 400000;
   Context ctx(options);
   Problem p(ctx);  // 148 KiB of the budget; the workspace wants ~0.5 MiB
-  const std::vector<std::string> reasons = backend->check(p.args, ctx);
+  const std::vector<std::string> reasons = check_args(*backend, p.args, ctx);
   ASSERT_EQ(reasons.size(), 1u);
   EXPECT_TRUE(contains(reasons[0], "exceeds the memory budget: 400000 bytes")) << reasons[0];
 }
