@@ -127,14 +127,15 @@ TEST(XlaUnit, CompileOptionsAreCompleteForOneDevice) {
 }
 
 AttentionArgs long_problem(std::vector<float>& storage, int64_t s, int64_t h, int64_t d) {
-  // Views only: the plan reads shapes, never data.
-  storage.assign(1, 0.0f);
+  // The plan reads shapes, never data: q, k and v are one broadcast element;
+  // out must be a real tensor (a valid problem writes each row once).
+  storage.assign(static_cast<size_t>(s * h * d), 0.0f);
   AttentionArgs a;
   a.q = TensorView::contiguous(storage.data(), DType::kBF16, {1, s, h, d});
+  a.out = a.q;
   a.q.strides = {0, 0, 0, 0};
   a.k = a.q;
   a.v = a.q;
-  a.out = a.q;
   return a;
 }
 
