@@ -177,8 +177,12 @@ TEST(XlaPlugin, NoLeakAcrossAThousandCalls) {
       ASSERT_TRUE(run_args(*backend, p.args, ctx).ok()) << "call " << i;
     }
     // Each call stages ~200 KiB (tracked) and as much in PJRT buffers: a
-    // leak of either would grow the process by ~200 MiB.
-    EXPECT_LT(resident_kib() - before, 32 * 1024) << "resident memory grew";
+    // leak of either would grow the process by ~200 MiB. Under ASan freed
+    // memory sits in its quarantine (256 MiB), so resident size says nothing
+    // there; LeakSanitizer checks the same at exit instead.
+    if (std::getenv("TESSERA_TEST_SANITIZED") == nullptr) {
+      EXPECT_LT(resident_kib() - before, 32 * 1024) << "resident memory grew";
+    }
     EXPECT_EQ(ctx.allocator().by_owner().at("xla").live_bytes, 0u);
   }
   EXPECT_TRUE(ctx.allocator().leaks().empty());
