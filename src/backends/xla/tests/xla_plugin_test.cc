@@ -17,22 +17,14 @@
 #include "xla/attention_plan.h"
 #include "xla/xla_backend.h"
 #include "xla/xla_flags.h"
+#include "xla_test_util.h"
 #include "xla/xla_runtime.h"
 
 namespace tessera {
 namespace {
 
-// The backend's workspace for plain args (a problem is validated first).
-size_t workspace_of(const Backend& backend, const AttentionArgs& args) {
-  std::optional<AttentionProblem> p;
-  const Status st = AttentionProblem::make(args, &p);
-  EXPECT_TRUE(st.ok()) << st.to_string();
-  return p ? backend.workspace_bytes(*p, Context{}) : 0;
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using xla_test::contains;
+using xla_test::workspace_of;
 
 xla::XlaRuntime& runtime() { return xla::XlaRuntime::for_plugin(""); }
 

@@ -16,21 +16,13 @@
 #include "xla/plugin_discovery.h"
 #include "xla/xla_backend.h"
 #include "xla/xla_flags.h"
+#include "xla_test_util.h"
 
 namespace tessera {
 namespace {
 
-// The backend's workspace for plain args (a problem is validated first).
-size_t workspace_of(const Backend& backend, const AttentionArgs& args) {
-  std::optional<AttentionProblem> p;
-  const Status st = AttentionProblem::make(args, &p);
-  EXPECT_TRUE(st.ok()) << st.to_string();
-  return p ? backend.workspace_bytes(*p, Context{}) : 0;
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using xla_test::contains;
+using xla_test::workspace_of;
 
 // A library this test process has loaded for sure, that is no PJRT plugin.
 std::string loaded_library(const std::string& name) {
