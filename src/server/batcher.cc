@@ -162,13 +162,19 @@ void Batcher::run_part(std::vector<Item> part, BatchReport* report) {
   }
   if (first_run) report->ok = false;
   out.reset();  // the halves may need this memory
-  // A smaller part can only help if it separates requests, or, when memory
-  // was refused, if it needs less: otherwise the requests here share the
-  // failure and splitting would only repeat it.
+  // A request that ran alone is answered with the failure as it is: its
+  // sequences share it and splitting would only repeat it. Once a merged
+  // batch failed, every part is split down to the sequence at fault, also a
+  // part that happens to hold one request only, so that the answer names the
+  // same input whatever order the requests arrived in (bisection: a failure
+  // shared by all costs log2(n) more runs, as the failed half is taken
+  // first and the rest of its request is then dropped). A memory refusal is
+  // always split: a smaller part needs less.
   const bool one_request = std::all_of(
       part.begin(), part.end(), [&](const Item& item) { return item.job == part.front().job; });
-  const bool split =
-      part.size() > 1 && (!one_request || status.code() == StatusCode::kResourceExhausted);
+  const bool alone_from_the_start = first_run && one_request;
+  const bool split = part.size() > 1 &&
+                     (!alone_from_the_start || status.code() == StatusCode::kResourceExhausted);
   if (!split) {
     // A sequence that fails alone names the input at fault; a memory refusal
     // is the server's state, not the input's.

@@ -166,19 +166,22 @@ TEST(Batcher, AFailedBatchFailsItsRequestsAndTheNextBatchRuns) {
 constexpr int32_t kPoison = 99;
 
 // Requests b, c, d queue behind a held batch and so run as one merged batch;
-// c's second sequence holds the poison token.
+// c's second sequence holds the poison token. In the default order c's
+// sequences straddle the first split; with c first, the first split isolates
+// c as a part of its own (the order the server's arrival race can produce).
 struct MergedBatch {
   std::shared_ptr<EmbedJob> b, c, d;
   std::vector<std::vector<int32_t>> sb = sequences(1, 2, 3), sc = sequences(2, 3, 3),
                                     sd = sequences(3, 1, 3);
-  MergedBatch(FakeModel& model, Batcher& batcher) {
+  MergedBatch(FakeModel& model, Batcher& batcher, bool c_first = false) {
     model.close_gate();
     std::shared_ptr<EmbedJob> a;
     EXPECT_TRUE(batcher.submit(sequences(0, 1, 3), &a).ok());
     model.wait_for_calls(1);
     sc[1][1] = kPoison;
+    if (c_first) EXPECT_TRUE(batcher.submit(sc, &c).ok());
     EXPECT_TRUE(batcher.submit(sb, &b).ok());
-    EXPECT_TRUE(batcher.submit(sc, &c).ok());
+    if (!c_first) EXPECT_TRUE(batcher.submit(sc, &c).ok());
     EXPECT_TRUE(batcher.submit(sd, &d).ok());
     model.open_gate();
     EXPECT_TRUE(a->wait().ok());
@@ -221,6 +224,28 @@ TEST(Batcher, AFailingSequenceFailsOnlyItsRequestAndTheRestOfTheBatchIsAnswered)
   m.c.reset();
   m.d.reset();
   EXPECT_TRUE(alloc.leaks().empty());
+}
+
+// CI once saw the server's version of this fail: the arrival order put the
+// poisoned request in a part of its own, which was then not split, so the
+// answer named no input. Within a failed merged batch every part is split
+// down to the failing sequence, whatever the order.
+TEST(Batcher, AFailingRequestIsolatedByTheSplitStillNamesItsSequence) {
+  FakeModel model;
+  TrackingAllocator alloc;
+  Batcher batcher(model, model.context(), alloc, {.max_batch_tokens = 100});
+  model.fail_on_token(kPoison, internal_error("cpu.flash failed: injected fault"));
+  MergedBatch m(model, batcher, /*c_first=*/true);
+  const Status sc = m.c->wait();
+  ASSERT_TRUE(m.b->wait().ok());
+  ASSERT_TRUE(m.d->wait().ok());
+  expect_rows(model, *m.b, m.sb);
+  expect_rows(model, *m.d, m.sd);
+  EXPECT_EQ(sc.code(), StatusCode::kInternal) << sc.to_string();
+  EXPECT_EQ(m.c->failed_row(), 1);
+  // a; then c0 c1 c2 b0 b1 d0 merged; c's part of three; c0 (fine); c1 c2
+  // (fails); c1 alone (fails, c is answered, c2 dropped); b0 b1 d0.
+  EXPECT_EQ(model.batch_sequences(), (std::vector<size_t>{1, 6, 3, 1, 2, 1, 3}));
 }
 
 TEST(Batcher, AModelThatThrowsOnOneSequenceFailsOnlyItsRequest) {
