@@ -1,0 +1,101 @@
+"""The vector of every chunk `tessera embed` writes is the vector of its own text.
+
+Usage: chunk_reference_test.py TESSERA_BINARY SOURCE_DIR
+Runs `tessera embed` (default options) on the 20 long documents of data/long
+(tools/make_long_documents.py: prose, code, lists, non-Latin scripts) and
+compares every chunk with data/golden/long_chunks.json, what
+sentence-transformers gives for the text its offsets name
+(tools/make_chunk_reference.py; torch is never installed by CI, so the
+reference is committed). The chunks (offsets, sha256 of the text) must be the
+reference's; each vector must be within cosine MIN_COSINE of the reference's.
+Prints the worst cosine (document, chunk, offsets) and the count. Under
+sanitizers (TESSERA_TEST_SANITIZED) three documents (prose, code, lists), as
+documents_route_test.py.
+"""
+import base64
+import hashlib
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+MIN_COSINE = 0.9999
+REGENERATE = ("if the chunking changed on purpose, regenerate the reference: "
+              "bash bench/embed/setup-venv.sh && .venv-bench/bin/python "
+              "tools/make_chunk_reference.py --tessera TESSERA_BINARY")
+
+
+def tessera_rows(binary, paths):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TESSERA_MODEL", "TESSERA_ATTENTION", "TESSERA_WEIGHTS")}
+    out = subprocess.run([binary, "embed", *paths], capture_output=True, text=True, env=env,
+                         timeout=600)
+    assert out.returncode == 0, f"tessera embed exited {out.returncode}: {out.stderr[-2000:]}"
+    return [json.loads(line) for line in out.stdout.splitlines()]
+
+
+def decode(vector):
+    return np.frombuffer(base64.b64decode(vector), dtype="<f4").astype(np.float64)
+
+
+def main():
+    binary, source = sys.argv[1], pathlib.Path(sys.argv[2])
+    with open(source / "data" / "golden" / "long_chunks.json", encoding="utf-8") as f:
+        reference = json.load(f)
+    by_name = {d["name"]: d["chunks"] for d in reference["documents"]}
+    paths = sorted(str(p) for p in (source / "data" / "long").glob("doc*.txt"))
+    assert len(paths) == 20 and sorted(by_name) == [pathlib.Path(p).name for p in paths], (
+        f"data/long has {[pathlib.Path(p).name for p in paths]}, the reference "
+        f"{sorted(by_name)}; {REGENERATE}")
+    if os.environ.get("TESSERA_TEST_SANITIZED"):
+        paths = paths[:3]  # ~6x slower forward; prose, code and lists run every path
+
+    start = time.monotonic()
+    rows = tessera_rows(binary, paths)
+    seconds = time.monotonic() - start
+
+    by_doc = {}
+    for r in rows:
+        by_doc.setdefault(r["id"], []).append(r)
+    assert sorted(by_doc) == paths, f"rows for {sorted(by_doc)}, expected {paths}"
+    cosines = []  # (cosine, where)
+    for path in paths:
+        name = pathlib.Path(path).name
+        with open(path, encoding="utf-8", newline="") as f:
+            text = f.read()
+        got, want = by_doc[path], by_name[name]
+        got_spans = [tuple(r["offsets"]) for r in got]
+        want_spans = [tuple(c["offsets"]) for c in want]
+        if got_spans != want_spans:
+            i = next((i for i, (a, b) in enumerate(zip(got_spans, want_spans)) if a != b),
+                     min(len(got_spans), len(want_spans)))
+            raise AssertionError(
+                f"{name}: the chunks changed: {len(got_spans)} chunks, reference "
+                f"{len(want_spans)}; chunk {i}: {got_spans[i:i + 1]} vs reference "
+                f"{want_spans[i:i + 1]}; {REGENERATE}")
+        for i, (r, c) in enumerate(zip(got, want)):
+            assert r["chunk"] == i, (name, i, r["chunk"])
+            b, e = r["offsets"]
+            digest = hashlib.sha256(text[b:e].encode("utf-8")).hexdigest()
+            assert digest == c["sha256"], (
+                f"{name} chunk {i} [{b}, {e}): its text is not the reference's "
+                f"(data/long changed?); {REGENERATE}")
+            v, ref = np.asarray(r["embedding"], dtype=np.float64), decode(c["vector"])
+            assert v.shape == ref.shape, (name, i, v.shape, ref.shape)
+            cosine = float(v @ ref / (np.linalg.norm(v) * np.linalg.norm(ref)))
+            cosines.append((cosine, f"{name} chunk {i} offsets [{b}, {e})"))
+    worst = min(cosines)
+    print(f"{len(cosines)} chunks of {len(paths)} documents (tessera embed: {seconds:.1f} s): "
+          f"worst cosine to sentence-transformers {worst[0]:.9f} (1 - {1 - worst[0]:.2e}; "
+          f"{worst[1]}); bound {MIN_COSINE}")
+    below = sorted(c for c in cosines if c[0] < MIN_COSINE)
+    assert not below, (f"{len(below)} chunks below cosine {MIN_COSINE}: " +
+                       "; ".join(f"{c:.6f} {where}" for c, where in below[:10]))
+
+
+if __name__ == "__main__":
+    main()
