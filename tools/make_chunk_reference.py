@@ -13,9 +13,13 @@ windowing, the tokenizer, the default --max-tokens / --stride), data/long or
 the model change:
 
     bash bench/embed/setup-venv.sh
-    cmake --build build/release --target tessera
-    .venv-bench/bin/python tools/make_chunk_reference.py \\
-        --tessera build/release/src/apps/tessera/tessera
+    cmake --preset release && cmake --build build/release --target tessera
+    .venv-bench/bin/python tools/make_chunk_reference.py --tessera build/release/tessera
+
+The committed file was made 2026-12-03 16:52 UTC (commit 136c210) with that
+command: torch 2.15.0+cu132 (CPU), sentence-transformers 6.3.0, numpy 2.3.5,
+Python 3.11.7 (bench/embed/setup-venv.sh's pins); 565 chunks. Its header
+records the same for every regeneration.
 
 The file: a header (how it was made: command, versions, date, options) and
 per document its name and its chunks, each {"offsets": [begin, end) in Unicode
@@ -59,7 +63,7 @@ def tessera_chunks(tessera, paths):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tessera", default=str(ROOT / "build/release/src/apps/tessera/tessera"))
+    ap.add_argument("--tessera", default=str(ROOT / "build" / "release" / "tessera"))
     ap.add_argument("--model", default=str(ROOT / "models" / "all-MiniLM-L6-v2"))
     ap.add_argument("--documents", default=str(ROOT / "data" / "long"))
     ap.add_argument("--output", default=str(ROOT / "data" / "golden" / "long_chunks.json"))
