@@ -1,50 +1,40 @@
 """The vector of every chunk `tessera embed` writes is the vector of its own text.
 
-Usage: chunk_reference_test.py TESSERA_BINARY SOURCE_DIR
-Runs `tessera embed` (default options) on the 20 long documents of data/long
-(tools/make_long_documents.py: prose, code, lists, non-Latin scripts) and
-compares every chunk with data/golden/long_chunks.json, what
+Usage: chunk_reference_test.py TESSERA_BINARY SOURCE_DIR ROWS_DIR
+ROWS_DIR holds what `tessera embed` (default options) wrote for the long
+documents of data/long (tools/make_long_documents.py: prose, code, lists,
+non-Latin scripts): rows.jsonl and summary.json, made by the ctest fixture
+cli.embed_long_documents (tests/pipeline/CMakeLists.txt; all 20 documents, or
+one of each risky kind under sanitizers). Compares every chunk with
+data/golden/long_chunks.json, what
 sentence-transformers gives for the text its offsets name
 (tools/make_chunk_reference.py; torch is never installed by CI, so the
 reference is committed). The chunks (offsets, sha256 of the text) must be the
 reference's; each vector must be within cosine MIN_COSINE of the reference's.
-Prints the worst cosine (document, chunk, offsets) and the count. Under
-sanitizers (TESSERA_TEST_SANITIZED) three documents (SANITIZED_SUBSET).
+Prints the worst cosine (document, chunk, offsets) and the count.
 """
 import base64
 import hashlib
 import json
 import os
 import pathlib
-import subprocess
 import sys
-import tempfile
-import time
 
 import numpy as np
 
 MIN_COSINE = 0.9999
-# Under ASan + UBSan the forward is ~6x slower: one document of each risky
-# kind (tools/make_long_documents.py: i % 5), all with prose blocks: code
-# (doc06), five non-Latin scripts with combining marks (doc08), CJK with no
-# spaces (doc14); 85 chunks, 20k tokens, about the first three documents' cost.
-SANITIZED_SUBSET = ("doc06.txt", "doc08.txt", "doc14.txt")
 REGENERATE = ("if the chunking, data/long or the model changed on purpose, regenerate the "
               "reference: bash bench/embed/setup-venv.sh && .venv-bench/bin/python "
               "tools/make_chunk_reference.py --tessera {binary}")
 
 
-def tessera_embed(binary, paths):
-    """The chunk rows of `tessera embed PATHS` (default options) and its summary."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("TESSERA_MODEL", "TESSERA_ATTENTION", "TESSERA_WEIGHTS")}
-    with tempfile.TemporaryDirectory() as tmp:
-        summary = os.path.join(tmp, "summary.json")
-        out = subprocess.run([binary, "embed", *paths, "--summary-json", summary],
-                             capture_output=True, text=True, env=env, timeout=600)
-        assert out.returncode == 0, f"tessera embed exited {out.returncode}: {out.stderr[-2000:]}"
-        with open(summary, encoding="utf-8") as f:
-            return [json.loads(line) for line in out.stdout.splitlines()], json.load(f)
+def fixture_rows(rows_dir):
+    """The chunk rows and summary the fixture's `tessera embed` wrote."""
+    rows_dir = pathlib.Path(rows_dir)
+    with open(rows_dir / "rows.jsonl", encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f]
+    with open(rows_dir / "summary.json", encoding="utf-8") as f:
+        return rows, json.load(f)
 
 
 def decode(vector):
@@ -52,7 +42,7 @@ def decode(vector):
 
 
 def main():
-    binary, source = sys.argv[1], pathlib.Path(sys.argv[2])
+    binary, source, rows_dir = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3]
     with open(source / "data" / "golden" / "long_chunks.json", encoding="utf-8") as f:
         reference = json.load(f)
     by_name = {d["name"]: d["chunks"] for d in reference["documents"]}
@@ -60,17 +50,13 @@ def main():
     assert len(paths) == 20 and sorted(by_name) == [pathlib.Path(p).name for p in paths], (
         f"data/long has {[pathlib.Path(p).name for p in paths]}, the reference "
         f"{sorted(by_name)}; {REGENERATE.format(binary=binary)}")
-    if os.environ.get("TESSERA_TEST_SANITIZED"):
-        paths = [p for p in paths if pathlib.Path(p).name in SANITIZED_SUBSET]
-
-    start = time.monotonic()
-    rows, summary = tessera_embed(binary, paths)
-    seconds = time.monotonic() - start
-
+    rows, summary = fixture_rows(rows_dir)
     by_doc = {}
     for r in rows:
         by_doc.setdefault(r["id"], []).append(r)
-    assert sorted(by_doc) == paths, f"rows for {sorted(by_doc)}, expected {paths}"
+    if os.environ.get("TESSERA_TEST_SANITIZED"):
+        paths = [p for p in paths if p in by_doc]  # the fixture's subset
+    assert paths and sorted(by_doc) == paths, f"rows for {sorted(by_doc)}, expected {paths}"
     cosines = []  # (cosine, where)
     for path in paths:
         name = pathlib.Path(path).name
@@ -102,7 +88,7 @@ def main():
     st_tokens = sum(c["tokens"] for p in paths for c in by_name[pathlib.Path(p).name])
     worst = min(cosines)
     print(f"{len(cosines)} chunks of {len(paths)} documents, {summary['tokens']} tokens "
-          f"(sentence-transformers: {st_tokens}); tessera embed {seconds:.1f} s; "
+          f"(sentence-transformers: {st_tokens}); tessera embed {summary['seconds']:.1f} s; "
           f"worst cosine to sentence-transformers {worst[0]:.9f} (1 - {1 - worst[0]:.2e}; "
           f"{worst[1]}); bound {MIN_COSINE}")
     below = sorted(c for c in cosines if c[0] < MIN_COSINE)

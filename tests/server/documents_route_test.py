@@ -1,9 +1,11 @@
 """POST /embed_documents against `tessera embed`: one model path.
 
-Usage: documents_route_test.py TESSERA_BINARY SOURCE_DIR
-The 20 long documents of data/long (tools/make_long_documents.py) go through
-`tessera embed` (JSONL, chunk rows, then --doc-embedding) and through the
-server's documents route. The chunks (ids, chunk numbers, offsets) must be
+Usage: documents_route_test.py TESSERA_BINARY SOURCE_DIR ROWS_DIR
+The long documents of data/long (tools/make_long_documents.py) go through
+`tessera embed` (JSONL chunk rows: ROWS_DIR/rows.jsonl, written by the ctest
+fixture cli.embed_long_documents, all 20 or one of each risky kind under
+sanitizers; then --doc-embedding here) and through the server's documents
+route. The chunks (ids, chunk numbers, offsets) must be
 identical and the vectors equal up to float rounding of a different batch
 composition (the largest difference is printed; 0 when measured). Then the
 document vectors (--doc-embedding, doc_embedding) of the first four. Also: the route's errors
@@ -45,20 +47,19 @@ def compare(cli, served, what):
 
 
 def main():
-    binary, source = sys.argv[1], pathlib.Path(sys.argv[2])
-    paths = sorted(str(p) for p in (source / "data" / "long").glob("doc*.txt"))
-    assert len(paths) == 20, paths
-    if os.environ.get("TESSERA_TEST_SANITIZED"):
-        # Under ASan + UBSan the forward is ~6x slower; three documents (prose,
-        # code, lists) run every code path, the release suite all twenty.
-        paths = paths[:3]
+    binary, rows_dir = sys.argv[1], pathlib.Path(sys.argv[3])
+    with open(rows_dir / "rows.jsonl", encoding="utf-8") as f:
+        cli_chunks = [json.loads(line) for line in f]
+    paths = sorted({r["id"] for r in cli_chunks})
+    if not os.environ.get("TESSERA_TEST_SANITIZED"):
+        assert len(paths) == 20, paths
     documents = [{"id": p, "text": pathlib.Path(p).read_text(encoding="utf-8")} for p in paths]
 
     server = Server(binary, ["--payload-limit", "4M"])
     try:
         status, body = server.request("POST", "/embed_documents", {"documents": documents})
         assert status == 200, (status, body[:300])
-        compare(cli_rows(binary, paths), json.loads(body), "chunks")
+        compare(cli_chunks, json.loads(body), "chunks")
 
         # Document vectors: the first 4 (the mean is checked, not the windows again).
         status, body = server.request("POST", "/embed_documents",
