@@ -49,6 +49,7 @@ function(tessera_add_backend)
   target_link_libraries(${target}
     PUBLIC tessera_attention ${arg_PUBLIC_LINK}
     PRIVATE tessera_warnings ${arg_LINK})
+  tessera_kernel_code(${target})
 
   set_property(GLOBAL APPEND PROPERTY TESSERA_BACKENDS ${arg_NAME})
   set_property(GLOBAL PROPERTY TESSERA_BACKEND_${arg_NAME}_FACTORY ${arg_FACTORY})

@@ -10,9 +10,7 @@ function(tessera_test name)
   target_link_libraries(${name} PRIVATE GTest::gtest_main tessera_warnings)
   # The code under test lives in the libraries and keeps the preset's flags;
   # the test drivers themselves (GoogleTest macros, expected values) need no
-  # -O3, and -O1 compiles them in ~0.6x the time (docs/DECISIONS.md).
-  if(CMAKE_BUILD_TYPE STREQUAL "Release")
-    target_compile_options(${name} PRIVATE -O1)
-  endif()
+  # -O3, and -O1 compiles them in ~0.6x the time (TesseraOptimization.cmake).
+  tessera_driver_code(${name})
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60)
 endfunction()

@@ -1,0 +1,29 @@
+# How hard each part of tessera is optimised, per build (docs/DECISIONS.md,
+# "CI time"). Compile time is most of the CI run, and most of it goes to code
+# whose own speed no test or user measures; the presets set the default and
+# two roles depart from it:
+#
+#   tessera_kernel_code(<target>...)  compute kernels (backends, model forward,
+#       the naive reference): the sanitizer build compiles everything else at
+#       -O0 and these at -O1, or the sanitized conformance grid and model
+#       forwards would run many times slower.
+#   tessera_driver_code(<target>...)  code that only parses, prints and calls
+#       down (test drivers, the CLI layer): -O1 in the release build, whose
+#       default is -O3. The libraries they call keep -O3.
+#
+# A flag added here comes after the preset's on the command line, so it wins.
+function(tessera_kernel_code)
+  if(TESSERA_SANITIZE)
+    foreach(target IN LISTS ARGN)
+      target_compile_options(${target} PRIVATE -O1)
+    endforeach()
+  endif()
+endfunction()
+
+function(tessera_driver_code)
+  if(CMAKE_BUILD_TYPE STREQUAL "Release")
+    foreach(target IN LISTS ARGN)
+      target_compile_options(${target} PRIVATE -O1)
+    endforeach()
+  endif()
+endfunction()
