@@ -3,11 +3,23 @@
 // (src/verify/grid.cc) and judged against the float64 reference by the rule in
 // docs/CONFORMANCE.md. A backend added later is tested with no new code here.
 //
-//   Cases/Conformance.MatchesReference/<backend>__<case>  valid cases
-//   Invalid/InvalidArgs.RejectedWithOutputUntouched/<backend>__<case>
-//   Backends/BackendAvailability.Reported/<backend>              skipped when unavailable
+//   Cases/Conformance.MatchesReference/<case>          every backend on one valid case
+//   Invalid/InvalidArgs.RejectedWithOutputUntouched/<case>   every backend, one invalid call
+//   Backends/BackendAvailability.Reported/<backend>    skipped when unavailable
+//
+// One test is one case for all backends, as `tessera verify` runs them: the
+// expected results (float64 reference and the naive formula, most of a
+// case's cost) are computed once and not once per backend, and a case is one
+// process, not one per backend (docs/DECISIONS.md, "CI time"). A failure
+// names the backend. Which backends run (default: all available):
+//   TESSERA_CONFORMANCE_BACKENDS=cpu.flash,toy   only these
+//   TESSERA_CONFORMANCE_EXCLUDE=xla              all but these (scripts/sanitize.sh)
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <iostream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -44,79 +56,109 @@ std::string test_name(std::string_view text) {
   return s;
 }
 
-struct Param {
-  std::string backend;
-  size_t index;  // into grid() or invalid()
-};
-// gtest prints a parameter in --gtest_list_tests and failures.
-void PrintTo(const Param& p, std::ostream* os) { *os << p.backend << " case " << p.index; }
-
-// Available backends x cases, case-major so one case's backends run together.
-std::vector<Param> params(size_t count) {
-  std::vector<Param> out;
-  for (size_t i = 0; i < count; ++i) {
-    for (Backend* b : builtin().backends()) {
-      if (b->availability().available) out.push_back({std::string(b->name()), i});
-    }
+std::set<std::string> env_names(const char* variable) {
+  std::set<std::string> names;
+  const char* value = std::getenv(variable);
+  std::stringstream list(value ? value : "");
+  for (std::string name; std::getline(list, name, ',');) {
+    if (!name.empty()) names.insert(name);
   }
+  return names;
+}
+
+// The available backends the environment selects, in registration order.
+// What it leaves out is said once, so a partial run never reads as a full one.
+const std::vector<Backend*>& selected() {
+  static const std::vector<Backend*> backends = [] {
+    const std::set<std::string> only = env_names("TESSERA_CONFORMANCE_BACKENDS");
+    const std::set<std::string> exclude = env_names("TESSERA_CONFORMANCE_EXCLUDE");
+    std::vector<Backend*> out;
+    for (Backend* b : builtin().backends()) {
+      const std::string name(b->name());
+      if (!b->availability().available) continue;  // BackendAvailability reports it
+      if ((!only.empty() && !only.count(name)) || exclude.count(name)) {
+        std::cerr << "conformance: " << name
+                  << " not run (TESSERA_CONFORMANCE_BACKENDS / TESSERA_CONFORMANCE_EXCLUDE)\n";
+        continue;
+      }
+      out.push_back(b);
+    }
+    return out;
+  }();
+  return backends;
+}
+
+void expect_no_leaks(const Context& ctx, std::string_view backend) {
+  for (const auto& leak : ctx.allocator().leaks()) {
+    ADD_FAILURE() << backend << ": leak: " << leak.owner << " holds " << leak.bytes << " bytes";
+  }
+}
+
+// Reports one backend's outcome: failures with every message, under its name.
+void report(std::string_view backend, const CaseOutcome& o) {
+  if (o.verdict == Verdict::kFail) {
+    for (const std::string& m : o.messages) ADD_FAILURE() << backend << ": " << m;
+  }
+  ::testing::Test::RecordProperty(test_name(backend), std::string(verdict_name(o.verdict)) + ": " + o.summary());
+}
+
+std::vector<size_t> indices(size_t count) {
+  std::vector<size_t> out(count);
+  for (size_t i = 0; i < count; ++i) out[i] = i;
   return out;
 }
 
-void expect_no_leaks(const Context& ctx) {
-  for (const auto& leak : ctx.allocator().leaks()) {
-    ADD_FAILURE() << "leak: " << leak.owner << " holds " << leak.bytes << " bytes";
-  }
-}
-
-// Reports an outcome: failures with every message, skips with their reason.
-void report(const CaseOutcome& o) {
-  if (o.verdict == Verdict::kFail) {
-    for (const std::string& m : o.messages) ADD_FAILURE() << m;
-  }
-}
-
-class Conformance : public ::testing::TestWithParam<Param> {};
+class Conformance : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(Conformance, MatchesReference) {
-  Backend* backend = builtin().find(GetParam().backend);
   Backend* reference = builtin().find("reference");
-  ASSERT_NE(backend, nullptr);
   ASSERT_NE(reference, nullptr) << "the reference backend defines the expected results";
-  const AttentionCase& c = grid()[GetParam().index];
-  CaseOutcome o;
+  const AttentionCase& c = grid()[GetParam()];
+  std::vector<std::string> skipped;
+  Context ctx;
   {
-    Context ctx;
-    o = run_case(*backend, *reference, c, ctx);
-    expect_no_leaks(ctx);
+    MaterializedCase m;
+    Expected expected;
+    Status s = MaterializedCase::create(c, ctx.allocator(), &m);
+    if (s.ok()) s = Expected::compute(m, *reference, ctx, &expected);
+    ASSERT_TRUE(s.ok()) << "harness: " << s.to_string();
+    for (Backend* backend : selected()) {
+      const CaseOutcome o = check_backend(*backend, m, expected, ctx);
+      report(backend->name(), o);
+      if (o.verdict == Verdict::kSkip) skipped.push_back(std::string(backend->name()));
+    }
   }
-  report(o);
-  if (o.verdict == Verdict::kSkip) GTEST_SKIP() << o.summary();
-  if (o.verdict == Verdict::kPass) RecordProperty("errors", o.summary());
+  // The case's buffers are freed by now: what is left, its owner names.
+  // (check_backend also compares the allocator around each backend's call.)
+  expect_no_leaks(ctx, "after the case");
+  if (!skipped.empty() && skipped.size() == selected().size()) {
+    GTEST_SKIP() << "every backend rejected the case";
+  }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, Conformance, ::testing::ValuesIn(params(grid().size())),
-                         [](const ::testing::TestParamInfo<Param>& info) {
-                           return test_name(info.param.backend) + "__" +
-                                  grid()[info.param.index].name();
+INSTANTIATE_TEST_SUITE_P(Cases, Conformance, ::testing::ValuesIn(indices(grid().size())),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           return grid()[info.param].name();
                          });
 
-class InvalidArgs : public ::testing::TestWithParam<Param> {};
+class InvalidArgs : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(InvalidArgs, RejectedWithOutputUntouched) {
-  const InvalidCase& c = invalid()[GetParam().index];
-  CaseOutcome o;
-  {
-    Context ctx;
-    o = check_invalid(builtin(), GetParam().backend, c, ctx);
-    expect_no_leaks(ctx);
+  const InvalidCase& c = invalid()[GetParam()];
+  for (Backend* backend : selected()) {
+    CaseOutcome o;
+    {
+      Context ctx;
+      o = check_invalid(builtin(), backend->name(), c, ctx);
+      expect_no_leaks(ctx, backend->name());
+    }
+    report(backend->name(), o);
   }
-  report(o);
 }
 
-INSTANTIATE_TEST_SUITE_P(Invalid, InvalidArgs, ::testing::ValuesIn(params(invalid().size())),
-                         [](const ::testing::TestParamInfo<Param>& info) {
-                           return test_name(info.param.backend) + "__" +
-                                  invalid()[info.param.index].name;
+INSTANTIATE_TEST_SUITE_P(Invalid, InvalidArgs, ::testing::ValuesIn(indices(invalid().size())),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           return test_name(invalid()[info.param].name);
                          });
 
 class BackendAvailability : public ::testing::TestWithParam<std::string> {};
