@@ -31,16 +31,15 @@ std::string dump(const nlohmann::json& j) {
 
 Reply handle_tokenize(RouteContext& rc, std::string_view body) {
   TokenizeRequest req;
-  ApiError e = parse_tokenize_request(
-      body, {rc.options.max_client_batch_size, rc.options.auto_truncate}, &req);
-  if (!e.ok()) return {e.status, tei_error_body(e)};
+  ApiError e = parse_tokenize_request(body, parse_limits(rc), &req);
+  if (!e.ok()) return tei_error_reply(e);
   nlohmann::json out = nlohmann::json::array();
   std::vector<model::TokenSpan> tokens;
   for (size_t i = 0; i < req.inputs.size(); ++i) {
     const std::string& text = req.inputs[i];
     e = tokenize_text(rc.model, text, req.add_special_tokens,
                       "inputs[" + std::to_string(i) + "]", &tokens);
-    if (!e.ok()) return {e.status, tei_error_body(e)};
+    if (!e.ok()) return tei_error_reply(e);
     nlohmann::json row = nlohmann::json::array();
     for (const model::TokenSpan& t : tokens) {
       const bool special = t.begin < 0;
