@@ -220,8 +220,8 @@ class EmbeddingServer::Impl {
                route_label(req.path), 0);
         });
     post("/embed", handle_embed);
-    post("/", handle_embed);
-    post("/invocations", handle_embed);
+    post("/", handle_default_task);
+    post("/invocations", handle_default_task);
     post("/embed_all", handle_embed_all);
     post("/similarity", handle_similarity);
     post("/v1/embeddings", handle_openai_embeddings);

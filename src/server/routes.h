@@ -43,9 +43,14 @@ struct RouteContext {
   const std::atomic<const ConnectionPool*>& connections;
 };
 
-// POST /embed, and POST / and /invocations (TEI serves an embedding model's
-// default task there).
-Reply handle_embed(RouteContext& rc, std::string_view body);
+Reply handle_embed(RouteContext& rc, std::string_view body);  // POST /embed
+// POST / and /invocations: TEI serves an embedding model's default task,
+// /embed, there. A body of /similarity's shape ({"inputs": {"source_sentence",
+// "sentences"}}, which /embed refuses) is answered as /similarity, so that a
+// client posting every task to one URL (huggingface_hub's
+// InferenceClient(url).sentence_similarity) is served too. Such bodies are
+// parsed twice; /embed itself is not.
+Reply handle_default_task(RouteContext& rc, std::string_view body);
 Reply handle_openai_embeddings(RouteContext& rc, std::string_view body);  // POST /v1/embeddings
 Reply handle_embed_documents(RouteContext& rc, std::string_view body);  // POST /embed_documents
 Reply handle_tokenize(RouteContext& rc, std::string_view body);      // POST /tokenize

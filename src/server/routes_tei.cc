@@ -4,6 +4,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "runtime/json_input.h"
 #include "server/inputs.h"
 #include "server/json_out.h"
 #include "server/request_parse.h"
@@ -47,6 +48,13 @@ Reply not_this_model(const RouteContext& rc, const char* tei_message, const char
 }
 
 }  // namespace
+
+Reply handle_default_task(RouteContext& rc, std::string_view body) {
+  nlohmann::json j;
+  const bool similarity = json_input::parse(body, "body", &j).ok() && j.is_object() &&
+                          j.contains("inputs") && j["inputs"].is_object();
+  return similarity ? handle_similarity(rc, body) : handle_embed(rc, body);
+}
 
 Reply handle_similarity(RouteContext& rc, std::string_view body) {
   SimilarityRequest req;

@@ -61,6 +61,12 @@ TEST_F(TeiRoutes, PostRootAndInvocationsAnswerAsEmbed) {
   EXPECT_EQ(post_ok("/", body), want);
   EXPECT_EQ(post_ok("/invocations", body), want);
   expect_error(post("/", R"({"inputs": 3})"), 422, "inputs");
+  expect_error(post("/", "{not json"), 400, "body");
+  // A body of /similarity's shape is answered as /similarity.
+  const std::string similarity = R"({"inputs": {"source_sentence": "a", "sentences": ["b"]}})";
+  EXPECT_EQ(post_ok("/", similarity), post_ok("/similarity", similarity));
+  expect_error(post("/invocations", R"({"inputs": {"sentences": ["b"]}})"), 422,
+               "inputs.source_sentence");
 }
 
 TEST_F(TeiRoutes, GetRootAndPingAreHealth) {
