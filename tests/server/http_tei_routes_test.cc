@@ -69,6 +69,12 @@ TEST_F(TeiRoutes, PostRootAndInvocationsAnswerAsEmbed) {
                "inputs.source_sentence");
 }
 
+TEST_F(TeiRoutes, PostEmbeddingsIsOpenAisRoute) {
+  const std::string body = R"({"input": ["a b"], "encoding_format": "base64"})";
+  EXPECT_EQ(post_ok("/embeddings", body), post_ok("/v1/embeddings", body));
+  expect_error(post("/embeddings", R"({"input": 3})"), 422, "input");  // OpenAI's error shape
+}
+
 TEST_F(TeiRoutes, GetRootAndPingAreHealth) {
   for (const char* path : {"/", "/ping"}) {
     auto r = http_->Get(path);
