@@ -20,9 +20,9 @@ void replace_all(std::string* s, std::string_view from, std::string_view to) {
 void wordpiece_cleanup(std::string* piece) {
   // HF's list, in HF's order (an earlier rule's output can feed a later one).
   static constexpr std::pair<std::string_view, std::string_view> kRules[] = {
-      {" .", "."},     {" ?", "?"},      {" !", "!"},   {" ,", ","},
-      {" ' ", "'"},    {" n't", "n't"},  {" 'm", "'m"}, {" do not", " don't"},
-      {" 's", "'s"},   {" 've", "'ve"},  {" 're", "'re"}};
+      {" .", "."},   {" ?", "?"},     {" !", "!"},    {" ,", ","},
+      {" ' ", "'"},  {" n't", "n't"}, {" 'm", "'m"},  {" do not", " don't"},
+      {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
   for (const auto& [from, to] : kRules) replace_all(piece, from, to);
 }
 

@@ -29,8 +29,8 @@ class EmbeddingModel {
   // Token ids back to text (TEI's /decode); an id the tokenizer does not
   // know fails, *bad_position its index in `ids`. Called from several
   // threads at once.
-  virtual Status decode(const std::vector<int64_t>& ids, bool skip_special_tokens,
-                        std::string* out, size_t* bad_position) const = 0;
+  virtual Status decode(const std::vector<int64_t>& ids, bool skip_special_tokens, std::string* out,
+                        size_t* bad_position) const = 0;
   // sequences: [CLS] ... [SEP], each <= max_seq_length(); writes
   // sequences.size() x dim() floats to out, row i for sequence i.
   virtual Status embed(const std::vector<std::vector<int32_t>>& sequences, Context& ctx,

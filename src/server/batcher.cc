@@ -28,8 +28,8 @@ Batcher::Batcher(pipeline::EmbeddingModel& model, Context& ctx, TrackingAllocato
 
 Batcher::~Batcher() { shutdown(); }
 
-Status Batcher::submit(std::vector<std::vector<int32_t>> sequences,
-                       std::shared_ptr<EmbedJob>* job, JobOutput output) {
+Status Batcher::submit(std::vector<std::vector<int32_t>> sequences, std::shared_ptr<EmbedJob>* job,
+                       JobOutput output) {
   if (sequences.empty()) return invalid_argument("a request needs at least one sequence");
   for (size_t i = 0; i < sequences.size(); ++i) {
     if (sequences[i].empty()) {
@@ -69,7 +69,8 @@ Status Batcher::submit(std::vector<std::vector<int32_t>> sequences,
     }
     ++in_flight_;
     for (size_t i = 0; i < sequences.size(); ++i) {
-      queue_.push_back({j, static_cast<int64_t>(i), output_row[i], std::move(sequences[i]), enqueued});
+      queue_.push_back(
+          {j, static_cast<int64_t>(i), output_row[i], std::move(sequences[i]), enqueued});
     }
   }
   wake_.notify_one();

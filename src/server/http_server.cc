@@ -67,13 +67,24 @@ struct RouteName {
 // Every route served: TEI's for an embedding model (POST / and /invocations
 // are its default task, /embed; GET / and /ping its health), OpenAI's, and
 // tessera's own (/embed_documents).
-constexpr RouteName kRoutes[] = {
-    {"POST", "/embed"},       {"POST", "/embed_all"},     {"POST", "/similarity"},
-    {"POST", "/tokenize"},    {"POST", "/decode"},        {"POST", "/v1/embeddings"},
-    {"POST", "/embeddings"},  {"POST", "/embed_documents"}, {"POST", "/"},
-    {"POST", "/invocations"}, {"POST", "/predict"},       {"POST", "/rerank"},
-    {"POST", "/embed_sparse"}, {"GET", "/health"},        {"GET", "/"},
-    {"GET", "/ping"},         {"GET", "/info"},           {"GET", "/metrics"}};
+constexpr RouteName kRoutes[] = {{"POST", "/embed"},
+                                 {"POST", "/embed_all"},
+                                 {"POST", "/similarity"},
+                                 {"POST", "/tokenize"},
+                                 {"POST", "/decode"},
+                                 {"POST", "/v1/embeddings"},
+                                 {"POST", "/embeddings"},
+                                 {"POST", "/embed_documents"},
+                                 {"POST", "/"},
+                                 {"POST", "/invocations"},
+                                 {"POST", "/predict"},
+                                 {"POST", "/rerank"},
+                                 {"POST", "/embed_sparse"},
+                                 {"GET", "/health"},
+                                 {"GET", "/"},
+                                 {"GET", "/ping"},
+                                 {"GET", "/info"},
+                                 {"GET", "/metrics"}};
 
 // Metrics label of a path: a known route, else "other" (bounded cardinality).
 std::string route_label(const std::string& path) {
@@ -320,8 +331,8 @@ class EmbeddingServer::Impl {
     if (res.status == 413) {
       e = body_too_large(content_length(req).value_or(0));
     } else if (res.status == 404) {
-      e = {404, "NotFound", "", "no route " + req.method + " " + req.path +
-                                    "; routes: " + route_list()};
+      e = {404, "NotFound", "",
+           "no route " + req.method + " " + req.path + "; routes: " + route_list()};
     } else {
       e = {res.status, "Validation", "", "malformed HTTP request (status " +
                                              std::to_string(res.status) + ")"};

@@ -142,18 +142,18 @@ ApiError parse_similarity_request(std::string_view body, const ParseLimits& limi
   }
   const auto source = inputs->find("source_sentence");
   if (source == inputs->end() || !source->is_string()) {
-    return validation_error("inputs.source_sentence",
-                            "inputs.source_sentence must be a string, got " +
-                                (source == inputs->end() ? std::string("nothing")
-                                                         : describe(*source)));
+    return validation_error(
+        "inputs.source_sentence",
+        "inputs.source_sentence must be a string, got " +
+            (source == inputs->end() ? std::string("nothing") : describe(*source)));
   }
   out->source = source->get<std::string>();
   const auto sentences = inputs->find("sentences");
   if (sentences == inputs->end() || !sentences->is_array()) {
-    return validation_error("inputs.sentences",
-                            "inputs.sentences must be a list of strings, got " +
-                                (sentences == inputs->end() ? std::string("nothing")
-                                                            : describe(*sentences)));
+    return validation_error(
+        "inputs.sentences",
+        "inputs.sentences must be a list of strings, got " +
+            (sentences == inputs->end() ? std::string("nothing") : describe(*sentences)));
   }
   if (sentences->empty()) {
     return {400, "Empty", "inputs.sentences",
@@ -199,13 +199,13 @@ ApiError parse_id_list(const json& list, const std::string& name, std::vector<in
   out->reserve(list.size());
   for (size_t i = 0; i < list.size(); ++i) {
     const json& v = list[i];
-    const bool valid = (v.is_number_unsigned() && v.get<uint64_t>() <= kMaxTokenId) ||
-                       (v.is_number_integer() && v.get<int64_t>() >= 0 &&
-                        v.get<int64_t>() <= kMaxTokenId);
+    const bool valid =
+        (v.is_number_unsigned() && v.get<uint64_t>() <= kMaxTokenId) ||
+        (v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<int64_t>() <= kMaxTokenId);
     if (!valid) {
       const std::string at = name + "[" + std::to_string(i) + "]";
-      return validation_error(at, at + " must be a token id (an integer in [0, 2^32)), got " +
-                                      describe(v));
+      return validation_error(
+          at, at + " must be a token id (an integer in [0, 2^32)), got " + describe(v));
     }
     out->push_back(v.get<int64_t>());
   }
@@ -241,8 +241,10 @@ ApiError parse_decode_request(std::string_view body, const ParseLimits& limits,
     for (size_t i = 0; i < ids->size(); ++i) {
       const std::string name = "ids[" + std::to_string(i) + "]";
       if (!(*ids)[i].is_array()) {
-        return validation_error(name, name + " must be a list of token ids (ids is a list of "
-                                             "lists), got " + describe((*ids)[i]));
+        return validation_error(name, name +
+                                          " must be a list of token ids (ids is a list of "
+                                          "lists), got " +
+                                          describe((*ids)[i]));
       }
       if (e = parse_id_list((*ids)[i], name, &out->ids[i]); !e.ok()) return e;
     }

@@ -55,8 +55,7 @@ struct DecodeRequest {
   bool batch = false;  // [[int]]: errors name ids[i][j], else ids[j]
   bool skip_special_tokens = true;
 };
-ApiError parse_decode_request(std::string_view body, const ParseLimits& limits,
-                              DecodeRequest* out);
+ApiError parse_decode_request(std::string_view body, const ParseLimits& limits, DecodeRequest* out);
 
 // POST /v1/embeddings (OpenAI): {"input": str | [str], "model": str,
 // "encoding_format": "float" | "base64", "dimensions": int, "user": str}.

@@ -107,8 +107,8 @@ Reply handle_embed(RouteContext& rc, std::string_view body) {
   ApiError e = parse_embed_request(body, parse_limits(rc), &req);
   if (e.ok()) e = check_normalize(rc, req.normalize);
   PreparedInputs inputs;
-  if (e.ok()) e = prepare_inputs(rc.model, req.inputs, req.truncate, "inputs", kTeiTruncateHint,
-                                &inputs);
+  if (e.ok())
+    e = prepare_inputs(rc.model, req.inputs, req.truncate, "inputs", kTeiTruncateHint, &inputs);
   std::shared_ptr<EmbedJob> job;
   if (e.ok()) e = run_job(rc, inputs, "inputs", &job);
   if (!e.ok()) return tei_error_reply(e);

@@ -40,11 +40,11 @@ std::string dump(const nlohmann::json& j) {
 
 // TEI's answer on an embedding model: a Backend error (424) with its message.
 Reply not_this_model(const RouteContext& rc, const char* tei_message, const char* route) {
-  return tei_error_reply(
-      {424, "Backend", "",
-       std::string("Backend error: ") + tei_message + " (" + route + ": model '" +
-           rc.model_info.id + "' is an embedding model; use POST /embed, /embed_all or "
-           "/similarity)"});
+  return tei_error_reply({424, "Backend", "",
+                          std::string("Backend error: ") + tei_message + " (" + route +
+                              ": model '" + rc.model_info.id +
+                              "' is an embedding model; use POST /embed, /embed_all or "
+                              "/similarity)"});
 }
 
 }  // namespace
@@ -61,10 +61,12 @@ Reply handle_similarity(RouteContext& rc, std::string_view body) {
   ApiError e = parse_similarity_request(body, parse_limits(rc), &req);
   PreparedInputs inputs;
   PreparedInputs sentences;
-  if (e.ok()) e = prepare_inputs(rc.model, {req.source}, req.truncate, "inputs.source_sentence",
-                                kTeiTruncateHint, &inputs);
-  if (e.ok()) e = prepare_inputs(rc.model, req.sentences, req.truncate, "inputs.sentences",
-                                kTeiTruncateHint, &sentences);
+  if (e.ok())
+    e = prepare_inputs(rc.model, {req.source}, req.truncate, "inputs.source_sentence",
+                       kTeiTruncateHint, &inputs);
+  if (e.ok())
+    e = prepare_inputs(rc.model, req.sentences, req.truncate, "inputs.sentences", kTeiTruncateHint,
+                       &sentences);
   // One job of n + 1 sequences: the source and the sentences batch together.
   for (auto& s : sentences.sequences) inputs.sequences.push_back(std::move(s));
   std::shared_ptr<EmbedJob> job;
@@ -85,8 +87,8 @@ Reply handle_embed_all(RouteContext& rc, std::string_view body) {
   EmbedAllRequest req;
   ApiError e = parse_embed_all_request(body, parse_limits(rc), &req);
   PreparedInputs inputs;
-  if (e.ok()) e = prepare_inputs(rc.model, req.inputs, req.truncate, "inputs", kTeiTruncateHint,
-                                &inputs);
+  if (e.ok())
+    e = prepare_inputs(rc.model, req.inputs, req.truncate, "inputs", kTeiTruncateHint, &inputs);
   std::vector<int64_t> lengths;
   for (const auto& s : inputs.sequences) lengths.push_back(static_cast<int64_t>(s.size()));
   std::shared_ptr<EmbedJob> job;
@@ -141,8 +143,7 @@ Reply handle_rerank(RouteContext& rc, std::string_view /*body*/) {
 }
 
 Reply handle_embed_sparse(RouteContext& rc, std::string_view /*body*/) {
-  return not_this_model(rc, "Model is not an embedding model with SPLADE pooling",
-                        "/embed_sparse");
+  return not_this_model(rc, "Model is not an embedding model with SPLADE pooling", "/embed_sparse");
 }
 
 }  // namespace tessera::server

@@ -20,12 +20,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using testing::TempDir;
-using testing::write_file;
 using testing::model_dir;
 using testing::read_text;
 using testing::source_path;
-
+using testing::TempDir;
+using testing::write_file;
 
 Tokenizer load(const std::string& dir) {
   Tokenizer tok;
@@ -79,9 +78,10 @@ TEST(TokenizerDecode, AnUnknownIdIsRefusedWithItsPosition) {
 
 TEST(WordPieceDecoder, CleanupRulesInHfOrder) {
   const std::pair<std::string, std::string> cases[] = {
-      {" .", "."},         {" ?", "?"},   {" !", "!"},   {" ,", ","},     {" ' ", "'"},
-      {" n't", "n't"},     {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"},
-      {" do not", " don't"}, {"a . b , c", "a. b, c"}, {"x", "x"}, {"", ""}};
+      {" .", "."},     {" ?", "?"},     {" !", "!"},           {" ,", ","},
+      {" ' ", "'"},    {" n't", "n't"}, {" 'm", "'m"},         {" 's", "'s"},
+      {" 've", "'ve"}, {" 're", "'re"}, {" do not", " don't"}, {"a . b , c", "a. b, c"},
+      {"x", "x"},      {"", ""}};
   for (const auto& [dirty, clean] : cases) {
     std::string s = dirty;
     wordpiece_cleanup(&s);

@@ -25,15 +25,14 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using testing::TempDir;
-using testing::write_file;
 using testing::model_dir;
 using testing::read_text;
 using testing::source_path;
+using testing::TempDir;
+using testing::write_file;
 
 constexpr size_t kNoLimit = std::numeric_limits<size_t>::max();
 constexpr size_t kTruncatedMaxLength = 16;  // as in the golden file's ids_max16
-
 
 // Loads the default model's tokenizer; a missing model is a failure with the
 // fix, never a skip.

@@ -5,19 +5,19 @@
 
 #include <nlohmann/json.hpp>
 
-#include "support/fake_model.h"
-#include "runtime/metrics.h"
 #include "route_checks.h"
+#include "runtime/metrics.h"
 #include "server_fixture.h"
+#include "support/fake_model.h"
 
 namespace tessera::server {
 namespace {
 
 using nlohmann::json;
 using tessera::testing::FakeModel;
-using testing::RunningServer;
 using testing::expect_error;
 using testing::expect_row;
+using testing::RunningServer;
 using testing::small_limits;
 
 class Routes : public ::testing::Test {

@@ -107,20 +107,23 @@ TEST_F(TeiRoutes, SimilarityErrorsNameTheField) {
   expect_error(r, 413, "inputs.sentences");
   EXPECT_EQ(error_type(r), "Validation");
   expect_error(post("/similarity", R"({"inputs": {"source_sentence": "a",
-      "sentences": ["b", "c", 3]}})"), 422, "inputs.sentences[2]");
+      "sentences": ["b", "c", 3]}})"),
+               422, "inputs.sentences[2]");
   expect_error(post("/similarity", R"({"inputs": {"sentences": ["b"]}})"), 422,
                "inputs.source_sentence");
   expect_error(post("/similarity", R"({"inputs": ["a", "b"]})"), 422, "inputs");
   expect_error(post("/similarity", R"({"inputs": {"source_sentence": "a", "sentences": ["b"]},
-      "parameters": {"truncate": "yes"}})"), 422, "parameters.truncate");
+      "parameters": {"truncate": "yes"}})"),
+               422, "parameters.truncate");
   expect_error(post("/similarity", R"({"inputs": {"source_sentence": "a", "sentences": ["b"]},
-      "parameters": {"truncation_direction": "Left"}})"), 422, "parameters.truncation_direction");
+      "parameters": {"truncation_direction": "Left"}})"),
+               422, "parameters.truncation_direction");
   expect_error(post("/similarity", "{not json"), 400, "body");
 
   // Seventeen words are 19 tokens: over max_length 16 unless truncated.
   const std::string long_text = "w w w w w w w w w w w w w w w w w";
-  const std::string body = R"({"inputs": {"source_sentence": "a", "sentences": ["b", ")" +
-                           long_text + R"("]}})";
+  const std::string body =
+      R"({"inputs": {"source_sentence": "a", "sentences": ["b", ")" + long_text + R"("]}})";
   expect_error(post("/similarity", body), 422, "inputs.sentences[1]");
   const std::string truncated = R"({"inputs": {"source_sentence": "a", "sentences": ["b", ")" +
                                 long_text + R"("]}, "parameters": {"truncate": true}})";
@@ -148,7 +151,8 @@ TEST_F(TeiRoutes, ModelFailureInAMergedBatchNamesTheInput) {
     std::thread holder([&] { (void)post_ok("/embed", R"({"inputs": "x"})"); });
     model_.wait_for_calls(static_cast<size_t>(calls) + 1);
     std::optional<httplib::Result> failed;
-    std::thread bad([&] { failed.emplace(server_.client()->Post(c.path, c.body, "application/json")); });
+    std::thread bad(
+        [&] { failed.emplace(server_.client()->Post(c.path, c.body, "application/json")); });
     const char* other = std::string(c.path) == "/embed_all" ? "/embed_all" : "/embed";
     std::thread good([&] { (void)post_ok(other, R"({"inputs": "y"})"); });
     while (server_.server().batcher().queued() < 3) std::this_thread::yield();
@@ -171,8 +175,8 @@ TEST_F(TeiRoutes, EmbedAllGivesEveryTokenStateAndTheirMeanIsTheEmbedding) {
     ASSERT_EQ(got[i].size(), ids.size()) << "[CLS] and [SEP] included";
     std::vector<float> mean(dim, 0.0f);
     for (size_t t = 0; t < ids.size(); ++t) {
-      expect_row(got[i][t], std::vector<float>(states.begin() + t * dim,
-                                               states.begin() + (t + 1) * dim));
+      expect_row(got[i][t],
+                 std::vector<float>(states.begin() + t * dim, states.begin() + (t + 1) * dim));
       for (int k = 0; k < dim; ++k) mean[k] += got[i][t][k].get<float>() / ids.size();
     }
     double norm = 0;

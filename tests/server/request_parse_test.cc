@@ -187,9 +187,9 @@ TEST(ParseDecode, OneListOrABatchOfIdsUpToU32Max) {
   ASSERT_EQ(one.ids.size(), 1u);
   EXPECT_EQ(one.ids[0], (std::vector<int64_t>{0, 4294967295LL}));
   DecodeRequest many;
-  ASSERT_TRUE(parse_decode_request(R"({"ids": [[1], []], "skip_special_tokens": false})", kLimits,
-                                   &many)
-                  .ok());
+  ASSERT_TRUE(
+      parse_decode_request(R"({"ids": [[1], []], "skip_special_tokens": false})", kLimits, &many)
+          .ok());
   EXPECT_TRUE(many.batch);
   EXPECT_FALSE(many.skip_special_tokens);
   EXPECT_EQ(many.ids, (std::vector<std::vector<int64_t>>{{1}, {}}));
@@ -201,14 +201,14 @@ TEST(ParseDecode, OneListOrABatchOfIdsUpToU32Max) {
 
 TEST(ParseEmbedAll, InputsAndTruncate) {
   EmbedAllRequest req;
-  ASSERT_TRUE(parse_embed_all_request(R"({"inputs": ["a", "b"], "truncate": true})", kLimits, &req)
-                  .ok());
+  ASSERT_TRUE(
+      parse_embed_all_request(R"({"inputs": ["a", "b"], "truncate": true})", kLimits, &req).ok());
   EXPECT_EQ(req.inputs.size(), 2u);
   EXPECT_TRUE(req.truncate);
-  EXPECT_EQ(parse_embed_all_request(R"({"inputs": "a", "truncation_direction": "Left"})", kLimits,
-                                    &req)
-                .field,
-            "truncation_direction");
+  EXPECT_EQ(
+      parse_embed_all_request(R"({"inputs": "a", "truncation_direction": "Left"})", kLimits, &req)
+          .field,
+      "truncation_direction");
 }
 
 }  // namespace

@@ -69,9 +69,8 @@ std::vector<float> FakeModel::expected_token_states(const std::vector<int32_t>& 
   std::vector<float> states(ids.size() * info_.dim);
   for (size_t t = 0; t < ids.size(); ++t) {
     for (int k = 0; k < info_.dim; ++k) {
-      states[t * info_.dim + k] = std::sin(0.01f * static_cast<float>(ids[t]) *
-                                               static_cast<float>(k + 1) +
-                                           static_cast<float>(t));
+      states[t * info_.dim + k] = std::sin(
+          0.01f * static_cast<float>(ids[t]) * static_cast<float>(k + 1) + static_cast<float>(t));
     }
   }
   return states;
