@@ -23,10 +23,6 @@ size_t resident_bytes() {
   return resident_pages * static_cast<size_t>(sysconf(_SC_PAGESIZE));
 }
 
-std::string dump(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 }  // namespace
 
 Reply handle_tokenize(RouteContext& rc, std::string_view body) {
@@ -57,7 +53,7 @@ Reply handle_tokenize(RouteContext& rc, std::string_view body) {
     }
     out.push_back(std::move(row));
   }
-  return {200, dump(out)};
+  return {200, json_text(out)};
 }
 
 Reply handle_health(RouteContext& rc) {
@@ -92,7 +88,7 @@ Reply handle_info(RouteContext& rc) {
       {"backends", rc.info.backends},
       {"auth", !o.api_key.empty()},
   };
-  return {200, dump(j)};
+  return {200, json_text(j)};
 }
 
 Reply handle_metrics(RouteContext& rc) {

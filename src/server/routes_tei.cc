@@ -34,10 +34,6 @@ std::string similarity_row_name(int64_t row) {
   return "inputs.sentences[" + std::to_string(row - 1) + "]";
 }
 
-std::string dump(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 // TEI's answer on an embedding model: a Backend error (424) with its message.
 Reply not_this_model(const RouteContext& rc, const char* tei_message, const char* route) {
   return tei_error_reply({424, "Backend", "",
@@ -61,12 +57,14 @@ Reply handle_similarity(RouteContext& rc, std::string_view body) {
   ApiError e = parse_similarity_request(body, parse_limits(rc), &req);
   PreparedInputs inputs;
   PreparedInputs sentences;
-  if (e.ok())
+  if (e.ok()) {
     e = prepare_inputs(rc.model, {req.source}, req.truncate, "inputs.source_sentence",
                        kTeiTruncateHint, &inputs);
-  if (e.ok())
+  }
+  if (e.ok()) {
     e = prepare_inputs(rc.model, req.sentences, req.truncate, "inputs.sentences", kTeiTruncateHint,
                        &sentences);
+  }
   // One job of n + 1 sequences: the source and the sentences batch together.
   for (auto& s : sentences.sequences) inputs.sequences.push_back(std::move(s));
   std::shared_ptr<EmbedJob> job;
@@ -131,7 +129,7 @@ Reply handle_decode(RouteContext& rc, std::string_view body) {
     }
     out.push_back(text);
   }
-  return {200, dump(out)};
+  return {200, json_text(out)};
 }
 
 Reply handle_predict(RouteContext& rc, std::string_view /*body*/) {

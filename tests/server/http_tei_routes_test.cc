@@ -138,12 +138,13 @@ TEST_F(TeiRoutes, ModelFailureInAMergedBatchNamesTheInput) {
     const char* path;
     const char* body;
     const char* field;
+    size_t sequences;  // of the failing request
   } cases[] = {
       {"/similarity", R"({"inputs": {"source_sentence": "a", "sentences": ["b", "poison"]}})",
-       "inputs.sentences[1]"},
+       "inputs.sentences[1]", 3},
       {"/similarity", R"({"inputs": {"source_sentence": "poison", "sentences": ["b"]}})",
-       "inputs.source_sentence"},
-      {"/embed_all", R"({"inputs": ["a", "poison"]})", "inputs[1]"},
+       "inputs.source_sentence", 2},
+      {"/embed_all", R"({"inputs": ["a", "poison"]})", "inputs[1]", 2},
   };
   for (const auto& c : cases) {
     model_.close_gate();
@@ -155,7 +156,8 @@ TEST_F(TeiRoutes, ModelFailureInAMergedBatchNamesTheInput) {
         [&] { failed.emplace(server_.client()->Post(c.path, c.body, "application/json")); });
     const char* other = std::string(c.path) == "/embed_all" ? "/embed_all" : "/embed";
     std::thread good([&] { (void)post_ok(other, R"({"inputs": "y"})"); });
-    while (server_.server().batcher().queued() < 3) std::this_thread::yield();
+    // Both queued (the other request's one sequence too): they share a batch.
+    while (server_.server().batcher().queued() < c.sequences + 1) std::this_thread::yield();
     model_.open_gate();
     holder.join();
     bad.join();
