@@ -409,5 +409,28 @@ TEST(Batcher, ResultRowsComeFromTheTrackedAllocatorAndRespectItsBudget) {
   EXPECT_TRUE(alloc.leaks().empty());
 }
 
+// Token states take a row per token from the same budget: a request the
+// pooled path would hold in 2 rows is refused when its tokens' rows do not fit.
+TEST(Batcher, TokenStateRowsArePerTokenAndRespectTheBudget) {
+  FakeModel model(/*dim=*/8);
+  TrackingAllocator alloc(/*budget=*/2048);
+  Batcher batcher(model, model.context(), alloc, {});
+  model.close_gate();
+  std::shared_ptr<EmbedJob> a, b;
+  ASSERT_TRUE(batcher.submit(sequences(0, 2, 8), &a, JobOutput::kTokenStates).ok());
+  model.wait_for_calls(1);  // 16 token rows x 8 floats: 512 bytes, twice (batch output)
+  EXPECT_EQ(alloc.by_owner().at("server.results").live_bytes, 512u);
+  EXPECT_EQ(alloc.by_owner().at("server.batch").live_bytes, 512u);
+  // 2 x 17 tokens: 1088 bytes > 2048 - 1024, refused (the route's 503).
+  ASSERT_TRUE(batcher.submit(sequences(1, 2, 17), &b, JobOutput::kTokenStates).ok());
+  EXPECT_EQ(b->wait().code(), StatusCode::kResourceExhausted);
+  model.open_gate();
+  ASSERT_TRUE(a->wait().ok());
+  EXPECT_EQ(a->output_rows(), 16);
+  a.reset();
+  batcher.shutdown();
+  EXPECT_TRUE(alloc.leaks().empty());
+}
+
 }  // namespace
 }  // namespace tessera::server
