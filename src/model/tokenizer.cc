@@ -74,6 +74,9 @@ Status Tokenizer::load(const std::string& model_dir, Tokenizer* out) {
   int32_t max_id = std::max({t.wordpiece_.max_id(), t.cls_id_, t.sep_id_, t.pad_id_});
   for (const AddedToken& a : spec.added_tokens) max_id = std::max(max_id, a.id);
   t.vocab_size_ = static_cast<size_t>(max_id) + 1;
+  t.decoder_ = WordPieceDecoder(spec.decoder);
+  for (const auto& [token, id] : spec.vocab) t.decoder_.set_token(id, token, /*special=*/false);
+  for (const AddedToken& a : spec.added_tokens) t.decoder_.set_token(a.id, a.content, a.special);
   t.normalizer_ = BertNormalizer(spec.normalizer);
   t.added_ = AddedTokenMatcher(std::move(spec.added_tokens));
   t.init_ascii_rules();

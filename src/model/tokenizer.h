@@ -15,6 +15,7 @@
 #include "model/bert_normalizer.h"
 #include "model/tokenizer_added_tokens.h"
 #include "model/wordpiece.h"
+#include "model/wordpiece_decoder.h"
 #include "tessera/status.h"
 
 namespace tessera::model {
@@ -44,6 +45,13 @@ class Tokenizer {
   // included) as HF does with truncation=True. max_length must be >= 2.
   Status encode(std::string_view text, size_t max_length, std::vector<TokenSpan>* out) const;
 
+  // Ids back to text as HF `tokenizers` decodes them (wordpiece_decoder.h);
+  // an unknown id fails, *bad_position its index in `ids`.
+  Status decode(const std::vector<int64_t>& ids, bool skip_special_tokens, std::string* out,
+                size_t* bad_position) const {
+    return decoder_.decode(ids, skip_special_tokens, out, bad_position);
+  }
+
   int32_t cls_id() const { return cls_id_; }
   int32_t sep_id() const { return sep_id_; }
   int32_t pad_id() const { return pad_id_; }
@@ -68,6 +76,7 @@ class Tokenizer {
   WordPiece wordpiece_;
   BertNormalizer normalizer_;
   AddedTokenMatcher added_;
+  WordPieceDecoder decoder_;
   std::array<AsciiRule, 128> ascii_{};
   int32_t cls_id_ = 0;
   int32_t sep_id_ = 0;

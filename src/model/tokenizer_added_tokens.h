@@ -19,6 +19,7 @@ struct AddedToken {
   bool single_word = false;  // only when not inside a word (regex \w on both sides)
   bool lstrip = false;       // the match takes the whitespace on its left
   bool rstrip = false;       // ... and on its right
+  bool special = false;      // dropped by decode(skip_special_tokens = true)
 };
 
 class AddedTokenMatcher {

@@ -219,6 +219,7 @@ Status read_added_tokens(const Fields& f, const json& root, std::vector<AddedTok
     TESSERA_RETURN_IF_ERROR(f.get_bool(t, field + ".", "single_word", &token.single_word));
     TESSERA_RETURN_IF_ERROR(f.get_bool(t, field + ".", "lstrip", &token.lstrip));
     TESSERA_RETURN_IF_ERROR(f.get_bool(t, field + ".", "rstrip", &token.rstrip));
+    TESSERA_RETURN_IF_ERROR(f.get_bool(t, field + ".", "special", &token.special));
     bool normalized = false;
     TESSERA_RETURN_IF_ERROR(f.get_bool(t, field + ".", "normalized", &normalized));
     if (normalized) {
@@ -231,6 +232,21 @@ Status read_added_tokens(const Fields& f, const json& root, std::vector<AddedTok
     out->push_back(std::move(token));
   }
   return Status::Ok();
+}
+
+// The decoder, read only for decode(): a type tessera cannot decode with is
+// kept by name, so loading still works and decode() says why it cannot.
+Status read_decoder(const Fields& f, const json& root, WordPieceDecoderOptions* out) {
+  const auto it = root.find("decoder");
+  if (it == root.end() || it->is_null()) {
+    out->type.clear();
+    return Status::Ok();
+  }
+  if (!it->is_object()) return f.error("decoder", "must be an object or null");
+  TESSERA_RETURN_IF_ERROR(f.get_string(*it, "decoder.", "type", &out->type));
+  if (out->type != "WordPiece") return Status::Ok();
+  TESSERA_RETURN_IF_ERROR(f.get_string(*it, "decoder.", "prefix", &out->prefix));
+  return f.get_bool(*it, "decoder.", "cleanup", &out->cleanup);
 }
 
 // Rust str::trim_end: drops trailing White_Space characters.
@@ -263,6 +279,7 @@ Status read_tokenizer_json(const std::string& path, TokenizerSpec* out) {
     TESSERA_RETURN_IF_ERROR(read_pre_tokenizer(f, root));
     TESSERA_RETURN_IF_ERROR(read_post_processor(f, root, &spec));
     TESSERA_RETURN_IF_ERROR(read_added_tokens(f, root, &spec.added_tokens));
+    TESSERA_RETURN_IF_ERROR(read_decoder(f, root, &spec.decoder));
     if (const auto pad = root.find("padding"); pad != root.end() && pad->is_object()) {
       int32_t id = 0;
       if (pad->contains("pad_id")) {
@@ -302,7 +319,7 @@ Status read_vocab_txt(const std::string& path, TokenizerSpec* out) {
   for (const char* special : kBertSpecialTokens) {
     for (auto it = spec.vocab.rbegin(); it != spec.vocab.rend(); ++it) {
       if (it->first == special) {
-        spec.added_tokens.push_back({special, it->second});
+        spec.added_tokens.push_back({.content = special, .id = it->second, .special = true});
         break;
       }
     }

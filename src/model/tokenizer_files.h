@@ -12,6 +12,7 @@
 #include "model/bert_normalizer.h"
 #include "model/tokenizer_added_tokens.h"
 #include "model/wordpiece.h"
+#include "model/wordpiece_decoder.h"
 #include "tessera/status.h"
 
 namespace tessera::model {
@@ -27,15 +28,17 @@ struct TokenizerSpec {
   std::string cls_token = "[CLS]", sep_token = "[SEP]";
   std::optional<int32_t> pad_id;
   std::string pad_token = "[PAD]";
+  WordPieceDecoderOptions decoder;
 };
 
 // tokenizer.json as written by HF `tokenizers` (format version 1.0).
-// Truncation, padding (except its pad id) and the decoder are ignored.
+// Truncation and padding (except its pad id) are ignored.
 Status read_tokenizer_json(const std::string& path, TokenizerSpec* out);
 
 // vocab.txt (one token per line, id = line number) with the defaults of HF's
 // BertWordPieceTokenizer: lowercase, strip accents, clean text, CJK spacing,
-// [CLS] A [SEP], and [UNK] [SEP] [CLS] [PAD] [MASK] as added tokens when present.
+// [CLS] A [SEP], [UNK] [SEP] [CLS] [PAD] [MASK] as special added tokens when
+// present, and the WordPiece decoder.
 Status read_vocab_txt(const std::string& path, TokenizerSpec* out);
 
 }  // namespace tessera::model

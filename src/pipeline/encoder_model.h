@@ -24,9 +24,17 @@ class EncoderModel final : public EmbeddingModel {
   Status tokenize(std::string_view text, std::vector<model::TokenSpan>* out) const override {
     return encoder_->tokenizer().tokenize(text, out);
   }
+  Status decode(const std::vector<int64_t>& ids, bool skip_special_tokens, std::string* out,
+                size_t* bad_position) const override {
+    return encoder_->tokenizer().decode(ids, skip_special_tokens, out, bad_position);
+  }
   Status embed(const std::vector<std::vector<int32_t>>& sequences, Context& ctx,
                float* out) override {
     return encoder_->embed(sequences, attention_, ctx, out);
+  }
+  Status embed_tokens(const std::vector<std::vector<int32_t>>& sequences, Context& ctx,
+                      float* out) override {
+    return encoder_->embed_tokens(sequences, attention_, ctx, out);
   }
   const model::Encoder& encoder() const { return *encoder_; }
 

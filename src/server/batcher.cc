@@ -28,8 +28,8 @@ Batcher::Batcher(pipeline::EmbeddingModel& model, Context& ctx, TrackingAllocato
 
 Batcher::~Batcher() { shutdown(); }
 
-Status Batcher::submit(std::vector<std::vector<int32_t>> sequences,
-                       std::shared_ptr<EmbedJob>* job) {
+Status Batcher::submit(std::vector<std::vector<int32_t>> sequences, std::shared_ptr<EmbedJob>* job,
+                       JobOutput output) {
   if (sequences.empty()) return invalid_argument("a request needs at least one sequence");
   for (size_t i = 0; i < sequences.size(); ++i) {
     if (sequences[i].empty()) {
@@ -39,6 +39,12 @@ Status Batcher::submit(std::vector<std::vector<int32_t>> sequences,
   auto j = std::make_shared<EmbedJob>();
   j->count_ = static_cast<int64_t>(sequences.size());
   j->remaining_ = j->count_;
+  j->output_ = output;
+  std::vector<int64_t> output_row(sequences.size());
+  for (size_t i = 0; i < sequences.size(); ++i) {
+    output_row[i] = j->output_rows_;
+    j->output_rows_ += output == JobOutput::kPooled ? 1 : static_cast<int64_t>(sequences[i].size());
+  }
   const int64_t enqueued = now_ns();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -50,7 +56,8 @@ Status Batcher::submit(std::vector<std::vector<int32_t>> sequences,
                                 std::to_string(options_.max_concurrent_requests) +
                                 "; retry later");
     }
-    const size_t bytes = sequences.size() * static_cast<size_t>(model_.dim()) * sizeof(float);
+    const size_t bytes =
+        static_cast<size_t>(j->output_rows_) * static_cast<size_t>(model_.dim()) * sizeof(float);
     Status s = Buffer::allocate(alloc_, bytes, "server.results", &j->rows_);
     if (!s.ok()) {
       // Answered like a memory refusal while running (503, retry later), not
@@ -62,7 +69,8 @@ Status Batcher::submit(std::vector<std::vector<int32_t>> sequences,
     }
     ++in_flight_;
     for (size_t i = 0; i < sequences.size(); ++i) {
-      queue_.push_back({j, static_cast<int64_t>(i), std::move(sequences[i]), enqueued});
+      queue_.push_back(
+          {j, static_cast<int64_t>(i), output_row[i], std::move(sequences[i]), enqueued});
     }
   }
   wake_.notify_one();
@@ -115,6 +123,9 @@ std::vector<Batcher::Item> Batcher::take_batch() {
     }
     const int64_t t = static_cast<int64_t>(next.ids.size());
     if (!batch.empty()) {
+      // One model call gives one kind of output: the next kind waits for
+      // the next batch (first come, first served still holds).
+      if (next.job->output_ != batch.front().job->output_) break;
       if (tokens + t > options_.max_batch_tokens) break;
       if (options_.max_batch_sequences != 0 && batch.size() >= options_.max_batch_sequences) break;
     }
@@ -149,11 +160,14 @@ void Batcher::run_part(std::vector<Item> part, BatchReport* report) {
   Buffer out;
   const Status status = embed_part(part, &out);
   if (status.ok()) {
-    const int dim = model_.dim();
+    const int64_t dim = model_.dim();
+    const float* from = out.as<float>();
     for (size_t i = 0; i < part.size(); ++i) {
       EmbedJob& job = *part[i].job;
-      std::memcpy(job.rows_.as<float>() + part[i].row * dim, out.as<float>() + i * dim,
-                  static_cast<size_t>(dim) * sizeof(float));
+      const int64_t values = output_rows(part[i]) * dim;
+      std::memcpy(job.rows_.as<float>() + part[i].output_row * dim, from,
+                  static_cast<size_t>(values) * sizeof(float));
+      from += values;
       ++report->embedded_sequences;
       report->embedded_tokens += static_cast<int64_t>(part[i].ids.size());
       if (--job.remaining_ == 0) finish(job, Status::Ok());
@@ -193,10 +207,16 @@ void Batcher::run_part(std::vector<Item> part, BatchReport* report) {
   run_part(std::move(second), report);
 }
 
+int64_t Batcher::output_rows(const Item& item) {
+  return item.job->output_ == JobOutput::kPooled ? 1 : static_cast<int64_t>(item.ids.size());
+}
+
 Status Batcher::embed_part(std::vector<Item>& part, Buffer* out) {
-  Status status =
-      Buffer::allocate(alloc_, part.size() * static_cast<size_t>(model_.dim()) * sizeof(float),
-                       "server.batch", out);
+  int64_t rows = 0;
+  for (const Item& item : part) rows += output_rows(item);
+  Status status = Buffer::allocate(
+      alloc_, static_cast<size_t>(rows) * static_cast<size_t>(model_.dim()) * sizeof(float),
+      "server.batch", out);
   if (!status.ok()) return status;
   // The model takes a list of sequences; lend it the items' ids and take
   // them back, since a failed part is run again in halves.
@@ -204,7 +224,9 @@ Status Batcher::embed_part(std::vector<Item>& part, Buffer* out) {
   sequences.reserve(part.size());
   for (Item& item : part) sequences.push_back(std::move(item.ids));
   try {
-    status = model_.embed(sequences, ctx_, out->as<float>());
+    status = part.front().job->output_ == JobOutput::kPooled
+                 ? model_.embed(sequences, ctx_, out->as<float>())
+                 : model_.embed_tokens(sequences, ctx_, out->as<float>());
   } catch (const std::exception& e) {
     status = internal_error(std::string("the model threw: ") + e.what());
   } catch (...) {

@@ -42,21 +42,32 @@ struct BatchReport {
   int64_t embedded_tokens = 0;
 };
 
+// What a request's sequences are turned into. A batch holds one kind only.
+enum class JobOutput {
+  kPooled,       // one row per sequence (EmbeddingModel::embed)
+  kTokenStates,  // one row per token of every sequence (EmbeddingModel::embed_tokens)
+};
+
 // One admitted request: its rows, filled by the batcher.
 class EmbedJob {
  public:
   // Blocks until every row is written (OK) or the request failed.
   Status wait() { return future_.get(); }
   float* rows() { return rows_.as<float>(); }
-  int64_t count() const { return count_; }
+  int64_t count() const { return count_; }  // sequences
+  // Rows of dim floats in rows(): count() when pooled, the sequences'
+  // total length for token states (sequence 0's tokens first).
+  int64_t output_rows() const { return output_rows_; }
   // After a failed wait(): the sequence that failed when run alone, or -1
   // when the failure is not one sequence's (memory, or all of them failed).
   int64_t failed_row() const { return failed_row_; }
 
  private:
   friend class Batcher;
-  Buffer rows_;  // count x dim floats ("server.results")
+  Buffer rows_;  // output_rows x dim floats ("server.results")
   int64_t count_ = 0;
+  int64_t output_rows_ = 0;
+  JobOutput output_ = JobOutput::kPooled;
   int64_t remaining_ = 0;  // rows not yet written; batcher thread only
   bool done_ = false;      // answered (possibly with an error); batcher thread only
   int64_t failed_row_ = -1;  // written before the promise is set
@@ -82,7 +93,8 @@ class Batcher {
   // EmbedJob::wait(): the model's error for one of its own sequences, or
   // ResourceExhausted when the memory budget refuses its result rows or the
   // model's memory for a sequence of it (the route's 503 + Retry-After).
-  Status submit(std::vector<std::vector<int32_t>> sequences, std::shared_ptr<EmbedJob>* job);
+  Status submit(std::vector<std::vector<int32_t>> sequences, std::shared_ptr<EmbedJob>* job,
+                JobOutput output = JobOutput::kPooled);
 
   // Refuses new requests, answers every admitted one, joins the thread.
   // Idempotent.
@@ -95,7 +107,8 @@ class Batcher {
  private:
   struct Item {
     std::shared_ptr<EmbedJob> job;
-    int64_t row = 0;
+    int64_t row = 0;         // the sequence's index in its request
+    int64_t output_row = 0;  // its first row in the job's rows
     std::vector<int32_t> ids;
     int64_t enqueued_ns = 0;
   };
@@ -106,6 +119,8 @@ class Batcher {
   // the requests (or, for a memory refusal, the sequences) that fail alone.
   void run_part(std::vector<Item> part, BatchReport* report);
   Status embed_part(std::vector<Item>& part, Buffer* out);
+  // Rows of dim floats that `item` gets back.
+  static int64_t output_rows(const Item& item);
   void finish(EmbedJob& job, Status status);
 
   pipeline::EmbeddingModel& model_;

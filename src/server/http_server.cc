@@ -60,19 +60,59 @@ bool has_body(const httplib::Request& req) {
   return (n && *n > 0) || req.has_header("Transfer-Encoding");
 }
 
-const char* const kRoutes[] = {"/embed",  "/v1/embeddings", "/embed_documents", "/tokenize",
-                               "/health", "/info",           "/metrics"};
+struct RouteName {
+  const char* method;
+  const char* path;
+};
+// Every route served: TEI's for an embedding model (POST / and /invocations
+// are its default task, /embed; GET / and /ping its health), OpenAI's, and
+// tessera's own (/embed_documents).
+constexpr RouteName kRoutes[] = {{"POST", "/embed"},
+                                 {"POST", "/embed_all"},
+                                 {"POST", "/similarity"},
+                                 {"POST", "/tokenize"},
+                                 {"POST", "/decode"},
+                                 {"POST", "/v1/embeddings"},
+                                 {"POST", "/embeddings"},
+                                 {"POST", "/embed_documents"},
+                                 {"POST", "/"},
+                                 {"POST", "/invocations"},
+                                 {"POST", "/predict"},
+                                 {"POST", "/rerank"},
+                                 {"POST", "/embed_sparse"},
+                                 {"GET", "/health"},
+                                 {"GET", "/"},
+                                 {"GET", "/ping"},
+                                 {"GET", "/info"},
+                                 {"GET", "/metrics"}};
 
 // Metrics label of a path: a known route, else "other" (bounded cardinality).
 std::string route_label(const std::string& path) {
-  for (const char* r : kRoutes) {
-    if (path == r) return r;
+  for (const RouteName& r : kRoutes) {
+    if (path == r.path) return r.path;
   }
   return "other";
 }
 
+std::string route_list() {
+  std::string list;
+  for (const RouteName& r : kRoutes) {
+    list += std::string(list.empty() ? "" : ", ") + r.method + " " + r.path;
+  }
+  return list;
+}
+
+// TEI's health routes are public: no API key needed.
+bool is_public(const httplib::Request& req) {
+  return req.method == "GET" && (req.path == "/health" || req.path == "/" || req.path == "/ping");
+}
+
+bool is_openai_route(const std::string& path) {
+  return path.rfind("/v1/", 0) == 0 || path == "/embeddings";
+}
+
 std::string error_body_for(const std::string& path, const ApiError& e) {
-  return path.rfind("/v1/", 0) == 0 ? openai_error_body(e) : tei_error_body(e);
+  return is_openai_route(path) ? openai_error_body(e) : tei_error_body(e);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -191,10 +231,21 @@ class EmbeddingServer::Impl {
                route_label(req.path), 0);
         });
     post("/embed", handle_embed);
+    post("/", handle_default_task);
+    post("/invocations", handle_default_task);
+    post("/embed_all", handle_embed_all);
+    post("/similarity", handle_similarity);
     post("/v1/embeddings", handle_openai_embeddings);
+    post("/embeddings", handle_openai_embeddings);
     post("/embed_documents", handle_embed_documents);
     post("/tokenize", handle_tokenize);
+    post("/decode", handle_decode);
+    post("/predict", handle_predict);
+    post("/rerank", handle_rerank);
+    post("/embed_sparse", handle_embed_sparse);
     get("/health", handle_health);
+    get("/", handle_health);
+    get("/ping", handle_health);
     get("/info", handle_info);
     get("/metrics", handle_metrics);
   }
@@ -246,7 +297,7 @@ class EmbeddingServer::Impl {
       refuse_before_body(req, res, {413, error_body_for(req.path, body_too_large(*length))});
       return httplib::Server::HandlerResponse::Handled;
     }
-    if (!auth_.enabled() || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
+    if (!auth_.enabled() || is_public(req)) return httplib::Server::HandlerResponse::Unhandled;
     if (auth_.allows(req.get_header_value("Authorization"))) {
       return httplib::Server::HandlerResponse::Unhandled;
     }
@@ -280,9 +331,8 @@ class EmbeddingServer::Impl {
     if (res.status == 413) {
       e = body_too_large(content_length(req).value_or(0));
     } else if (res.status == 404) {
-      e = {404, "NotFound", "", "no route " + req.method + " " + req.path +
-                                    "; routes: POST /embed, POST /v1/embeddings, POST /tokenize, "
-                                    "GET /health, GET /info, GET /metrics"};
+      e = {404, "NotFound", "",
+           "no route " + req.method + " " + req.path + "; routes: " + route_list()};
     } else {
       e = {res.status, "Validation", "", "malformed HTTP request (status " +
                                              std::to_string(res.status) + ")"};

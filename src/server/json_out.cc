@@ -46,17 +46,14 @@ std::string base64_floats(const float* row, int64_t n) {
   return base64_encode(row, static_cast<size_t>(n) * sizeof(float));
 }
 
-namespace {
-// Messages may quote client text; never let bad UTF-8 make dump() throw.
-std::string dump(const nlohmann::json& j) {
+std::string json_text(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
-}  // namespace
 
 std::string tei_error_body(const ApiError& e) {
   nlohmann::json j = {{"error", e.message}, {"error_type", e.type}};
   if (!e.field.empty()) j["field"] = e.field;
-  return dump(j);
+  return json_text(j);
 }
 
 std::string openai_error_body(const ApiError& e) {
@@ -71,7 +68,7 @@ std::string openai_error_body(const ApiError& e) {
   }
   nlohmann::json err = {{"message", e.message}, {"type", type}, {"code", nullptr}};
   err["param"] = e.field.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.field);
-  return dump({{"error", err}});
+  return json_text({{"error", err}});
 }
 
 }  // namespace tessera::server

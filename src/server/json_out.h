@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "server/api_error.h"
@@ -18,6 +19,10 @@ bool all_finite(const float* values, int64_t n);
 std::string base64_encode(const void* bytes, size_t n);
 // The OpenAI base64 embedding: the row's f32 values, little-endian.
 std::string base64_floats(const float* row, int64_t n);
+
+// j as compact JSON text; invalid UTF-8 in its strings (client text quoted
+// in a message, a decoded text) becomes U+FFFD instead of throwing.
+std::string json_text(const nlohmann::json& j);
 
 // {"error": message, "error_type": type, "field": field} (TEI shape).
 std::string tei_error_body(const ApiError& e);

@@ -70,15 +70,41 @@ ApiError parse_texts(const json& body, const char* field, const ParseLimits& lim
   return no_error();
 }
 
-// An optional boolean field; absent or null keeps *out.
-ApiError parse_bool(const json& body, const char* field, bool* out) {
-  auto it = body.find(field);
-  if (it == body.end() || it->is_null()) return no_error();
+// An optional boolean field; absent or null keeps *out. `prefix` names the
+// object holding it ("parameters.").
+ApiError parse_bool(const json& obj, const char* key, bool* out, const std::string& prefix = "") {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return no_error();
   if (!it->is_boolean()) {
-    return validation_error(field,
-                            std::string(field) + " must be true or false, got " + describe(*it));
+    const std::string field = prefix + key;
+    return validation_error(field, field + " must be true or false, got " + describe(*it));
   }
   *out = it->get<bool>();
+  return no_error();
+}
+
+// The text options TEI's embedding routes share, in `obj` (the body, or
+// /similarity's "parameters"); `prefix` names obj in messages.
+ApiError parse_text_options(const json& obj, const std::string& prefix, const ParseLimits& limits,
+                            bool* truncate) {
+  *truncate = limits.auto_truncate;
+  if (ApiError e = parse_bool(obj, "truncate", truncate, prefix); !e.ok()) return e;
+  auto dir = obj.find("truncation_direction");
+  if (dir != obj.end() && !dir->is_null() &&
+      !(dir->is_string() && (*dir == "Right" || *dir == "right"))) {
+    return validation_error(prefix + "truncation_direction",
+                            prefix +
+                                "truncation_direction must be \"Right\" (the only direction "
+                                "supported), got " +
+                                describe(*dir));
+  }
+  auto prompt = obj.find("prompt_name");
+  if (prompt != obj.end() && !prompt->is_null()) {
+    return validation_error(prefix + "prompt_name", prefix +
+                                                        "prompt_name is not supported by this "
+                                                        "server, got " +
+                                                        describe(*prompt));
+  }
   return no_error();
 }
 
@@ -90,22 +116,140 @@ ApiError parse_embed_request(std::string_view body, const ParseLimits& limits, E
   if (!e.ok()) return e;
   if (e = parse_texts(j, "inputs", limits, &out->inputs); !e.ok()) return e;
   if (e = parse_bool(j, "normalize", &out->normalize); !e.ok()) return e;
-  out->truncate = limits.auto_truncate;
-  if (e = parse_bool(j, "truncate", &out->truncate); !e.ok()) return e;
-  auto dir = j.find("truncation_direction");
-  if (dir != j.end() && !dir->is_null() &&
-      !(dir->is_string() && (*dir == "Right" || *dir == "right"))) {
-    return validation_error("truncation_direction",
-                            "truncation_direction must be \"Right\" (the only direction "
-                            "supported), got " +
-                                describe(*dir));
+  return parse_text_options(j, "", limits, &out->truncate);
+}
+
+ApiError parse_embed_all_request(std::string_view body, const ParseLimits& limits,
+                                 EmbedAllRequest* out) {
+  json j;
+  ApiError e = parse_object(body, &j);
+  if (!e.ok()) return e;
+  if (e = parse_texts(j, "inputs", limits, &out->inputs); !e.ok()) return e;
+  return parse_text_options(j, "", limits, &out->truncate);
+}
+
+ApiError parse_similarity_request(std::string_view body, const ParseLimits& limits,
+                                  SimilarityRequest* out) {
+  json j;
+  ApiError e = parse_object(body, &j);
+  if (!e.ok()) return e;
+  const auto inputs = j.find("inputs");
+  if (inputs == j.end() || !inputs->is_object()) {
+    return validation_error("inputs",
+                            "inputs must be an object {\"source_sentence\": str, \"sentences\": "
+                            "[str]}, got " +
+                                (inputs == j.end() ? std::string("nothing") : describe(*inputs)));
   }
-  auto prompt = j.find("prompt_name");
-  if (prompt != j.end() && !prompt->is_null()) {
+  const auto source = inputs->find("source_sentence");
+  if (source == inputs->end() || !source->is_string()) {
     return validation_error(
-        "prompt_name", "prompt_name is not supported by this server, got " + describe(*prompt));
+        "inputs.source_sentence",
+        "inputs.source_sentence must be a string, got " +
+            (source == inputs->end() ? std::string("nothing") : describe(*source)));
+  }
+  out->source = source->get<std::string>();
+  const auto sentences = inputs->find("sentences");
+  if (sentences == inputs->end() || !sentences->is_array()) {
+    return validation_error(
+        "inputs.sentences",
+        "inputs.sentences must be a list of strings, got " +
+            (sentences == inputs->end() ? std::string("nothing") : describe(*sentences)));
+  }
+  if (sentences->empty()) {
+    return {400, "Empty", "inputs.sentences",
+            "inputs.sentences cannot be empty: send at least one sentence to compare"};
+  }
+  // + 1: the source sentence is embedded in the same request.
+  const size_t texts = sentences->size() + 1;
+  if (texts > limits.max_client_batch_size) {
+    return too_large_error("inputs.sentences",
+                           "inputs.sentences has " + std::to_string(sentences->size()) +
+                               " sentences; with the source that is " + std::to_string(texts) +
+                               " texts but this server takes at most " +
+                               std::to_string(limits.max_client_batch_size) +
+                               " per request (--max-client-batch-size)");
+  }
+  out->sentences.reserve(sentences->size());
+  for (size_t i = 0; i < sentences->size(); ++i) {
+    const json& v = (*sentences)[i];
+    if (!v.is_string()) {
+      const std::string name = "inputs.sentences[" + std::to_string(i) + "]";
+      return validation_error(name, name + " must be a string, got " + describe(v));
+    }
+    out->sentences.push_back(v.get<std::string>());
+  }
+  const auto params = j.find("parameters");
+  if (params == j.end() || params->is_null()) {
+    out->truncate = limits.auto_truncate;
+    return no_error();
+  }
+  if (!params->is_object()) {
+    return validation_error("parameters",
+                            "parameters must be an object or null, got " + describe(*params));
+  }
+  return parse_text_options(*params, "parameters.", limits, &out->truncate);
+}
+
+namespace {
+
+// The largest id TEI takes (u32).
+constexpr int64_t kMaxTokenId = 0xFFFFFFFFLL;
+
+ApiError parse_id_list(const json& list, const std::string& name, std::vector<int64_t>* out) {
+  out->reserve(list.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    const json& v = list[i];
+    const bool valid =
+        (v.is_number_unsigned() && v.get<uint64_t>() <= kMaxTokenId) ||
+        (v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<int64_t>() <= kMaxTokenId);
+    if (!valid) {
+      const std::string at = name + "[" + std::to_string(i) + "]";
+      return validation_error(
+          at, at + " must be a token id (an integer in [0, 2^32)), got " + describe(v));
+    }
+    out->push_back(v.get<int64_t>());
   }
   return no_error();
+}
+
+}  // namespace
+
+ApiError parse_decode_request(std::string_view body, const ParseLimits& limits,
+                              DecodeRequest* out) {
+  json j;
+  ApiError e = parse_object(body, &j);
+  if (!e.ok()) return e;
+  const auto ids = j.find("ids");
+  if (ids == j.end() || !ids->is_array()) {
+    return validation_error("ids", "ids must be a list of token ids or a list of such lists, got " +
+                                       (ids == j.end() ? std::string("nothing") : describe(*ids)));
+  }
+  // Like TEI, [] is one empty list of ids (it decodes to ""), and a list
+  // whose first element is a list is a batch.
+  out->batch = !ids->empty() && ids->front().is_array();
+  if (!out->batch) {
+    out->ids.emplace_back();
+    if (e = parse_id_list(*ids, "ids", &out->ids.back()); !e.ok()) return e;
+  } else {
+    if (ids->size() > limits.max_client_batch_size) {
+      return too_large_error("ids", "ids has " + std::to_string(ids->size()) +
+                                        " lists but this server takes at most " +
+                                        std::to_string(limits.max_client_batch_size) +
+                                        " per request (--max-client-batch-size)");
+    }
+    out->ids.resize(ids->size());
+    for (size_t i = 0; i < ids->size(); ++i) {
+      const std::string name = "ids[" + std::to_string(i) + "]";
+      if (!(*ids)[i].is_array()) {
+        return validation_error(name, name +
+                                          " must be a list of token ids (ids is a list of "
+                                          "lists), got " +
+                                          describe((*ids)[i]));
+      }
+      if (e = parse_id_list((*ids)[i], name, &out->ids[i]); !e.ok()) return e;
+    }
+  }
+  return parse_bool(j, "skip_special_tokens", &out->skip_special_tokens);
 }
 
 ApiError parse_openai_request(std::string_view body, const ParseLimits& limits,

@@ -26,6 +26,37 @@ struct EmbedRequest {
 };
 ApiError parse_embed_request(std::string_view body, const ParseLimits& limits, EmbedRequest* out);
 
+// POST /embed_all (TEI): {"inputs": str | [str], "truncate": bool =
+// auto_truncate, "truncation_direction": "Right"}.
+struct EmbedAllRequest {
+  std::vector<std::string> inputs;
+  bool truncate = false;
+};
+ApiError parse_embed_all_request(std::string_view body, const ParseLimits& limits,
+                                 EmbedAllRequest* out);
+
+// POST /similarity (TEI): {"inputs": {"source_sentence": str, "sentences":
+// [str]}, "parameters": {"truncate", "truncation_direction", "prompt_name"}}.
+// No sentences: 400 (TEI's "Empty"); more than max_client_batch_size texts,
+// the source included: 413.
+struct SimilarityRequest {
+  std::string source;
+  std::vector<std::string> sentences;
+  bool truncate = false;
+};
+ApiError parse_similarity_request(std::string_view body, const ParseLimits& limits,
+                                  SimilarityRequest* out);
+
+// POST /decode (TEI): {"ids": [int] | [[int]], "skip_special_tokens": bool =
+// true}. Ids are integers in [0, 2^32) (TEI's u32); whether the tokenizer
+// knows them is the route's question.
+struct DecodeRequest {
+  std::vector<std::vector<int64_t>> ids;
+  bool batch = false;  // [[int]]: errors name ids[i][j], else ids[j]
+  bool skip_special_tokens = true;
+};
+ApiError parse_decode_request(std::string_view body, const ParseLimits& limits, DecodeRequest* out);
+
 // POST /v1/embeddings (OpenAI): {"input": str | [str], "model": str,
 // "encoding_format": "float" | "base64", "dimensions": int, "user": str}.
 struct OpenAIRequest {

@@ -11,6 +11,7 @@
 #include "pipeline/embedding_model.h"
 #include "server/batcher.h"
 #include "server/inputs.h"
+#include "server/request_parse.h"
 #include "server/served_model.h"
 #include "server/server_metrics.h"
 #include "server/server_options.h"
@@ -42,19 +43,47 @@ struct RouteContext {
   const std::atomic<const ConnectionPool*>& connections;
 };
 
-Reply handle_embed(RouteContext& rc, std::string_view body);         // POST /embed
+Reply handle_embed(RouteContext& rc, std::string_view body);  // POST /embed
+// POST / and /invocations: TEI serves an embedding model's default task,
+// /embed, there. A body of /similarity's shape ({"inputs": {"source_sentence",
+// "sentences"}}, which /embed refuses) is answered as /similarity, so that a
+// client posting every task to one URL (huggingface_hub's
+// InferenceClient(url).sentence_similarity) is served too. Such bodies are
+// parsed twice; /embed itself is not.
+Reply handle_default_task(RouteContext& rc, std::string_view body);
 Reply handle_openai_embeddings(RouteContext& rc, std::string_view body);  // POST /v1/embeddings
 Reply handle_embed_documents(RouteContext& rc, std::string_view body);  // POST /embed_documents
 Reply handle_tokenize(RouteContext& rc, std::string_view body);      // POST /tokenize
-Reply handle_health(RouteContext& rc);                               // GET /health
+Reply handle_decode(RouteContext& rc, std::string_view body);        // POST /decode
+Reply handle_similarity(RouteContext& rc, std::string_view body);    // POST /similarity
+Reply handle_embed_all(RouteContext& rc, std::string_view body);     // POST /embed_all
+// TEI's routes for other kinds of model (classifier, re-ranker, SPLADE):
+// its 424 answer for an embedding model.
+Reply handle_predict(RouteContext& rc, std::string_view body);       // POST /predict
+Reply handle_rerank(RouteContext& rc, std::string_view body);        // POST /rerank
+Reply handle_embed_sparse(RouteContext& rc, std::string_view body);  // POST /embed_sparse
+Reply handle_health(RouteContext& rc);  // GET /health, and GET / and /ping as TEI
 Reply handle_info(RouteContext& rc);                                 // GET /info
 Reply handle_metrics(RouteContext& rc);                              // GET /metrics
 
+// The request limits of the body parsers, from the server options.
+ParseLimits parse_limits(const RouteContext& rc);
+// A TEI-shaped error reply ({"error", "error_type", "field"}, Retry-After).
+Reply tei_error_reply(const ApiError& e);
+// How a route asks for over-long inputs to be cut.
+inline constexpr char kTeiTruncateHint[] =
+    "send truncate=true (or start the server with --auto-truncate) to cut it";
+
 // Submits the prepared sequences to the batcher and waits for their rows:
 // the answer every embedding route gives to a full queue (429), a shutdown
-// (503), the memory budget (503), a model failure (424, naming field[i]) or
-// non-finite rows (500). `field` names the inputs ("inputs", "documents").
+// (503), the memory budget (503), a model failure (424, naming the input)
+// or non-finite rows (500). `row_name(i)` names input i in messages, and
+// row_name(-1) the whole list.
+using RowName = std::function<std::string(int64_t row)>;
+ApiError run_job(RouteContext& rc, PreparedInputs& inputs, const RowName& row_name,
+                 std::shared_ptr<EmbedJob>* job, JobOutput output = JobOutput::kPooled);
+// The same where input i is field[i] ("inputs", "documents").
 ApiError run_job(RouteContext& rc, PreparedInputs& inputs, const std::string& field,
-                 std::shared_ptr<EmbedJob>* job);
+                 std::shared_ptr<EmbedJob>* job, JobOutput output = JobOutput::kPooled);
 
 }  // namespace tessera::server

@@ -64,14 +64,13 @@ ApiError plan_documents(RouteContext& rc, const DocumentsRequest& req,
 
 Reply handle_embed_documents(RouteContext& rc, std::string_view body) {
   DocumentsRequest req;
-  ApiError e = parse_documents_request(
-      body, {rc.options.max_client_batch_size, rc.options.auto_truncate}, &req);
+  ApiError e = parse_documents_request(body, parse_limits(rc), &req);
   std::vector<PlannedDocument> docs;
   PreparedInputs inputs;
   if (e.ok()) e = plan_documents(rc, req, &docs, &inputs);
   std::shared_ptr<EmbedJob> job;
   if (e.ok()) e = run_job(rc, inputs, "documents", &job);
-  if (!e.ok()) return {e.status, tei_error_body(e), "application/json", e.retry_after_seconds};
+  if (!e.ok()) return tei_error_reply(e);
 
   const int dim = rc.model.dim();
   std::vector<float> mean(dim);

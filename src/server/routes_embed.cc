@@ -21,15 +21,26 @@ Reply error_reply(const ApiError& e, ErrorBody body) {
 // requests are answered within about a second on a busy server.
 constexpr int kRetryAfterSeconds = 1;
 
+}  // namespace
+
 ParseLimits parse_limits(const RouteContext& rc) {
   return {rc.options.max_client_batch_size, rc.options.auto_truncate};
 }
 
-}  // namespace
+Reply tei_error_reply(const ApiError& e) { return error_reply(e, tei_error_body); }
 
 ApiError run_job(RouteContext& rc, PreparedInputs& inputs, const std::string& field,
-                 std::shared_ptr<EmbedJob>* job) {
-  Status s = rc.batcher.submit(std::move(inputs.sequences), job);
+                 std::shared_ptr<EmbedJob>* job, JobOutput output) {
+  const RowName row_name = [&field](int64_t row) {
+    return row < 0 ? field : field + "[" + std::to_string(row) + "]";
+  };
+  return run_job(rc, inputs, row_name, job, output);
+}
+
+ApiError run_job(RouteContext& rc, PreparedInputs& inputs, const RowName& row_name,
+                 std::shared_ptr<EmbedJob>* job, JobOutput output) {
+  const std::string field = row_name(-1);
+  Status s = rc.batcher.submit(std::move(inputs.sequences), job, output);
   if (s.code() == StatusCode::kResourceExhausted) {
     return {429, "Overloaded", "", "overloaded: " + s.message(), kRetryAfterSeconds};
   }
@@ -48,14 +59,14 @@ ApiError run_job(RouteContext& rc, PreparedInputs& inputs, const std::string& fi
     // Only this request's own inputs failed (the batcher ran the others of
     // its batch apart): TEI's 424 for a model failure.
     const int64_t row = (*job)->failed_row();
-    const std::string at = row < 0 ? "" : field + "[" + std::to_string(row) + "]";
+    const std::string at = row < 0 ? "" : row_name(row);
     const std::string where = at.empty() ? "" : " on " + at;
     return {
         424, "Backend", at,
         "model failed" + where +
             " (no attention backend could run it, or the one that ran failed): " + s.to_string()};
   }
-  const int64_t values = (*job)->count() * rc.model.dim();
+  const int64_t values = (*job)->output_rows() * rc.model.dim();
   if (!all_finite((*job)->rows(), values)) {
     return {500, "Backend", "", "the model produced non-finite values (NaN or Inf)"};
   }
@@ -96,13 +107,11 @@ Reply handle_embed(RouteContext& rc, std::string_view body) {
   ApiError e = parse_embed_request(body, parse_limits(rc), &req);
   if (e.ok()) e = check_normalize(rc, req.normalize);
   PreparedInputs inputs;
-  if (e.ok()) e = prepare_inputs(rc.model, req.inputs, req.truncate, "inputs",
-                                "send truncate=true (or start the server with --auto-truncate) "
-                                "to cut it",
-                                &inputs);
+  if (e.ok())
+    e = prepare_inputs(rc.model, req.inputs, req.truncate, "inputs", kTeiTruncateHint, &inputs);
   std::shared_ptr<EmbedJob> job;
   if (e.ok()) e = run_job(rc, inputs, "inputs", &job);
-  if (!e.ok()) return error_reply(e, tei_error_body);
+  if (!e.ok()) return tei_error_reply(e);
   normalize_rows(rc, *job, req.normalize);
 
   const int dim = rc.model.dim();

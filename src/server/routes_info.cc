@@ -23,24 +23,19 @@ size_t resident_bytes() {
   return resident_pages * static_cast<size_t>(sysconf(_SC_PAGESIZE));
 }
 
-std::string dump(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 }  // namespace
 
 Reply handle_tokenize(RouteContext& rc, std::string_view body) {
   TokenizeRequest req;
-  ApiError e = parse_tokenize_request(
-      body, {rc.options.max_client_batch_size, rc.options.auto_truncate}, &req);
-  if (!e.ok()) return {e.status, tei_error_body(e)};
+  ApiError e = parse_tokenize_request(body, parse_limits(rc), &req);
+  if (!e.ok()) return tei_error_reply(e);
   nlohmann::json out = nlohmann::json::array();
   std::vector<model::TokenSpan> tokens;
   for (size_t i = 0; i < req.inputs.size(); ++i) {
     const std::string& text = req.inputs[i];
     e = tokenize_text(rc.model, text, req.add_special_tokens,
                       "inputs[" + std::to_string(i) + "]", &tokens);
-    if (!e.ok()) return {e.status, tei_error_body(e)};
+    if (!e.ok()) return tei_error_reply(e);
     nlohmann::json row = nlohmann::json::array();
     for (const model::TokenSpan& t : tokens) {
       const bool special = t.begin < 0;
@@ -58,7 +53,7 @@ Reply handle_tokenize(RouteContext& rc, std::string_view body) {
     }
     out.push_back(std::move(row));
   }
-  return {200, dump(out)};
+  return {200, json_text(out)};
 }
 
 Reply handle_health(RouteContext& rc) {
@@ -93,7 +88,7 @@ Reply handle_info(RouteContext& rc) {
       {"backends", rc.info.backends},
       {"auth", !o.api_key.empty()},
   };
-  return {200, dump(j)};
+  return {200, json_text(j)};
 }
 
 Reply handle_metrics(RouteContext& rc) {

@@ -159,6 +159,10 @@ def request_parse_seeds():
                        "encoding_format": "base64", "dimensions": 384, "user": "u"}),
         (1, "openai_float", {"input": "hello", "encoding_format": "float"}),
         (2, "tokenize", {"inputs": ["Hello world"], "add_special_tokens": False}),
+        (3, "embed_all", {"inputs": ["a", "b"], "truncate": True}),
+        (4, "similarity", {"inputs": {"source_sentence": "a", "sentences": ["b", "c"]},
+                           "parameters": {"truncate": False, "truncation_direction": "Right"}}),
+        (5, "decode", {"ids": [[101, 2023, 102], [7592]], "skip_special_tokens": False}),
     ]
     for selector, name, body in bodies:
         put("request_parse", name + ".json", bytes([selector]) + json.dumps(body).encode())

@@ -1,5 +1,6 @@
 // Fuzz target: the JSON bodies of the server's routes. The first byte picks
-// the route (/embed, /v1/embeddings, /tokenize) and the default of
+// the route (/embed, /v1/embeddings, /tokenize, /embed_all, /similarity,
+// /decode) and the default of
 // `truncate`; the rest is the body. An accepted request must respect the
 // batch limit; a refused one must carry an HTTP error status.
 #include <cstdint>
@@ -27,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ParseLimits limits;
   limits.auto_truncate = (data[0] & 0x10) != 0;
   const std::string_view body = tessera::fuzz::as_text(data + 1, size - 1);
-  switch (data[0] % 3) {
+  switch (data[0] % 6) {
     case 0: {
       EmbedRequest r;
       const ApiError e = parse_embed_request(body, limits, &r);  // before r.inputs is read
@@ -40,10 +41,29 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       check(e, r.inputs.size(), limits);
       break;
     }
-    default: {
+    case 2: {
       TokenizeRequest r;
       const ApiError e = parse_tokenize_request(body, limits, &r);  // before r.inputs is read
       check(e, r.inputs.size(), limits);
+      break;
+    }
+    case 3: {
+      EmbedAllRequest r;
+      const ApiError e = parse_embed_all_request(body, limits, &r);
+      check(e, r.inputs.size(), limits);
+      break;
+    }
+    case 4: {
+      SimilarityRequest r;
+      const ApiError e = parse_similarity_request(body, limits, &r);
+      // The source is one of the texts; accepted means at least one sentence.
+      check(e, r.sentences.empty() ? 0 : r.sentences.size() + 1, limits);
+      break;
+    }
+    default: {
+      DecodeRequest r;
+      const ApiError e = parse_decode_request(body, limits, &r);
+      check(e, r.ids.size(), limits);
       break;
     }
   }

@@ -221,6 +221,53 @@ TEST(Encoder, BatchingDoesNotChangeAnEmbedding) {
   }
 }
 
+// embed_tokens() is the same run stopped before pooling: pooling its token
+// states as the model says (and normalizing when it does) gives embed()'s
+// rows, for every pooling.
+TEST(Encoder, TokenStatesPoolToTheEmbedding) {
+  for (const char* pooling : {"mean", "cls", "max"}) {
+    for (bool normalize : {true, false}) {
+      SCOPED_TRACE(std::string(pooling) + (normalize ? " normalized" : ""));
+      Context ctx;
+      Fixture fx;
+      TempDir dir;
+      TinyBert tiny;
+      tiny.pooling = pooling;
+      tiny.normalize = normalize;
+      tiny.write(dir.path().string());
+      std::unique_ptr<Encoder> enc;
+      ASSERT_TRUE(Encoder::load(dir.path().string(), {}, ctx, &enc).ok());
+      const auto seqs = random_sequences(tiny, 7);
+      const int64_t h = tiny.hidden;
+      int64_t tokens = 0;
+      for (const auto& seq : seqs) tokens += static_cast<int64_t>(seq.size());
+      std::vector<float> rows(seqs.size() * h), states(tokens * h, -99.0f);
+      ASSERT_TRUE(enc->embed(seqs, *fx.dispatcher, ctx, rows.data()).ok());
+      ASSERT_TRUE(enc->embed_tokens(seqs, *fx.dispatcher, ctx, states.data()).ok());
+      const float* state = states.data();
+      for (size_t s = 0; s < seqs.size(); ++s) {
+        const int64_t n = static_cast<int64_t>(seqs[s].size());
+        std::vector<double> pooled(h, std::string(pooling) == "max" ? -1e30 : 0.0);
+        for (int64_t t = 0; t < n; ++t) {
+          for (int64_t i = 0; i < h; ++i) {
+            const double v = state[t * h + i];
+            if (std::string(pooling) == "mean") pooled[i] += v / static_cast<double>(n);
+            if (std::string(pooling) == "max") pooled[i] = std::max(pooled[i], v);
+            if (std::string(pooling) == "cls" && t == 0) pooled[i] = v;
+          }
+        }
+        double norm = 0;
+        for (double v : pooled) norm += v * v;
+        const double scale = normalize ? 1.0 / std::sqrt(norm) : 1.0;
+        for (int64_t i = 0; i < h; ++i) {
+          EXPECT_NEAR(pooled[i] * scale, rows[s * h + i], 1e-5) << "sequence " << s << ", " << i;
+        }
+        state += n * h;
+      }
+    }
+  }
+}
+
 TEST(Encoder, RecordsAProfilerSpanPerStage) {
   Context ctx;
   Fixture fx;

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 
 #include "tessera/dtype.h"
@@ -24,6 +25,19 @@ TempDir::~TempDir() {
   std::error_code ec;
   fs::remove_all(path_, ec);
 }
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string source_path(const std::string& relative) {
+  return std::string(TESSERA_SOURCE_DIR) + "/" + relative;
+}
+
+std::string model_dir() { return source_path("models/all-MiniLM-L6-v2"); }
 
 void write_file(const std::string& path, const std::string& bytes) {
   fs::create_directories(fs::path(path).parent_path());

@@ -24,6 +24,12 @@ class TempDir {
 };
 
 void write_file(const std::string& path, const std::string& bytes);
+// A whole file's bytes ("" when it cannot be read).
+std::string read_text(const std::string& path);
+// A path in the source tree (TESSERA_SOURCE_DIR), and the default model's
+// directory there (linked by scripts/install-deps.sh).
+std::string source_path(const std::string& relative);
+std::string model_dir();
 
 // 8-byte little-endian header length + header + data, exactly as given.
 std::string safetensors_bytes(const std::string& header, const std::string& data);

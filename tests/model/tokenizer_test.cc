@@ -25,24 +25,14 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using testing::model_dir;
+using testing::read_text;
+using testing::source_path;
 using testing::TempDir;
 using testing::write_file;
 
 constexpr size_t kNoLimit = std::numeric_limits<size_t>::max();
 constexpr size_t kTruncatedMaxLength = 16;  // as in the golden file's ids_max16
-
-std::string source_path(const std::string& relative) {
-  return std::string(TESSERA_SOURCE_DIR) + "/" + relative;
-}
-
-std::string model_dir() { return source_path("models/all-MiniLM-L6-v2"); }
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Loads the default model's tokenizer; a missing model is a failure with the
 // fix, never a skip.

@@ -102,6 +102,41 @@ TEST(Batcher, PacksQueuedSequencesUnderTheTokenBudgetAndSplitsRequests) {
   expect_rows(model, *c, sc);
 }
 
+// Token states (/embed_all) and pooled rows are different model calls: a
+// batch holds one kind, so a token request between two pooled ones splits
+// them, and its rows are every token of every sequence, in order.
+TEST(Batcher, TokenStateRequestsBatchApartFromPooledOnes) {
+  FakeModel model;
+  TrackingAllocator alloc;
+  Batcher batcher(model, model.context(), alloc, {.max_batch_tokens = 100});
+  model.close_gate();
+  std::shared_ptr<EmbedJob> a, b, c, d;
+  const auto sa = sequences(0, 1, 4), sb = sequences(1, 2, 3), sc = sequences(2, 2, 4),
+             sd = sequences(3, 1, 5);
+  ASSERT_TRUE(batcher.submit(sa, &a).ok());
+  model.wait_for_calls(1);  // a runs alone and is held at the gate
+  ASSERT_TRUE(batcher.submit(sb, &b, JobOutput::kTokenStates).ok());
+  ASSERT_TRUE(batcher.submit(sd, &d, JobOutput::kTokenStates).ok());
+  ASSERT_TRUE(batcher.submit(sc, &c).ok());
+  model.open_gate();
+  for (auto* job : {&a, &b, &c, &d}) ASSERT_TRUE((*job)->wait().ok());
+  EXPECT_EQ(model.batch_sequences(), (std::vector<size_t>{1, 3, 2}));
+  expect_rows(model, *a, sa);
+  expect_rows(model, *c, sc);
+  EXPECT_EQ(b->count(), 2);
+  EXPECT_EQ(b->output_rows(), 6);
+  EXPECT_EQ(d->output_rows(), 5);
+  for (const auto& [job, seqs] : {std::pair{b.get(), sb}, std::pair{d.get(), sd}}) {
+    std::vector<float> want;
+    for (const auto& ids : seqs) {
+      const std::vector<float> states = model.expected_token_states(ids);
+      want.insert(want.end(), states.begin(), states.end());
+    }
+    ASSERT_EQ(static_cast<int64_t>(want.size()), job->output_rows() * model.dim());
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(job->rows()[i], want[i]) << i;
+  }
+}
+
 TEST(Batcher, OneSequencePerBatchWhenBatchingIsOff) {
   FakeModel model;
   TrackingAllocator alloc;
@@ -369,6 +404,29 @@ TEST(Batcher, ResultRowsComeFromTheTrackedAllocatorAndRespectItsBudget) {
   EXPECT_EQ(batcher.queued(), 0u);
   model.open_gate();
   ASSERT_TRUE(a->wait().ok());
+  a.reset();
+  batcher.shutdown();
+  EXPECT_TRUE(alloc.leaks().empty());
+}
+
+// Token states take a row per token from the same budget: a request the
+// pooled path would hold in 2 rows is refused when its tokens' rows do not fit.
+TEST(Batcher, TokenStateRowsArePerTokenAndRespectTheBudget) {
+  FakeModel model(/*dim=*/8);
+  TrackingAllocator alloc(/*budget=*/2048);
+  Batcher batcher(model, model.context(), alloc, {});
+  model.close_gate();
+  std::shared_ptr<EmbedJob> a, b;
+  ASSERT_TRUE(batcher.submit(sequences(0, 2, 8), &a, JobOutput::kTokenStates).ok());
+  model.wait_for_calls(1);  // 16 token rows x 8 floats: 512 bytes, twice (batch output)
+  EXPECT_EQ(alloc.by_owner().at("server.results").live_bytes, 512u);
+  EXPECT_EQ(alloc.by_owner().at("server.batch").live_bytes, 512u);
+  // 2 x 17 tokens: 1088 bytes > 2048 - 1024, refused (the route's 503).
+  ASSERT_TRUE(batcher.submit(sequences(1, 2, 17), &b, JobOutput::kTokenStates).ok());
+  EXPECT_EQ(b->wait().code(), StatusCode::kResourceExhausted);
+  model.open_gate();
+  ASSERT_TRUE(a->wait().ok());
+  EXPECT_EQ(a->output_rows(), 16);
   a.reset();
   batcher.shutdown();
   EXPECT_TRUE(alloc.leaks().empty());

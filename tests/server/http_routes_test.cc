@@ -5,44 +5,20 @@
 
 #include <nlohmann/json.hpp>
 
-#include "support/fake_model.h"
+#include "route_checks.h"
 #include "runtime/metrics.h"
 #include "server_fixture.h"
+#include "support/fake_model.h"
 
 namespace tessera::server {
 namespace {
 
 using nlohmann::json;
 using tessera::testing::FakeModel;
+using testing::expect_error;
+using testing::expect_row;
 using testing::RunningServer;
-
-ServerOptions small_limits() {
-  ServerOptions o;
-  o.batching.max_batch_tokens = 64;
-  o.batching.max_concurrent_requests = 8;
-  o.max_client_batch_size = 4;
-  o.payload_limit_bytes = 4096;
-  return o;
-}
-
-void expect_row(const json& got, const std::vector<float>& want) {
-  ASSERT_EQ(got.size(), want.size()) << got.dump();
-  for (size_t k = 0; k < want.size(); ++k) EXPECT_FLOAT_EQ(got[k].get<float>(), want[k]) << k;
-}
-
-// Checks status, JSON content type, and that the body names `field`.
-void expect_error(const httplib::Result& r, int status, const std::string& field) {
-  ASSERT_TRUE(r) << httplib::to_string(r.error());
-  EXPECT_EQ(r->status, status) << r->body;
-  EXPECT_EQ(r->get_header_value("Content-Type"), "application/json");
-  const json j = json::parse(r->body);
-  if (j["error"].is_object()) {  // OpenAI shape
-    EXPECT_EQ(j["error"]["param"], field) << r->body;
-  } else if (!field.empty()) {
-    EXPECT_EQ(j["field"], field) << r->body;
-    EXPECT_NE(j["error"].get<std::string>().find(field), std::string::npos) << r->body;
-  }
-}
+using testing::small_limits;
 
 class Routes : public ::testing::Test {
  protected:

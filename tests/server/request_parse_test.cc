@@ -1,4 +1,5 @@
-// Body parsing and validation of /embed, /v1/embeddings and /tokenize.
+// Body parsing and validation of /embed, /v1/embeddings, /tokenize,
+// /embed_all, /similarity and /decode.
 #include "server/request_parse.h"
 
 #include <gtest/gtest.h>
@@ -144,6 +145,70 @@ TEST(ParseTokenize, Fields) {
                                             kLimits, &req);
   EXPECT_EQ(e.status, 422);
   EXPECT_EQ(e.field, "add_special_tokens");
+}
+
+TEST(ParseSimilarity, SourceSentencesAndParameters) {
+  SimilarityRequest req;
+  ASSERT_TRUE(parse_similarity_request(
+                  R"({"inputs": {"source_sentence": "s", "sentences": ["a", "b"]},
+                      "parameters": null})",
+                  {3, true}, &req)
+                  .ok());
+  EXPECT_EQ(req.source, "s");
+  EXPECT_EQ(req.sentences, (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(req.truncate) << "auto_truncate is the default without parameters";
+  SimilarityRequest cut;
+  ASSERT_TRUE(parse_similarity_request(
+                  R"({"inputs": {"source_sentence": "s", "sentences": ["a"]},
+                      "parameters": {"truncate": false, "truncation_direction": "right"}})",
+                  {3, true}, &cut)
+                  .ok());
+  EXPECT_FALSE(cut.truncate);
+  // Three sentences and the source are four texts: over a limit of 3.
+  SimilarityRequest over;
+  const ApiError e = parse_similarity_request(
+      R"({"inputs": {"source_sentence": "s", "sentences": ["a", "b", "c"]}})", kLimits, &over);
+  EXPECT_EQ(e.status, 413);
+  EXPECT_TRUE(mentions(e, "4 texts")) << e.message;
+  SimilarityRequest prompt;
+  EXPECT_EQ(parse_similarity_request(
+                R"({"inputs": {"source_sentence": "s", "sentences": ["a"]},
+                    "parameters": {"prompt_name": "query"}})",
+                kLimits, &prompt)
+                .field,
+            "parameters.prompt_name");
+}
+
+TEST(ParseDecode, OneListOrABatchOfIdsUpToU32Max) {
+  DecodeRequest one;
+  ASSERT_TRUE(parse_decode_request(R"({"ids": [0, 4294967295]})", kLimits, &one).ok());
+  EXPECT_FALSE(one.batch);
+  EXPECT_TRUE(one.skip_special_tokens);
+  ASSERT_EQ(one.ids.size(), 1u);
+  EXPECT_EQ(one.ids[0], (std::vector<int64_t>{0, 4294967295LL}));
+  DecodeRequest many;
+  ASSERT_TRUE(
+      parse_decode_request(R"({"ids": [[1], []], "skip_special_tokens": false})", kLimits, &many)
+          .ok());
+  EXPECT_TRUE(many.batch);
+  EXPECT_FALSE(many.skip_special_tokens);
+  EXPECT_EQ(many.ids, (std::vector<std::vector<int64_t>>{{1}, {}}));
+  DecodeRequest bad;
+  EXPECT_EQ(parse_decode_request(R"({"ids": [[1], [2, true]]})", kLimits, &bad).field, "ids[1][1]");
+  EXPECT_EQ(parse_decode_request(R"({"ids": [1e3]})", kLimits, &bad).field, "ids[0]");
+  EXPECT_EQ(parse_decode_request(R"({"ids": null})", kLimits, &bad).field, "ids");
+}
+
+TEST(ParseEmbedAll, InputsAndTruncate) {
+  EmbedAllRequest req;
+  ASSERT_TRUE(
+      parse_embed_all_request(R"({"inputs": ["a", "b"], "truncate": true})", kLimits, &req).ok());
+  EXPECT_EQ(req.inputs.size(), 2u);
+  EXPECT_TRUE(req.truncate);
+  EXPECT_EQ(
+      parse_embed_all_request(R"({"inputs": "a", "truncation_direction": "Left"})", kLimits, &req)
+          .field,
+      "truncation_direction");
 }
 
 }  // namespace

@@ -32,6 +32,19 @@ FakeModel::FakeModel(int dim, int max_length, bool normalizes) {
   info_.normalizes = normalizes;
   info_.pooling = "mean";
   info_.weight_bytes = 0;
+  decoder_.set_token(0, "[PAD]", /*special=*/true);
+  decoder_.set_token(kCls, "[CLS]", /*special=*/true);
+  decoder_.set_token(kSep, "[SEP]", /*special=*/true);
+  decoder_.set_token(3, "##s", /*special=*/false);
+  decoder_.set_token(4, ".", /*special=*/false);
+  for (int32_t id = kFirstWordId; id < kFirstWordId + static_cast<int32_t>(kWordIds); ++id) {
+    decoder_.set_token(id, "w" + std::to_string(id), /*special=*/false);
+  }
+}
+
+Status FakeModel::decode(const std::vector<int64_t>& ids, bool skip_special_tokens,
+                         std::string* out, size_t* bad_position) const {
+  return decoder_.decode(ids, skip_special_tokens, out, bad_position);
 }
 
 Status FakeModel::tokenize(std::string_view text, std::vector<model::TokenSpan>* out) const {
@@ -52,13 +65,22 @@ Status FakeModel::tokenize(std::string_view text, std::vector<model::TokenSpan>*
   return Status::Ok();
 }
 
-std::vector<float> FakeModel::expected_row(const std::vector<int32_t>& ids) const {
-  std::vector<float> row(info_.dim, 0.0f);
+std::vector<float> FakeModel::expected_token_states(const std::vector<int32_t>& ids) const {
+  std::vector<float> states(ids.size() * info_.dim);
   for (size_t t = 0; t < ids.size(); ++t) {
     for (int k = 0; k < info_.dim; ++k) {
-      row[k] += std::sin(0.01f * static_cast<float>(ids[t]) * static_cast<float>(k + 1) +
-                         static_cast<float>(t));
+      states[t * info_.dim + k] = std::sin(
+          0.01f * static_cast<float>(ids[t]) * static_cast<float>(k + 1) + static_cast<float>(t));
     }
+  }
+  return states;
+}
+
+std::vector<float> FakeModel::expected_row(const std::vector<int32_t>& ids) const {
+  const std::vector<float> states = expected_token_states(ids);
+  std::vector<float> row(info_.dim, 0.0f);
+  for (size_t t = 0; t < ids.size(); ++t) {
+    for (int k = 0; k < info_.dim; ++k) row[k] += states[t * info_.dim + k];
   }
   if (info_.normalizes) {
     float sum = 0;
@@ -88,6 +110,16 @@ void FakeModel::embed_one(const std::vector<int32_t>& ids, float* out) const {
 
 Status FakeModel::embed(const std::vector<std::vector<int32_t>>& sequences, Context& ctx,
                         float* out) {
+  return run(sequences, ctx, /*token_states=*/false, out);
+}
+
+Status FakeModel::embed_tokens(const std::vector<std::vector<int32_t>>& sequences, Context& ctx,
+                               float* out) {
+  return run(sequences, ctx, /*token_states=*/true, out);
+}
+
+Status FakeModel::run(const std::vector<std::vector<int32_t>>& sequences, Context& ctx,
+                      bool token_states, float* out) {
   Span attention;
   attention.name = "attention";
   attention.backend = "fake.attention";
@@ -134,9 +166,9 @@ Status FakeModel::embed(const std::vector<std::vector<int32_t>>& sequences, Cont
   }
   if (throws) throw std::runtime_error(failure.message());
   if (!failure.ok()) return failure;
-  for (size_t s = 0; s < sequences.size(); ++s) {
-    const std::vector<float> row = expected_row(sequences[s]);
-    std::copy(row.begin(), row.end(), out + s * info_.dim);
+  for (const std::vector<int32_t>& ids : sequences) {
+    const std::vector<float> rows = token_states ? expected_token_states(ids) : expected_row(ids);
+    out = std::copy(rows.begin(), rows.end(), out);
   }
   return Status::Ok();
 }

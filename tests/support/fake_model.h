@@ -16,6 +16,7 @@
 #include <optional>
 #include <vector>
 
+#include "model/wordpiece_decoder.h"
 #include "pipeline/embedding_model.h"
 #include "server/served_model.h"  // ModelInfo, for /info
 #include "tessera/context.h"
@@ -41,11 +42,22 @@ class FakeModel : public pipeline::EmbeddingModel {
   // Words split on ASCII whitespace; a word "REFUSE" makes the text invalid, a word
   // "THROW" throws std::runtime_error (a bug in a handler).
   Status tokenize(std::string_view text, std::vector<model::TokenSpan>* out) const override;
+  // The real WordPiece decoder over a small vocabulary: 0 [PAD], 1 [CLS],
+  // 2 [SEP] (special), 3 "##s", 4 ".", and "w<id>" for the word ids; ids
+  // outside it are unknown.
+  Status decode(const std::vector<int64_t>& ids, bool skip_special_tokens, std::string* out,
+                size_t* bad_position) const override;
   Status embed(const std::vector<std::vector<int32_t>>& sequences, Context& ctx,
                float* out) override;
+  // Token i's state is the i-th term of expected_row's sum, so mean-pooling
+  // them then normalizing gives the row embed() writes (a normalizing model).
+  Status embed_tokens(const std::vector<std::vector<int32_t>>& sequences, Context& ctx,
+                      float* out) override;
 
   // The row embed() writes for `ids` (normalized when the model normalizes).
   std::vector<float> expected_row(const std::vector<int32_t>& ids) const;
+  // The states embed_tokens() writes for `ids`: ids.size() x dim floats.
+  std::vector<float> expected_token_states(const std::vector<int32_t>& ids) const;
   // The same, written to out (dim floats).
   void embed_one(const std::vector<int32_t>& ids, float* out) const;
   // [CLS] word ids [SEP] of `text`, cut to max_length when `truncate`.
@@ -74,7 +86,13 @@ class FakeModel : public pipeline::EmbeddingModel {
   std::vector<int64_t> batch_tokens() const;
 
  private:
+  // Records the call, applies the injected faults; then writes pooled rows
+  // or token states.
+  Status run(const std::vector<std::vector<int32_t>>& sequences, Context& ctx, bool token_states,
+             float* out);
+
   server::ModelInfo info_;
+  model::WordPieceDecoder decoder_;
   Context ctx_{ContextOptions{.num_threads = 1}};
   mutable std::mutex mu_;
   std::condition_variable cv_;

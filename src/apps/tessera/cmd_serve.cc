@@ -135,17 +135,19 @@ void add_serve_command(CLI::App& app, AppState& state) {
   server::ServerOptions& o = flags->options;
   CLI::App* cmd = app.add_subcommand(
       "serve",
-      "Embedding HTTP service: POST /embed (TEI), POST /v1/embeddings (OpenAI), POST\n"
-      "/embed_documents (chunks and vectors as `tessera embed` writes them), POST /tokenize,\n"
-      "GET /health, /info, /metrics. Requests are batched dynamically; past\n"
-      "--max-concurrent-requests the answer is 429 at once. See docs/SERVING.md.");
+      "Embedding HTTP service. TEI: POST /embed (and / and /invocations), /embed_all (token\n"
+      "states), /similarity, /tokenize, /decode; GET /health (and / and /ping), /info,\n"
+      "/metrics. OpenAI: POST /v1/embeddings (and /embeddings). tessera: POST\n"
+      "/embed_documents (chunks and vectors as `tessera embed` writes them). Requests are\n"
+      "batched dynamically; past --max-concurrent-requests the answer is 429 at once. See\n"
+      "docs/SERVING.md.");
   add_model_options(cmd, &flags->model);
   cmd->add_option("--host", o.host, "Address to listen on")->capture_default_str();
   cmd->add_option("--port", o.port, "TCP port (0: any free port, printed at start)")
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
   cmd->add_option("--api-key", o.api_key,
-                  "Require 'Authorization: Bearer KEY' on every route but /health")
+                  "Require 'Authorization: Bearer KEY' on every route but GET /health, / and /ping")
       ->envname("TESSERA_API_KEY");
   cmd->add_option("--max-batch-tokens", o.batching.max_batch_tokens,
                   "Token budget of one batch (>= the model's max_length)")
