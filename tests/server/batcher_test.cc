@@ -214,9 +214,13 @@ struct MergedBatch {
     EXPECT_TRUE(batcher.submit(sequences(0, 1, 3), &a).ok());
     model.wait_for_calls(1);
     sc[1][1] = kPoison;
-    if (c_first) EXPECT_TRUE(batcher.submit(sc, &c).ok());
+    if (c_first) {
+      EXPECT_TRUE(batcher.submit(sc, &c).ok());
+    }
     EXPECT_TRUE(batcher.submit(sb, &b).ok());
-    if (!c_first) EXPECT_TRUE(batcher.submit(sc, &c).ok());
+    if (!c_first) {
+      EXPECT_TRUE(batcher.submit(sc, &c).ok());
+    }
     EXPECT_TRUE(batcher.submit(sd, &d).ok());
     model.open_gate();
     EXPECT_TRUE(a->wait().ok());
