@@ -20,6 +20,16 @@ function(tessera_kernel_code)
   endif()
 endfunction()
 
+# The same for single files of a library that is not hot as a whole: leaf
+# functions the kernels call per element or per row (dtype conversions,
+# TensorView::offset, the sequence ranges), the GEMM wrappers. Call it in the
+# CMakeLists that adds the files.
+function(tessera_kernel_sources)
+  if(TESSERA_SANITIZE)
+    set_source_files_properties(${ARGN} PROPERTIES COMPILE_OPTIONS -O1)
+  endif()
+endfunction()
+
 function(tessera_driver_code)
   if(CMAKE_BUILD_TYPE STREQUAL "Release")
     foreach(target IN LISTS ARGN)
