@@ -38,7 +38,7 @@ void CanaryObserver::after_run(const DispatchEvent& event, Context& ctx) {
   if (!sampled(opts.seed, event.call, opts.rate)) return;
   if (dispatcher_.quarantined().count(opts.backend) != 0) return;
   Backend* candidate = dispatcher_.registry().find(opts.backend);
-  if (candidate == nullptr || !candidate->availability().available) return;
+  if (candidate == nullptr) return;
   // The comparison runs on host memory: a call served on a device is read
   // back, and a candidate on a device gets the problem staged there
   // (attention/staging.h). A device that is not here is said once.
@@ -48,6 +48,9 @@ void CanaryObserver::after_run(const DispatchEvent& event, Context& ctx) {
     if (std::string why = device_staging_problem(device); !why.empty()) {
       return not_run(std::string(whose) + " on " + device.to_string() + ": " + why, ctx);
     }
+  }
+  if (Availability av = candidate->availability(); !av.available) {
+    return not_run("unavailable: " + av.reason, ctx);
   }
   const std::string owner = "canary." + opts.backend;
   HostCopy host;

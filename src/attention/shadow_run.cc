@@ -40,7 +40,6 @@ void ShadowObserver::after_run(const DispatchEvent& event, Context& ctx) {
   const std::string served(event.backend.name());
   Backend* trusted = dispatcher_.registry().find(opts.trusted);
   if (trusted == nullptr) return skip(served, "no backend named '" + opts.trusted + "'", ctx);
-  if (!trusted->availability().available) return skip(served, opts.trusted + " is unavailable", ctx);
   // The comparison runs on host memory: a call served on a device is read
   // back (its output included), and a trusted backend on a device gets the
   // problem staged there (attention/staging.h).
@@ -52,6 +51,7 @@ void ShadowObserver::after_run(const DispatchEvent& event, Context& ctx) {
     return skip(served, opts.trusted + " on " + trusted->device().to_string() + ": " + why, ctx,
                 true);
   }
+  if (!trusted->availability().available) return skip(served, opts.trusted + " is unavailable", ctx);
   const std::string owner = "shadow." + opts.trusted;
   HostCopy host;
   if (Status s = HostCopy::make(event.problem, owner, ctx, &host); !s.ok()) {
