@@ -55,8 +55,8 @@ void ShadowObserver::after_run(const DispatchEvent& event, Context& ctx) {
   const std::string owner = "shadow." + opts.trusted;
   HostCopy host;
   if (Status s = HostCopy::make(event.problem, owner, ctx, &host); !s.ok()) {
-    return skip(served, "reading the call back from " + served_on.to_string() + ": " +
-                            s.to_string(), ctx);
+    return skip(served,
+                "reading the call back from " + served_on.to_string() + ": " + s.to_string(), ctx);
   }
   const AttentionArgs& args = host.problem().args();
   ScratchRun scratch;

@@ -50,17 +50,16 @@ Status StagedArgs::stage(const AttentionArgs& src, Device target, size_t margin,
     TensorView* view;
     bool output;
   };
-  const Field fields[] = {{"q", &s.args_.q, false},       {"k", &s.args_.k, false},
-                          {"v", &s.args_.v, false},       {"bias", &s.args_.bias, false},
-                          {"out", &s.args_.out, true},    {"lse", &s.args_.lse, true}};
+  const Field fields[] = {{"q", &s.args_.q, false},    {"k", &s.args_.k, false},
+                          {"v", &s.args_.v, false},    {"bias", &s.args_.bias, false},
+                          {"out", &s.args_.out, true}, {"lse", &s.args_.lse, true}};
   for (const Field& f : fields) {
     if (!f.view->present()) continue;
     Copy c{f.name, f.output, static_cast<char*>(f.view->data) - margin, Buffer(),
            static_cast<size_t>(extent(*f.view)) * dtype_size(f.view->dtype) + 2 * margin};
     TESSERA_RETURN_IF_ERROR(Buffer::allocate(*s.alloc_, c.bytes, owner, &c.staged));
     if (target.kind == DeviceKind::kCpu) {
-      TESSERA_RETURN_IF_ERROR(
-          memory.copy_to_host(device, c.staged.data(), c.source, c.bytes, ctx));
+      TESSERA_RETURN_IF_ERROR(memory.copy_to_host(device, c.staged.data(), c.source, c.bytes, ctx));
     } else {
       TESSERA_RETURN_IF_ERROR(
           memory.copy_to_device(device, c.staged.data(), c.source, c.bytes, ctx));
@@ -80,11 +79,11 @@ Status StagedArgs::copy_back(bool outputs, Context& ctx) const {
   for (const Copy& c : copies_) {
     if (c.output != outputs) continue;
     if (target_.kind == DeviceKind::kCpu) {
-      TESSERA_RETURN_IF_ERROR(memory->copy_to_device(device, c.source, c.staged.data(), c.bytes,
-                                                     ctx));
+      TESSERA_RETURN_IF_ERROR(
+          memory->copy_to_device(device, c.source, c.staged.data(), c.bytes, ctx));
     } else {
-      TESSERA_RETURN_IF_ERROR(memory->copy_to_host(device, c.source, c.staged.data(), c.bytes,
-                                                   ctx));
+      TESSERA_RETURN_IF_ERROR(
+          memory->copy_to_host(device, c.source, c.staged.data(), c.bytes, ctx));
     }
   }
   return Status::Ok();

@@ -130,8 +130,8 @@ CaseOutcome check_backend(Backend& backend, MaterializedCase& m, const Expected&
     StagedArgs s;
     if (Status st = StagedArgs::stage(m.args(), device, kGuardBytes, kStagedOwner, ctx, &s);
         !st.ok()) {
-      return {Verdict::kFail, {"harness: staging onto " + device.to_string() + ": " +
-                               st.to_string()}};
+      return {Verdict::kFail,
+              {"harness: staging onto " + device.to_string() + ": " + st.to_string()}};
     }
     staged = std::move(s);
   }
@@ -166,8 +166,9 @@ CaseOutcome check_backend(Backend& backend, MaterializedCase& m, const Expected&
     if (back.ok()) back = staged->copy_inputs_back(ctx);
     staged.reset();  // the device copies are freed before the next backend
     if (!back.ok()) {
-      return {Verdict::kFail, {"harness: copying back from " + backend.device().to_string() +
-                               ": " + back.to_string()}};
+      return {
+          Verdict::kFail,
+          {"harness: copying back from " + backend.device().to_string() + ": " + back.to_string()}};
     }
   }
   for (const Status& guard : {m.check_output_guards(), m.check_inputs_untouched()}) {

@@ -46,9 +46,8 @@ TEST(ShadowOnADevice, ACallServedOnADeviceIsReadBackAndJudged) {
     dispatcher.add_observer(std::make_shared<ShadowObserver>(dispatcher, shadow));
     testing::SmallProblem p;
     StagedArgs on_device;  // the caller's tensors, on the device
-    ASSERT_TRUE(StagedArgs::stage(p.args, testing::kFakeDevice, 0, "test.caller", f.ctx,
-                                  &on_device)
-                    .ok());
+    ASSERT_TRUE(
+        StagedArgs::stage(p.args, testing::kFakeDevice, 0, "test.caller", f.ctx, &on_device).ok());
     std::string used;
     ASSERT_TRUE(dispatcher.run(on_device.args(), f.ctx, &used).ok());
     EXPECT_EQ(used, "test.fake_device");
@@ -90,10 +89,10 @@ TEST(ShadowOnADevice, ATrustedBackendOnADeviceGetsTheProblemStaged) {
 
 TEST(ShadowOnADevice, AnAbsentDeviceIsCountedAndWarnedOnce) {
   DeviceFixture f(0.0f);
-  ASSERT_TRUE(f.registry
-                  .add(std::make_unique<testing::DelegatingBackend>("test.host", 200,
-                                                                    Maturity::kStable))
-                  .ok());
+  ASSERT_TRUE(
+      f.registry
+          .add(std::make_unique<testing::DelegatingBackend>("test.host", 200, Maturity::kStable))
+          .ok());
   f.device.plugged_in = false;
   Dispatcher dispatcher(f.registry);
   ShadowOptions shadow;

@@ -233,8 +233,9 @@ TEST_F(Harness, InvalidCallsFailWithTheFieldAndLeaveOutUntouched) {
 // same checks judge it.
 struct HarnessOnADevice : Harness {
   testing::FakeDeviceMemory device;
-  CaseOutcome run_on_device(Backend& inner, const AttentionCase& c,
-                            testing::OnFakeDevice::Fault fault = testing::OnFakeDevice::Fault::kNone) {
+  CaseOutcome run_on_device(
+      Backend& inner, const AttentionCase& c,
+      testing::OnFakeDevice::Fault fault = testing::OnFakeDevice::Fault::kNone) {
     testing::OnFakeDevice backend(inner, device, fault);
     Context ctx;
     ctx.logger().set_sink([](LogLevel, std::string_view) {});
@@ -270,7 +271,8 @@ TEST_F(HarnessOnADevice, ItRunsOnStagedTensorsOnly) {
   MaterializedCase m;
   ASSERT_TRUE(MaterializedCase::create(small(), ctx.allocator(), &m).ok());
   AttentionArgs args = testing::OnFakeDevice::on_host(m.args());
-  for (TensorView* t : {&args.q, &args.k, &args.v, &args.out, &args.lse}) t->device = backend.device();
+  for (TensorView* t : {&args.q, &args.k, &args.v, &args.out, &args.lse})
+    t->device = backend.device();
   std::optional<AttentionProblem> p;
   ASSERT_TRUE(AttentionProblem::make(args, &p).ok());
   EXPECT_NE(backend.run(*p, ctx).message().find("not in fake device memory"), std::string::npos);
@@ -286,10 +288,12 @@ TEST_F(HarnessOnADevice, GuardBandsAndGapsComeBackFromTheDevice) {
 }
 
 TEST_F(HarnessOnADevice, DeviceAndHostLeaksFail) {
-  CaseOutcome o = run_on_device(*reference, small(), testing::OnFakeDevice::Fault::kLeaksDeviceMemory);
+  CaseOutcome o =
+      run_on_device(*reference, small(), testing::OnFakeDevice::Fault::kLeaksDeviceMemory);
   EXPECT_EQ(o.verdict, Verdict::kFail) << o.summary();
-  EXPECT_NE(o.summary().find("leak: test.fake_device holds 512 more bytes after the call (cuda:61)"),
-            std::string::npos)
+  EXPECT_NE(
+      o.summary().find("leak: test.fake_device holds 512 more bytes after the call (cuda:61)"),
+      std::string::npos)
       << o.summary();
   expect_fail(Fault::kLeak, small(), "leak: test.sabotaged holds 512 more bytes");
 }
@@ -307,8 +311,7 @@ TEST_F(HarnessOnADevice, AnAbsentDeviceIsNotARejection) {
   EXPECT_EQ(o.summary(), "rejected by check(): head dim 59 is not a multiple of 8");
   // A device nothing serves: absent (a CUDA build, no such GPU) or unsupported.
   const std::string why = device_staging_problem(Device::cuda(62));
-  EXPECT_TRUE(why.starts_with("device absent: ") ||
-              why.starts_with("device staging unsupported: "))
+  EXPECT_TRUE(why.starts_with("device absent: ") || why.starts_with("device staging unsupported: "))
       << why;
   EXPECT_EQ(device_staging_problem(Device::cpu()), "");
 }
