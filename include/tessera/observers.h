@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "tessera/dispatcher.h"
@@ -35,11 +36,15 @@ class ShadowObserver final : public DispatchObserver {
   void after_run(const DispatchEvent& event, Context& ctx) override;
 
  private:
-  void skip(const std::string& served, const std::string& why, Context& ctx);
+  // Counts a skip and logs it (at debug level; a warning the first time when
+  // `warn_once`, for reasons that hold for every call, such as no device).
+  void skip(const std::string& served, const std::string& why, Context& ctx,
+            bool warn_once = false);
   Dispatcher& dispatcher_;
   const ShadowOptions options_;
   std::mutex mu_;
   std::map<std::string, uint64_t> mismatches_;  // per served backend
+  std::set<std::string> warned_;                // skip messages already warned about
 };
 
 // Canary (CLI --canary NAME): a candidate backend runs in the shadow of the
@@ -70,10 +75,13 @@ class CanaryObserver final : public DispatchObserver {
   CanaryRecords records() const;
 
  private:
+  // Logs why the candidate could not run this call: a warning the first time.
+  void not_run(const std::string& why, Context& ctx);
   Dispatcher& dispatcher_;
   const CanaryOptions options_;
   mutable std::mutex mu_;
   CanaryRecords records_;
+  std::set<std::string> warned_;  // reasons the candidate could not run, said once
 };
 
 }  // namespace tessera

@@ -2,8 +2,10 @@
 // scratch memory; its agreement with the served output and both times are
 // recorded per shape bucket. The caller's output is only read.
 #include <cstdio>
+#include <utility>
 
 #include "attention/shadow.h"
+#include "attention/staging.h"
 #include "attention/tuning.h"
 #include "tessera/observers.h"
 
@@ -15,6 +17,16 @@ constexpr char kCanarySpan[] = "attention.canary";
 CanaryObserver::CanaryObserver(Dispatcher& dispatcher, CanaryOptions options)
     : dispatcher_(dispatcher), options_(std::move(options)) {}
 
+void CanaryObserver::not_run(const std::string& why, Context& ctx) {
+  const std::string message = "canary " + options_.backend + " not run: " + why;
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    first = warned_.insert(message).second;
+  }
+  ctx.logger().log(first ? LogLevel::kWarning : LogLevel::kDebug, message);
+}
+
 CanaryRecords CanaryObserver::records() const {
   std::lock_guard<std::mutex> lock(mu_);
   return records_;
@@ -24,17 +36,38 @@ void CanaryObserver::after_run(const DispatchEvent& event, Context& ctx) {
   const CanaryOptions& opts = options_;
   if (opts.backend.empty() || event.backend.name() == opts.backend) return;
   if (!sampled(opts.seed, event.call, opts.rate)) return;
-  const AttentionArgs& args = event.problem.args();
-  // Scratch outputs and the comparison live in host memory.
-  if (args.out.device.kind != DeviceKind::kCpu) return;
   if (dispatcher_.quarantined().count(opts.backend) != 0) return;
   Backend* candidate = dispatcher_.registry().find(opts.backend);
-  if (candidate == nullptr || !candidate->availability().available) return;
-  if (!candidate->can_run(event.problem, ctx)) return;  // not a shape it claims
+  if (candidate == nullptr) return;
+  // The comparison runs on host memory: a call served on a device is read
+  // back, and a candidate on a device gets the problem staged there
+  // (attention/staging.h). A device that is not here is said once.
+  for (const auto& [whose, device] :
+       {std::pair{"the served call's tensors", event.problem.device()},
+        std::pair{"the candidate", candidate->device()}}) {
+    if (std::string why = device_staging_problem(device); !why.empty()) {
+      return not_run(std::string(whose) + " on " + device.to_string() + ": " + why, ctx);
+    }
+  }
+  if (Availability av = candidate->availability(); !av.available) {
+    return not_run("unavailable: " + av.reason, ctx);
+  }
+  const std::string owner = "canary." + opts.backend;
+  HostCopy host;
+  if (Status s = HostCopy::make(event.problem, owner, ctx, &host); !s.ok()) {
+    return not_run("reading the served call back: " + s.to_string(), ctx);
+  }
+  const AttentionArgs& args = host.problem().args();
   ScratchRun scratch;
-  if (!make_scratch_run(event.problem, ctx, "canary." + opts.backend, &scratch).ok()) return;
-  const auto [status, start, end] =
-      run_backend_timed(*candidate, *scratch.problem, ctx, kCanarySpan);
+  if (!make_scratch_run(host.problem(), ctx, owner, &scratch).ok()) return;
+  BackendPlacement placed;
+  if (Status s = BackendPlacement::place(*candidate, *scratch.problem, owner, ctx, &placed);
+      !s.ok()) {
+    return not_run("staging onto " + candidate->device().to_string() + ": " + s.to_string(), ctx);
+  }
+  if (!candidate->can_run(placed.problem(), ctx)) return;  // not a shape it claims
+  auto [status, start, end] = run_backend_timed(*candidate, placed.problem(), ctx, kCanarySpan);
+  if (status.ok()) status = placed.copy_outputs_back(ctx);
   const Comparison cmp = status.ok() ? compare_results(scratch.args(), args) : Comparison{};
   const bool agrees = status.ok() && cmp.ok;
   const std::string bucket = tuning_bucket(args);
@@ -64,7 +97,7 @@ void CanaryObserver::after_run(const DispatchEvent& event, Context& ctx) {
     span.start_ns = start;
     span.duration_ns = end - start;
     span.bytes = attention_bytes(args);
-    span.workspace_bytes = candidate->workspace_bytes(event.problem, ctx);
+    span.workspace_bytes = candidate->workspace_bytes(placed.problem(), ctx);
     span.ok = agrees;
     ctx.profiler().record(std::move(span));
   }

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "attention/shadow.h"
+#include "attention/staging.h"
 #include "tessera/observers.h"
 
 namespace tessera {
@@ -16,11 +17,19 @@ constexpr char kShadowSpan[] = "attention.shadow";
 ShadowObserver::ShadowObserver(Dispatcher& dispatcher, ShadowOptions options)
     : dispatcher_(dispatcher), options_(std::move(options)) {}
 
-void ShadowObserver::skip(const std::string& served, const std::string& why, Context& ctx) {
+void ShadowObserver::skip(const std::string& served, const std::string& why, Context& ctx,
+                          bool warn_once) {
   DispatchStats delta;
   delta.shadow_skipped = 1;
   dispatcher_.add_stats(served, delta);
-  ctx.logger().log(LogLevel::kDebug, "shadow check of " + served + " skipped: " + why);
+  const std::string message = "shadow check of " + served + " skipped: " + why;
+  bool first = false;
+  if (warn_once) {
+    std::lock_guard<std::mutex> lock(mu_);
+    first = warned_.insert(message).second;
+  }
+  // A reason that holds for every sampled call (no device) is said once, loudly.
+  ctx.logger().log(first ? LogLevel::kWarning : LogLevel::kDebug, message);
 }
 
 void ShadowObserver::after_run(const DispatchEvent& event, Context& ctx) {
@@ -29,23 +38,42 @@ void ShadowObserver::after_run(const DispatchEvent& event, Context& ctx) {
   const uint64_t call = event.call;
   if (!sampled(opts.seed, call, opts.rate)) return;
   const std::string served(event.backend.name());
-  const AttentionArgs& args = event.problem.args();
-  // Scratch outputs and the comparison live in host memory.
-  if (args.out.device.kind != DeviceKind::kCpu) {
-    return skip(served, "device outputs are not compared yet", ctx);
-  }
   Backend* trusted = dispatcher_.registry().find(opts.trusted);
   if (trusted == nullptr) return skip(served, "no backend named '" + opts.trusted + "'", ctx);
-  if (!trusted->availability().available) return skip(served, opts.trusted + " is unavailable", ctx);
-  if (!trusted->can_run(event.problem, ctx)) {
-    return skip(served, opts.trusted + " cannot run these args", ctx);
+  // The comparison runs on host memory: a call served on a device is read
+  // back (its output included), and a trusted backend on a device gets the
+  // problem staged there (attention/staging.h).
+  const Device served_on = event.problem.device();
+  if (std::string why = device_staging_problem(served_on); !why.empty()) {
+    return skip(served, "the call's tensors on " + served_on.to_string() + ": " + why, ctx, true);
   }
+  if (std::string why = device_staging_problem(trusted->device()); !why.empty()) {
+    return skip(served, opts.trusted + " on " + trusted->device().to_string() + ": " + why, ctx,
+                true);
+  }
+  if (!trusted->availability().available) return skip(served, opts.trusted + " is unavailable", ctx);
+  const std::string owner = "shadow." + opts.trusted;
+  HostCopy host;
+  if (Status s = HostCopy::make(event.problem, owner, ctx, &host); !s.ok()) {
+    return skip(served,
+                "reading the call back from " + served_on.to_string() + ": " + s.to_string(), ctx);
+  }
+  const AttentionArgs& args = host.problem().args();
   ScratchRun scratch;
-  if (Status s = make_scratch_run(event.problem, ctx, "shadow." + opts.trusted, &scratch);
-      !s.ok()) {
+  if (Status s = make_scratch_run(host.problem(), ctx, owner, &scratch); !s.ok()) {
     return skip(served, s.to_string(), ctx);
   }
-  const auto [status, start, end] = run_backend_timed(*trusted, *scratch.problem, ctx, kShadowSpan);
+  BackendPlacement placed;
+  if (Status s = BackendPlacement::place(*trusted, *scratch.problem, owner, ctx, &placed);
+      !s.ok()) {
+    return skip(served, "staging onto " + trusted->device().to_string() + ": " + s.to_string(),
+                ctx);
+  }
+  if (!trusted->can_run(placed.problem(), ctx)) {
+    return skip(served, opts.trusted + " cannot run these args", ctx);
+  }
+  auto [status, start, end] = run_backend_timed(*trusted, placed.problem(), ctx, kShadowSpan);
+  if (status.ok()) status = placed.copy_outputs_back(ctx);
   if (!status.ok()) return skip(served, opts.trusted + " failed: " + status.to_string(), ctx);
   const Comparison cmp = compare_results(args, scratch.args());
 

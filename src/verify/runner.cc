@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "attention/run_guarded.h"
+#include "attention/staging.h"
 #include "tessera/dispatcher.h"
 #include "verify/naive.h"
 #include "verify/tolerance.h"
@@ -12,6 +13,7 @@ namespace tessera::verify {
 namespace {
 
 constexpr std::string_view kExpectedOwner = "verify.expected";
+constexpr std::string_view kStagedOwner = "verify.staged";  // the case on a device
 
 Status allocate_floats(Context& ctx, int64_t n, Buffer* out) {
   return Buffer::allocate(ctx.allocator(), static_cast<size_t>(n) * sizeof(float), kExpectedOwner,
@@ -67,6 +69,8 @@ std::string_view verdict_name(Verdict v) {
       return "FAIL";
     case Verdict::kSkip:
       return "skip";
+    case Verdict::kAbsent:
+      return "absent";
   }
   return "?";
 }
@@ -106,29 +110,66 @@ Status Expected::compute(const MaterializedCase& m, Backend& reference, Context&
   return Status::Ok();
 }
 
-CaseOutcome check_backend(Backend& backend, MaterializedCase& m, const Expected& expected,
-                          Context& ctx) {
+std::optional<CaseOutcome> cannot_run_here(const Backend& backend) {
+  if (std::string why = device_staging_problem(backend.device()); !why.empty()) {
+    return CaseOutcome{Verdict::kAbsent, {std::move(why)}};
+  }
   if (Availability av = backend.availability(); !av.available) {
     return skip("unavailable: " + av.reason);
   }
+  return std::nullopt;
+}
+
+CaseOutcome check_backend(Backend& backend, MaterializedCase& m, const Expected& expected,
+                          Context& ctx) {
+  if (auto no = cannot_run_here(backend)) return *std::move(no);
+  m.poison_outputs();
+  // On a device the backend sees a staged copy: every guarded tensor whole.
+  std::optional<StagedArgs> staged;
+  if (const Device device = backend.device(); device.kind != DeviceKind::kCpu) {
+    StagedArgs s;
+    if (Status st = StagedArgs::stage(m.args(), device, kGuardBytes, kStagedOwner, ctx, &s);
+        !st.ok()) {
+      return {Verdict::kFail,
+              {"harness: staging onto " + device.to_string() + ": " + st.to_string()}};
+    }
+    staged = std::move(s);
+  }
   std::optional<AttentionProblem> problem;
-  if (Status s = AttentionProblem::make(m.args(), &problem); !s.ok()) {
+  if (Status s = AttentionProblem::make(staged ? staged->args() : m.args(), &problem); !s.ok()) {
     return {Verdict::kFail, {"harness: the case is invalid: " + s.to_string()}};
   }
   if (auto reasons = backend.reasons(*problem, ctx); !reasons.empty()) {
     return skip("rejected by check(): " + join(reasons));
   }
-  m.poison_outputs();
+  TrackingAllocator* device_alloc = staged ? staged->allocator() : nullptr;
   const auto before = ctx.allocator().by_owner();
+  const auto device_before = device_alloc ? device_alloc->by_owner() : decltype(before){};
   const Status s = run_backend_guarded(backend, *problem, ctx);
   CaseOutcome outcome;
-  for (auto& leak : leaked_since(before, ctx.allocator().by_owner())) {
+  auto leaks = leaked_since(before, ctx.allocator().by_owner());
+  if (device_alloc != nullptr) {
+    for (auto& leak : leaked_since(device_before, device_alloc->by_owner())) {
+      leaks.push_back(std::move(leak) + " (" + backend.device().to_string() + ")");
+    }
+  }
+  for (auto& leak : leaks) {
     outcome.verdict = Verdict::kFail;
     outcome.messages.push_back(std::move(leak));
   }
   if (!s.ok()) {
     outcome.verdict = Verdict::kFail;
     outcome.messages.push_back("run failed: " + s.to_string());
+  }
+  if (staged) {
+    Status back = staged->copy_outputs_back(ctx);
+    if (back.ok()) back = staged->copy_inputs_back(ctx);
+    staged.reset();  // the device copies are freed before the next backend
+    if (!back.ok()) {
+      return {
+          Verdict::kFail,
+          {"harness: copying back from " + backend.device().to_string() + ": " + back.to_string()}};
+    }
   }
   for (const Status& guard : {m.check_output_guards(), m.check_inputs_untouched()}) {
     if (!guard.ok()) {
@@ -142,9 +183,7 @@ CaseOutcome check_backend(Backend& backend, MaterializedCase& m, const Expected&
 
 CaseOutcome run_case(Backend& backend, Backend& reference, const AttentionCase& spec,
                      Context& ctx) {
-  if (Availability av = backend.availability(); !av.available) {
-    return skip("unavailable: " + av.reason);
-  }
+  if (auto no = cannot_run_here(backend)) return *std::move(no);
   MaterializedCase m;
   Expected expected;
   Status s = MaterializedCase::create(spec, ctx.allocator(), &m);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,13 +15,17 @@
 
 namespace tessera::verify {
 
-enum class Verdict : uint8_t { kPass, kFail, kSkip };
-std::string_view verdict_name(Verdict v);  // "pass", "FAIL", "skip"
+// kAbsent: the backend's device is not here (a CUDA build on a machine with
+// no GPU) or this build cannot stage tensors onto it; nothing was judged, and
+// unlike kSkip (unavailable, or rejected by check()) it says nothing of the
+// backend's claims.
+enum class Verdict : uint8_t { kPass, kFail, kSkip, kAbsent };
+std::string_view verdict_name(Verdict v);  // "pass", "FAIL", "skip", "absent"
 
 struct CaseOutcome {
   Verdict verdict = Verdict::kPass;
-  // Skip: the reasons. Fail: each broken check, the worst element included.
-  // Pass: the error summary of out (and lse).
+  // Skip, Absent: the reasons. Fail: each broken check, the worst element
+  // included. Pass: the error summary of out (and lse).
   std::vector<std::string> messages;
   std::string summary() const;  // messages joined by "; "
 };
@@ -40,9 +45,18 @@ class Expected {
   Buffer out_ref_, lse_ref_, out_naive_, lse_naive_;
 };
 
-// Runs `backend` on the case (outputs poisoned first) and judges it: skip when
-// unavailable or check() rejects; fail on an error status, a throw, a broken
-// guard band or gap, a modified input, a leak, or outputs outside the rule.
+// Absent when `backend`'s device is not here or cannot be staged onto
+// ("device absent: ...", "device staging unsupported: ..."), skip when the
+// backend is unavailable; nullopt when the suite can run it.
+std::optional<CaseOutcome> cannot_run_here(const Backend& backend);
+
+// Runs `backend` on the case (outputs poisoned first) and judges it: absent or
+// skip as cannot_run_here() says, skip when check() rejects; fail on an error
+// status, a throw, a broken guard band or gap, a modified input, a leak (host
+// or device memory), or outputs outside the rule. A backend on a device gets
+// the case staged there (attention/staging.h): each guarded tensor, guard
+// bands and gaps included, is copied onto the device, and after the run all
+// of them are copied back, so the same checks judge it.
 CaseOutcome check_backend(Backend& backend, MaterializedCase& m, const Expected& expected,
                           Context& ctx);
 

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "attention/staging.h"
+#include "fake_device.h"
 #include "tessera/registry.h"
 #include "verify/grid.h"
 #include "verify/runner.h"
@@ -224,6 +226,94 @@ TEST_F(Harness, InvalidCallsFailWithTheFieldAndLeaveOutUntouched) {
   o = check_invalid(registry, "reference", wrong_field, ctx);
   EXPECT_NE(o.summary().find("does not name 'no such field'"), std::string::npos) << o.summary();
   EXPECT_TRUE(ctx.allocator().leaks().empty());
+}
+
+// A backend on a device: the case is staged onto it (the fake device of
+// fake_device.h: host memory with its own allocator) and copied back, and the
+// same checks judge it.
+struct HarnessOnADevice : Harness {
+  testing::FakeDeviceMemory device;
+  CaseOutcome run_on_device(
+      Backend& inner, const AttentionCase& c,
+      testing::OnFakeDevice::Fault fault = testing::OnFakeDevice::Fault::kNone) {
+    testing::OnFakeDevice backend(inner, device, fault);
+    Context ctx;
+    ctx.logger().set_sink([](LogLevel, std::string_view) {});
+    return run_case(backend, *reference, c, ctx);
+  }
+  CaseOutcome run_on_device(Fault fault, const AttentionCase& c) {
+    Sabotaged inner(*reference, fault);
+    return run_on_device(inner, c);
+  }
+  void expect_fail(Fault fault, const AttentionCase& c, const std::string& needle) {
+    const CaseOutcome o = run_on_device(fault, c);
+    EXPECT_EQ(o.verdict, Verdict::kFail) << o.summary();
+    EXPECT_NE(o.summary().find(needle), std::string::npos) << o.summary();
+  }
+};
+
+TEST_F(HarnessOnADevice, AnHonestBackendPassesThroughStaging) {
+  for (const AttentionCase& c : quick_grid()) {
+    const CaseOutcome o = run_on_device(*reference, c);
+    EXPECT_EQ(o.verdict, Verdict::kPass) << c.name() << ": " << o.summary();
+  }
+  // Every case went there and back, and nothing stayed on the device.
+  EXPECT_GT(device.copies_to_device, 0);
+  EXPECT_GT(device.copies_to_host, 0);
+  EXPECT_EQ(device.allocator().live_bytes(), 0u);
+  EXPECT_GT(device.allocator().peak_bytes(), 0u);
+}
+
+TEST_F(HarnessOnADevice, ItRunsOnStagedTensorsOnly) {
+  // The fake backend refuses host tensors: run directly on the case, it fails.
+  testing::OnFakeDevice backend(*reference, device);
+  Context ctx;
+  MaterializedCase m;
+  ASSERT_TRUE(MaterializedCase::create(small(), ctx.allocator(), &m).ok());
+  AttentionArgs args = testing::OnFakeDevice::on_host(m.args());
+  for (TensorView* t : {&args.q, &args.k, &args.v, &args.out, &args.lse})
+    t->device = backend.device();
+  std::optional<AttentionProblem> p;
+  ASSERT_TRUE(AttentionProblem::make(args, &p).ok());
+  EXPECT_NE(backend.run(*p, ctx).message().find("not in fake device memory"), std::string::npos);
+}
+
+TEST_F(HarnessOnADevice, GuardBandsAndGapsComeBackFromTheDevice) {
+  expect_fail(Fault::kWritePastEnd, small(), "out: guard band after the view");
+  expect_fail(Fault::kWriteBeforeStart, small(), "out: guard band before the view");
+  expect_fail(Fault::kWriteGap, small(), "out: stride gap");
+  expect_fail(Fault::kWritesInput, small(), "q (an input) was modified");
+  expect_fail(Fault::kLsePerturb, small(), "lse: max|got - ref64|");
+  expect_fail(Fault::kReadsPastRow, small(), "out: max|got - ref64| = inf");
+}
+
+TEST_F(HarnessOnADevice, DeviceAndHostLeaksFail) {
+  CaseOutcome o =
+      run_on_device(*reference, small(), testing::OnFakeDevice::Fault::kLeaksDeviceMemory);
+  EXPECT_EQ(o.verdict, Verdict::kFail) << o.summary();
+  EXPECT_NE(
+      o.summary().find("leak: test.fake_device holds 512 more bytes after the call (cuda:61)"),
+      std::string::npos)
+      << o.summary();
+  expect_fail(Fault::kLeak, small(), "leak: test.sabotaged holds 512 more bytes");
+}
+
+TEST_F(HarnessOnADevice, AnAbsentDeviceIsNotARejection) {
+  device.plugged_in = false;
+  CaseOutcome o = run_on_device(*reference, small());
+  EXPECT_EQ(o.verdict, Verdict::kAbsent);
+  EXPECT_EQ(o.summary(), "device absent: the fake device is unplugged");
+  EXPECT_EQ(verdict_name(o.verdict), "absent");
+  EXPECT_EQ(device.copies_to_device, 0);
+  device.plugged_in = true;
+  o = run_on_device(Fault::kRejects, small());
+  EXPECT_EQ(o.verdict, Verdict::kSkip);
+  EXPECT_EQ(o.summary(), "rejected by check(): head dim 59 is not a multiple of 8");
+  // A device nothing serves: absent (a CUDA build, no such GPU) or unsupported.
+  const std::string why = device_staging_problem(Device::cuda(62));
+  EXPECT_TRUE(why.starts_with("device absent: ") || why.starts_with("device staging unsupported: "))
+      << why;
+  EXPECT_EQ(device_staging_problem(Device::cpu()), "");
 }
 
 }  // namespace

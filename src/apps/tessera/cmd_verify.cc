@@ -37,9 +37,10 @@ struct Failure {
 
 struct Tally {
   Backend* backend = nullptr;
-  int passed = 0, failed = 0, skipped = 0;
+  int passed = 0, failed = 0, skipped = 0, absent = 0;
   std::vector<Failure> failures;
-  std::map<std::string, int> skip_reasons;  // reason -> cases
+  std::map<std::string, int> skip_reasons;    // reason -> cases
+  std::map<std::string, int> absent_reasons;  // device absent / unsupported -> cases
 
   void add(const std::string& name, const CaseOutcome& o) {
     switch (o.verdict) {
@@ -51,6 +52,9 @@ struct Tally {
         break;
       case Verdict::kSkip:
         ++skipped, ++skip_reasons[o.summary()];
+        break;
+      case Verdict::kAbsent:
+        ++absent, ++absent_reasons[o.summary()];
         break;
     }
   }
@@ -112,11 +116,9 @@ void run_grid(AppState& state, Backend& reference, std::vector<Tally>& tallies, 
   for (size_t i = 0; i < invalid.size(); ++i) {
     progress.show(cases.size() + i + 1, total, "invalid." + invalid[i].name);
     for (Tally& t : tallies) {
-      const Availability av = t.backend->availability();
+      const auto no = verify::cannot_run_here(*t.backend);
       t.add("invalid." + invalid[i].name,
-            av.available
-                ? verify::check_invalid(state.registry(), t.backend->name(), invalid[i], ctx)
-                : CaseOutcome{Verdict::kSkip, {"unavailable: " + av.reason}});
+            no ? *no : verify::check_invalid(state.registry(), t.backend->name(), invalid[i], ctx));
     }
   }
   progress.clear();
@@ -124,15 +126,18 @@ void run_grid(AppState& state, Backend& reference, std::vector<Tally>& tallies, 
 
 void print_text(const std::vector<Tally>& tallies) {
   for (const Tally& t : tallies) {
-    std::printf("%-14.*s pass %4d  fail %4d  skip %4d\n",
+    std::printf("%-14.*s pass %4d  fail %4d  skip %4d  absent %4d\n",
                 static_cast<int>(t.backend->name().size()), t.backend->name().data(), t.passed,
-                t.failed, t.skipped);
+                t.failed, t.skipped, t.absent);
     for (const Failure& f : t.failures) {
       std::printf("  FAIL %s\n", f.name.c_str());
       for (const std::string& m : f.messages) std::printf("       %s\n", m.c_str());
     }
     for (const auto& [reason, count] : t.skip_reasons) {
       std::printf("  skip %d case(s): %s\n", count, reason.c_str());
+    }
+    for (const auto& [reason, count] : t.absent_reasons) {
+      std::printf("  absent %d case(s): %s\n", count, reason.c_str());
     }
   }
 }
@@ -147,13 +152,19 @@ void print_json(const std::vector<Tally>& tallies, bool full, bool ok) {
     for (const auto& [reason, count] : t.skip_reasons) {
       skips.push_back({{"reason", reason}, {"cases", count}});
     }
+    nlohmann::json absences = nlohmann::json::array();
+    for (const auto& [reason, count] : t.absent_reasons) {
+      absences.push_back({{"reason", reason}, {"cases", count}});
+    }
     backends.push_back({{"name", t.backend->name()},
                         {"available", t.backend->availability().available},
                         {"passed", t.passed},
                         {"failed", t.failed},
                         {"skipped", t.skipped},
+                        {"absent", t.absent},
                         {"failures", failures},
-                        {"skips", skips}});
+                        {"skips", skips},
+                        {"absences", absences}});
   }
   const nlohmann::json out = {
       {"grid", full ? "full" : "quick"}, {"ok", ok}, {"backends", backends}};
@@ -184,7 +195,8 @@ void add_verify_command(CLI::App& app, AppState& state) {
       "verify",
       "Run the attention conformance grid on every available backend against the float64\n"
       "reference (tolerance: 2x the naive low-precision error plus a rounding floor; see\n"
-      "docs/CONFORMANCE.md). Prints pass/fail/skip per backend; exit code 1 on any failure.");
+      "docs/CONFORMANCE.md). Prints pass/fail/skip/absent per backend (absent: its device is\n"
+      "not here); exit code 1 on any failure.");
   static VerifyOptions options;
   auto* quick = cmd->add_flag("--quick", options.quick, "The quick grid (default; ~15 cases)");
   cmd->add_flag("--full", options.full, "The full grid of tests/conformance (minutes)")

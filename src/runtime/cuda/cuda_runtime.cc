@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "runtime/cuda/cuda_check.h"
+#include "runtime/device_memory.h"
 
 namespace tessera::cuda {
 
@@ -28,6 +29,33 @@ class DeviceMemoryResource final : public MemoryResource {
 };
 
 constexpr int kMaxDevices = 16;
+
+// The CUDA implementation of the staging seam (runtime/device_memory.h).
+class CudaDeviceMemory final : public DeviceMemory {
+ public:
+  bool present(Device device, std::string* why) const override {
+    return device_available(device.index, why);
+  }
+  TrackingAllocator& allocator(Device device, Context& ctx) override {
+    return device_allocator(ctx, device.index);
+  }
+  Status copy_to_device(Device /*device*/, void* dst, const void* src, size_t bytes,
+                        Context& ctx) override {
+    TESSERA_RETURN_IF_ERROR(cuda::copy_to_device(dst, src, bytes, ctx.device_stream()));
+    return synchronize(ctx.device_stream());
+  }
+  Status copy_to_host(Device /*device*/, void* dst, const void* src, size_t bytes,
+                      Context& ctx) override {
+    return cuda::copy_to_host(dst, src, bytes, ctx.device_stream());
+  }
+};
+
+// Registered when this module is linked (every binary with a CUDA backend).
+[[maybe_unused]] const bool kRegistered = [] {
+  static CudaDeviceMemory memory;
+  register_device_memory(DeviceKind::kCuda, &memory);
+  return true;
+}();
 
 }  // namespace
 
