@@ -124,7 +124,9 @@ TEST(CanaryOnADevice, ACandidateOnADeviceRunsStagedAndIsRecorded) {
     std::string used;
     ASSERT_TRUE(dispatcher.run(p.args, f.ctx, &used).ok());
     EXPECT_EQ(used, "reference");
-    const auto& rec = canary->records().at("test.fake_device").at(tuning_bucket(p.args));
+    // records() returns a copy: keep the record, not a reference into it.
+    const CanaryBucketRecord rec =
+        canary->records().at("test.fake_device").at(tuning_bucket(p.args));
     EXPECT_EQ(rec.runs, 1u);
     EXPECT_EQ(rec.failures, 0u);
     EXPECT_EQ(rec.agreements, offset == 0 ? 1u : 0u);
