@@ -100,8 +100,8 @@ Status Expected::compute(const MaterializedCase& m, Backend& reference, Context&
   TESSERA_RETURN_IF_ERROR(allocate_floats(ctx, m.rows() * c.dv, &e.out_naive_));
   TESSERA_RETURN_IF_ERROR(allocate_floats(ctx, m.rows(), &e.lse_naive_));
   std::optional<AttentionProblem> ref_problem;
-  Status s = AttentionProblem::make(
-      m.logical_args(e.out_ref_.as<float>(), e.lse_ref_.as<float>()), &ref_problem);
+  Status s = AttentionProblem::make(m.logical_args(e.out_ref_.as<float>(), e.lse_ref_.as<float>()),
+                                    &ref_problem);
   if (s.ok()) s = run_backend_guarded(reference, *ref_problem, ctx);
   if (!s.ok()) return internal_error(std::string(reference.name()) + " failed: " + s.to_string());
   TESSERA_RETURN_IF_ERROR(naive_attention(
@@ -181,15 +181,25 @@ CaseOutcome check_backend(Backend& backend, MaterializedCase& m, const Expected&
   return outcome;
 }
 
-CaseOutcome run_case(Backend& backend, Backend& reference, const AttentionCase& spec,
-                     Context& ctx) {
-  if (auto no = cannot_run_here(backend)) return *std::move(no);
+std::vector<CaseOutcome> run_case_on_each(const std::vector<Backend*>& backends, Backend& reference,
+                                          const AttentionCase& spec, Context& ctx) {
   MaterializedCase m;
   Expected expected;
   Status s = MaterializedCase::create(spec, ctx.allocator(), &m);
   if (s.ok()) s = Expected::compute(m, reference, ctx, &expected);
-  if (!s.ok()) return {Verdict::kFail, {"harness: " + s.to_string()}};
-  return check_backend(backend, m, expected, ctx);
+  std::vector<CaseOutcome> outcomes;
+  outcomes.reserve(backends.size());
+  for (Backend* backend : backends) {
+    outcomes.push_back(s.ok() ? check_backend(*backend, m, expected, ctx)
+                              : CaseOutcome{Verdict::kFail, {"harness: " + s.to_string()}});
+  }
+  return outcomes;
+}
+
+CaseOutcome run_case(Backend& backend, Backend& reference, const AttentionCase& spec,
+                     Context& ctx) {
+  if (auto no = cannot_run_here(backend)) return *std::move(no);
+  return run_case_on_each({&backend}, reference, spec, ctx).front();
 }
 
 CaseOutcome check_invalid(const Registry& registry, std::string_view backend, const InvalidCase& c,

@@ -60,8 +60,13 @@ std::optional<CaseOutcome> cannot_run_here(const Backend& backend);
 CaseOutcome check_backend(Backend& backend, MaterializedCase& m, const Expected& expected,
                           Context& ctx);
 
-// Materializes `spec`, computes its expectation with `reference` and checks
-// `backend`: the whole of one conformance test.
+// Materializes `spec`, computes its expectation with `reference` once and
+// checks each of `backends` on it, in order: one case of the conformance
+// suite and of `tessera verify`. A harness failure fails every backend.
+std::vector<CaseOutcome> run_case_on_each(const std::vector<Backend*>& backends, Backend& reference,
+                                          const AttentionCase& spec, Context& ctx);
+
+// The same for one backend.
 CaseOutcome run_case(Backend& backend, Backend& reference, const AttentionCase& spec, Context& ctx);
 
 // An invalid call: a valid base case broken by `mutate`. The error must be

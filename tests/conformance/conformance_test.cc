@@ -99,7 +99,8 @@ void report(std::string_view backend, const CaseOutcome& o) {
   if (o.verdict == Verdict::kFail) {
     for (const std::string& m : o.messages) ADD_FAILURE() << backend << ": " << m;
   }
-  ::testing::Test::RecordProperty(test_name(backend), std::string(verdict_name(o.verdict)) + ": " + o.summary());
+  ::testing::Test::RecordProperty(test_name(backend),
+                                  std::string(verdict_name(o.verdict)) + ": " + o.summary());
 }
 
 std::vector<size_t> indices(size_t count) {
@@ -114,26 +115,17 @@ TEST_P(Conformance, MatchesReference) {
   Backend* reference = builtin().find("reference");
   ASSERT_NE(reference, nullptr) << "the reference backend defines the expected results";
   const AttentionCase& c = grid()[GetParam()];
-  std::vector<std::string> skipped;
   Context ctx;
-  {
-    MaterializedCase m;
-    Expected expected;
-    Status s = MaterializedCase::create(c, ctx.allocator(), &m);
-    if (s.ok()) s = Expected::compute(m, *reference, ctx, &expected);
-    ASSERT_TRUE(s.ok()) << "harness: " << s.to_string();
-    for (Backend* backend : selected()) {
-      const CaseOutcome o = check_backend(*backend, m, expected, ctx);
-      report(backend->name(), o);
-      if (o.verdict == Verdict::kSkip || o.verdict == Verdict::kAbsent) {
-        skipped.push_back(std::string(backend->name()));
-      }
-    }
+  const std::vector<CaseOutcome> outcomes = run_case_on_each(selected(), *reference, c, ctx);
+  size_t skipped = 0;
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    report(selected()[i]->name(), outcomes[i]);
+    if (outcomes[i].verdict == Verdict::kSkip || outcomes[i].verdict == Verdict::kAbsent) ++skipped;
   }
   // The case's buffers are freed by now: what is left, its owner names.
   // (check_backend also compares the allocator around each backend's call.)
   expect_no_leaks(ctx, "after the case");
-  if (!skipped.empty() && skipped.size() == selected().size()) {
+  if (skipped != 0 && skipped == outcomes.size()) {
     GTEST_SKIP() << "every backend rejected the case or has no device here";
   }
 }

@@ -100,18 +100,15 @@ void run_grid(AppState& state, Backend& reference, std::vector<Tally>& tallies, 
   const std::vector<verify::InvalidCase> invalid = verify::invalid_cases();
   const Progress progress(show_progress);
   Context& ctx = state.context();
+  std::vector<Backend*> backends;
+  for (const Tally& t : tallies) backends.push_back(t.backend);
   const size_t total = cases.size() + invalid.size();
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::string name = cases[i].name();
     progress.show(i + 1, total, name);
-    verify::MaterializedCase m;
-    verify::Expected expected;
-    Status s = verify::MaterializedCase::create(cases[i], ctx.allocator(), &m);
-    if (s.ok()) s = verify::Expected::compute(m, reference, ctx, &expected);
-    for (Tally& t : tallies) {
-      t.add(name, s.ok() ? verify::check_backend(*t.backend, m, expected, ctx)
-                         : CaseOutcome{Verdict::kFail, {"harness: " + s.to_string()}});
-    }
+    const std::vector<CaseOutcome> outcomes =
+        verify::run_case_on_each(backends, reference, cases[i], ctx);
+    for (size_t b = 0; b < tallies.size(); ++b) tallies[b].add(name, outcomes[b]);
   }
   for (size_t i = 0; i < invalid.size(); ++i) {
     progress.show(cases.size() + i + 1, total, "invalid." + invalid[i].name);
