@@ -1,0 +1,119 @@
+// tessera.Embedder's compiled half: texts -> one row each, documents ->
+// chunks with code-point offsets and vectors (tessera/_embedder.py adds
+// sentence-transformers' encode() on top). Rows come back as numpy arrays
+// that own the vectors the C++ API filled, without a copy.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime_handle.h"
+#include "status_errors.h"
+#include "tessera/embedder.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace tessera::python {
+namespace {
+
+struct EmbedderHandle {
+  RuntimeHandle* runtime = nullptr;  // kept alive by nb::keep_alive
+  std::unique_ptr<Embedder> embedder;
+};
+
+// A [rows, cols] numpy array that owns `values`.
+template <typename T>
+nb::ndarray<nb::numpy, T, nb::ndim<2>> owned_matrix(std::vector<T>&& values, size_t rows,
+                                                     size_t cols) {
+  auto* held = new std::vector<T>(std::move(values));
+  nb::capsule owner(held, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+  return nb::ndarray<nb::numpy, T, nb::ndim<2>>(held->data(), {rows, cols}, owner);
+}
+
+void load(EmbedderHandle* self, RuntimeHandle& runtime, const std::string& model_dir,
+          const std::string& weights, int max_tokens, int stride, int64_t batch_tokens) {
+  EmbedderOptions o;
+  o.model_dir = model_dir;
+  o.weights = weights;
+  o.max_tokens = max_tokens;
+  o.stride = stride;
+  o.batch_tokens = batch_tokens;
+  std::unique_ptr<Embedder> e;
+  Status s;
+  {
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(runtime.mu);
+    s = Embedder::load(*runtime.runtime, o, &e);
+  }
+  throw_if_error(s);
+  new (self) EmbedderHandle{&runtime, std::move(e)};
+}
+
+nb::object embed(EmbedderHandle& self, const std::vector<std::string>& texts, bool truncate) {
+  std::vector<float> rows;
+  Status s;
+  {
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(self.runtime->mu);
+    s = self.embedder->embed(texts, truncate, &rows);
+  }
+  throw_if_error(s);
+  const size_t dim = static_cast<size_t>(self.embedder->dim());
+  return nb::cast(owned_matrix(std::move(rows), texts.size(), dim));
+}
+
+// One dict per document: offsets [n, 2] int64 (code points, [begin, end)),
+// embeddings [n, dim] float32, embedding (the mean) or None, problem or None.
+nb::list embed_documents(EmbedderHandle& self, const std::vector<std::string>& documents,
+                         bool doc_embedding) {
+  std::vector<EmbeddedDocument> docs;
+  Status s;
+  {
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(self.runtime->mu);
+    s = self.embedder->embed_documents(documents, doc_embedding, &docs);
+  }
+  throw_if_error(s);
+  const size_t dim = static_cast<size_t>(self.embedder->dim());
+  nb::list out;
+  for (EmbeddedDocument& d : docs) {
+    const size_t n = d.chunks.size();
+    std::vector<int64_t> offsets(2 * n);
+    std::vector<float> vectors(n * dim);
+    for (size_t i = 0; i < n; ++i) {
+      offsets[2 * i] = d.chunks[i].begin;
+      offsets[2 * i + 1] = d.chunks[i].end;
+      std::memcpy(vectors.data() + i * dim, d.chunks[i].embedding.data(), dim * sizeof(float));
+    }
+    nb::object mean = nb::none();
+    if (!d.embedding.empty()) mean = nb::cast(owned_matrix(std::move(d.embedding), 1, dim));
+    nb::object problem = nb::none();
+    if (!d.problem.empty()) problem = nb::str(d.problem.c_str());
+    out.append(dict_of("offsets"_a = owned_matrix(std::move(offsets), n, 2),
+                        "embeddings"_a = owned_matrix(std::move(vectors), n, dim),
+                        "embedding"_a = mean, "problem"_a = problem));
+  }
+  return out;
+}
+
+}  // namespace
+
+void bind_embedder(nb::module_& m) {
+  nb::class_<EmbedderHandle>(m, "Embedder")
+      .def("__init__", &load, "runtime"_a, "model_dir"_a = "", "weights"_a = "",
+           "max_tokens"_a = 0, "stride"_a = -1, "batch_tokens"_a = 8192, nb::keep_alive<1, 2>())
+      .def_prop_ro("dim", [](EmbedderHandle& e) { return e.embedder->dim(); })
+      .def_prop_ro("max_tokens", [](EmbedderHandle& e) { return e.embedder->max_tokens(); })
+      .def_prop_ro("normalized", [](EmbedderHandle& e) { return e.embedder->normalized(); })
+      .def_prop_ro("model_dir", [](EmbedderHandle& e) { return e.embedder->model_dir(); })
+      .def("embed", &embed, "texts"_a, "truncate"_a = false)
+      .def("embed_documents", &embed_documents, "documents"_a, "doc_embedding"_a = false);
+}
+
+}  // namespace tessera::python

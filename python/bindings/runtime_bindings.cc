@@ -1,0 +1,295 @@
+// tessera.Runtime: the registry, one Context and the dispatcher, plus the
+// attention call the Python functions build on (tessera/_attention.py).
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <optional>
+#include <string>
+
+#include "runtime_handle.h"
+#include "status_errors.h"
+#include "tensor_bridge.h"
+#include "tessera/attention.h"
+#include "tessera/problem.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace tessera::python {
+namespace {
+
+using SeqLens = nb::ndarray<nb::ro, int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+// The arguments of one attention call, as Python passes them.
+struct CallArgs {
+  InputArray q, k, v;
+  OutputArray out, lse;
+  InputArray bias;
+  std::optional<float> scale;
+  std::string mask;
+  int64_t window_left, window_right;
+  float softcap;
+  SeqLens cu_q, cu_k;
+  bool uint16_is_bf16;
+};
+
+Mask mask_of(const std::string& kind, int64_t left, int64_t right) {
+  if (kind == "none") return Mask::none();
+  if (kind == "causal") return Mask::causal();
+  if (kind == "window") return Mask::window(left, right);
+  throw nb::value_error(("mask: '" + kind + "' is not none, causal or window").c_str());
+}
+
+AttentionArgs to_args(const CallArgs& c) {
+  AttentionArgs a;
+  a.q = input_view(c.q, "query", c.uint16_is_bf16);
+  a.k = input_view(c.k, "key", c.uint16_is_bf16);
+  a.v = input_view(c.v, "value", c.uint16_is_bf16);
+  a.out = output_view(c.out, "out", c.uint16_is_bf16);
+  if (c.lse.is_valid()) a.lse = output_view(c.lse, "lse", false);
+  if (c.bias.is_valid()) a.bias = input_view(c.bias, "attn_mask", false);
+  a.scale = c.scale;
+  a.mask = mask_of(c.mask, c.window_left, c.window_right);
+  a.softcap = c.softcap;
+  if (c.cu_q.is_valid() != c.cu_k.is_valid()) {
+    throw nb::value_error("cu_seqlens_q and cu_seqlens_k: give both or neither");
+  }
+  if (c.cu_q.is_valid()) {
+    if (c.cu_q.shape(0) != c.cu_k.shape(0) || c.cu_q.shape(0) < 2) {
+      throw nb::value_error(("cu_seqlens_q has " + std::to_string(c.cu_q.shape(0)) +
+                             " entries and cu_seqlens_k " + std::to_string(c.cu_k.shape(0)) +
+                             ": both need batch + 1 >= 2")
+                                .c_str());
+    }
+    a.varlen = Varlen{c.cu_q.data(), c.cu_k.data(), static_cast<int64_t>(c.cu_q.shape(0)) - 1};
+  }
+  return a;
+}
+
+// parse_policy checks the form; this checks each name is a backend of the
+// build, so a typo is a ValueError rather than "nothing eligible".
+Policy checked_policy(const Registry& registry, const std::string& text) {
+  Policy policy;
+  Status s = parse_policy(text, &policy);
+  if (!s.ok()) throw nb::value_error(("policy: " + s.message()).c_str());
+  for (const auto* list : {&policy.only, &policy.prefer, &policy.deny}) {
+    for (const std::string& name : *list) {
+      if (registry.find(name) != nullptr) continue;
+      std::string known;
+      for (Backend* b : registry.backends()) known += (known.empty() ? "" : ", ") + std::string(b->name());
+      throw nb::value_error(("policy: unknown backend '" + name + "' (this build has " + known + ")").c_str());
+    }
+  }
+  return policy;
+}
+
+// The dispatcher a call uses: the Runtime's own, or one for a per-call
+// policy. Call with h.mu held.
+Dispatcher& dispatcher_for(RuntimeHandle& h, const std::string& policy_text) {
+  if (policy_text.empty()) return h.runtime->dispatcher();
+  auto it = h.by_policy.find(policy_text);
+  if (it == h.by_policy.end()) {
+    Policy policy = checked_policy(h.runtime->registry(), policy_text);
+    it = h.by_policy
+             .emplace(policy_text,
+                      std::make_unique<Dispatcher>(h.runtime->registry(), std::move(policy)))
+             .first;
+  }
+  return *it->second;
+}
+
+std::string attention(RuntimeHandle& h, const CallArgs& c, const std::string& policy) {
+  const AttentionArgs args = to_args(c);
+  std::string used;
+  Status status;
+  {
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(h.mu);
+    status = dispatcher_for(h, policy).run(args, h.runtime->context(), &used);
+  }
+  throw_if_error(status);
+  return used;
+}
+
+nb::dict explain(RuntimeHandle& h, const CallArgs& c, const std::string& policy) {
+  const AttentionArgs args = to_args(c);
+  Explanation e;
+  {
+    std::lock_guard<std::mutex> lock(h.mu);
+    e = dispatcher_for(h, policy).explain(args, h.runtime->context());
+  }
+  nb::list verdicts;
+  for (const BackendVerdict& v : e.verdicts) {
+    const char* kind = v.kind == BackendVerdict::Kind::kChosen     ? "chosen"
+                       : v.kind == BackendVerdict::Kind::kEligible ? "eligible"
+                                                                   : "rejected";
+    verdicts.append(dict_of("name"_a = v.name, "verdict"_a = kind, "reasons"_a = v.reasons));
+  }
+  nb::object args_error = nb::none();
+  if (!e.args_status.ok()) args_error = nb::str(e.args_status.message().c_str());
+  return dict_of("chosen"_a = e.chosen, "args_error"_a = args_error, "backends"_a = verdicts);
+}
+
+std::vector<std::string> dtype_names(const std::vector<DType>& dtypes) {
+  std::vector<std::string> names;
+  for (DType t : dtypes) names.emplace_back(dtype_name(t));
+  return names;
+}
+
+nb::list backends(RuntimeHandle& h) {
+  nb::list out;
+  for (Backend* b : h.runtime->registry().backends()) {
+    const Capabilities& c = b->capabilities();
+    const Availability a = b->availability();
+    nb::dict features = dict_of("causal"_a = c.causal, "window"_a = c.window, "bias"_a = c.bias,
+                      "varlen"_a = c.varlen, "softcap"_a = c.softcap, "lse"_a = c.lse,
+                      "gqa"_a = c.gqa, "dv_differs"_a = c.dv_differs);
+    out.append(dict_of("name"_a = std::string(b->name()), "device"_a = b->device().to_string(),
+                        "dtypes"_a = dtype_names(c.dtypes), "min_head_dim"_a = c.min_head_dim,
+                        "max_head_dim"_a = c.max_head_dim, "features"_a = features,
+                        "maturity"_a = std::string(maturity_name(c.maturity)),
+                        "priority"_a = b->priority(), "available"_a = a.available,
+                        "reason"_a = a.reason));
+  }
+  return out;
+}
+
+nb::dict stats(RuntimeHandle& h) {
+  std::lock_guard<std::mutex> lock(h.mu);
+  std::map<std::string, DispatchStats> sum = h.runtime->dispatcher().stats();
+  for (const auto& [text, d] : h.by_policy) {
+    for (const auto& [name, s] : d->stats()) {
+      DispatchStats& t = sum[name];
+      t.calls += s.calls;
+      t.failures += s.failures;
+      t.fallbacks += s.fallbacks;
+    }
+  }
+  nb::dict out;
+  for (const auto& [name, s] : sum) {
+    out[name.c_str()] = dict_of("calls"_a = s.calls, "failures"_a = s.failures,
+                                 "fallbacks"_a = s.fallbacks, "shadow_checks"_a = s.shadow_checks,
+                                 "shadow_mismatches"_a = s.shadow_mismatches,
+                                 "canary_runs"_a = s.canary_runs,
+                                 "canary_disagreements"_a = s.canary_disagreements);
+  }
+  return out;
+}
+
+nb::dict memory(RuntimeHandle& h) {
+  const TrackingAllocator& a = h.runtime->context().allocator();
+  nb::dict owners;
+  for (const auto& [owner, s] : a.by_owner()) {
+    owners[owner.c_str()] = dict_of("live_bytes"_a = s.live_bytes, "peak_bytes"_a = s.peak_bytes,
+                                     "allocations"_a = s.allocations);
+  }
+  nb::object budget = nb::none();
+  if (a.budget()) budget = nb::int_(*a.budget());
+  return dict_of("live_bytes"_a = a.live_bytes(), "peak_bytes"_a = a.peak_bytes(),
+                  "budget_bytes"_a = budget, "owners"_a = owners);
+}
+
+nb::list profile(RuntimeHandle& h) {
+  nb::list out;
+  for (const auto& [key, s] : h.runtime->context().profiler().aggregates()) {
+    out.append(dict_of("name"_a = key.first, "backend"_a = key.second, "count"_a = s.count,
+                        "errors"_a = s.errors, "seconds"_a = s.seconds,
+                        "min_seconds"_a = s.min_seconds, "max_seconds"_a = s.max_seconds,
+                        "flops"_a = s.flops, "bytes"_a = s.bytes, "fallbacks"_a = s.fallbacks,
+                        "max_workspace_bytes"_a = s.max_workspace_bytes));
+  }
+  return out;
+}
+
+nb::list spans(RuntimeHandle& h) {
+  nb::list out;
+  for (const Span& s : h.runtime->context().profiler().spans()) {
+    out.append(dict_of("name"_a = s.name, "backend"_a = s.backend, "decision"_a = s.decision,
+                        "shape"_a = s.shape, "device"_a = s.device, "start_ns"_a = s.start_ns,
+                        "duration_ns"_a = s.duration_ns, "flops"_a = s.flops,
+                        "workspace_bytes"_a = s.workspace_bytes, "fallbacks"_a = s.fallbacks,
+                        "ok"_a = s.ok, "thread"_a = s.thread));
+  }
+  return out;
+}
+
+void create(RuntimeHandle* h, const std::string& attention, int threads, size_t budget,
+            const std::string& tuning) {
+  RuntimeOptions o;
+  o.attention = attention;
+  o.threads = threads;
+  o.memory_budget_bytes = budget;
+  o.tuning = tuning;
+  std::unique_ptr<Runtime> rt;
+  Status s;
+  {
+    nb::gil_scoped_release release;  // loading plugins (xla) can take a while
+    s = Runtime::create(o, &rt);
+  }
+  throw_if_error(s);
+  // The policy (given, or from $TESSERA_ATTENTION) names backends of this build.
+  checked_policy(rt->registry(), rt->policy().to_string());
+  new (h) RuntimeHandle();
+  h->runtime = std::move(rt);
+}
+
+// attention() and explain() take the same arguments.
+template <typename Result>
+void def_attention_call(nb::class_<RuntimeHandle>& cls, const char* name,
+                        Result (*fn)(RuntimeHandle&, const CallArgs&, const std::string&)) {
+  cls.def(
+      name,
+      [fn](RuntimeHandle& h, InputArray q, InputArray k, InputArray v, OutputArray out,
+           OutputArray lse, InputArray bias, std::optional<float> scale, const std::string& mask,
+           int64_t wl, int64_t wr, float softcap, SeqLens cu_q, SeqLens cu_k, bool uint16_is_bf16,
+           const std::string& policy) {
+        return fn(h, {q, k, v, out, lse, bias, scale, mask, wl, wr, softcap, cu_q, cu_k,
+                      uint16_is_bf16},
+                  policy);
+      },
+      "q"_a, "k"_a, "v"_a, "out"_a, "lse"_a.none() = nb::none(), "bias"_a.none() = nb::none(),
+      "scale"_a.none() = nb::none(), "mask"_a = "none", "window_left"_a = -1,
+      "window_right"_a = -1, "softcap"_a = 0.0f, "cu_seqlens_q"_a.none() = nb::none(),
+      "cu_seqlens_k"_a.none() = nb::none(), "uint16_is_bf16"_a = false, "policy"_a = "");
+}
+
+}  // namespace
+
+void bind_runtime(nb::module_& m) {
+  nb::class_<RuntimeHandle> cls(m, "Runtime");
+  cls      .def("__init__", &create, "attention"_a = "", "threads"_a = 0,
+           "memory_budget_bytes"_a = 0, "tuning"_a = "")
+      .def_prop_ro("policy",
+                   [](RuntimeHandle& h) { return h.runtime->dispatcher().policy().to_string(); })
+      .def("set_policy",
+           [](RuntimeHandle& h, const std::string& text) {
+             h.runtime->dispatcher().set_policy(checked_policy(h.runtime->registry(), text));
+           })
+      .def_prop_ro("threads",
+                   [](RuntimeHandle& h) { return h.runtime->context().pool().num_threads(); })
+      .def_prop_ro("tuning_path", [](RuntimeHandle& h) { return h.runtime->tuning_path(); })
+      .def_prop_ro("tuning_note", [](RuntimeHandle& h) { return h.runtime->tuning_note(); })
+      .def("backends", &backends)
+      .def("stats", &stats)
+      .def("memory", &memory)
+      .def("profile", &profile)
+      .def("spans", &spans)
+      .def("set_record_decisions",
+           [](RuntimeHandle& h, bool on) { h.runtime->context().profiler().set_record_decisions(on); });
+  def_attention_call(cls, "attention", &attention);
+  // For the zero-copy test: the data pointer and strides of the view tessera
+  // builds over an array.
+  m.def("_input_view_info", [](InputArray a) {
+    const TensorView v = input_view(a, "array", true);
+    return std::make_pair(reinterpret_cast<uintptr_t>(v.data),
+                          std::vector<int64_t>(v.strides.begin(), v.strides.begin() + v.rank));
+  });
+  def_attention_call(cls, "explain", &explain);
+}
+
+}  // namespace tessera::python

@@ -1,0 +1,39 @@
+// What the Python objects hold. One tessera::Runtime per tessera.Runtime,
+// with the lock that keeps its calls from overlapping: its thread pool runs
+// one job at a time and an Embedder's calls must not overlap, so Python
+// threads take turns here while the GIL is released for the work itself.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include <nanobind/nanobind.h>
+
+#include "tessera/dispatcher.h"
+#include "tessera/runtime.h"
+
+namespace tessera::python {
+
+struct RuntimeHandle {
+  std::unique_ptr<Runtime> runtime;
+  std::mutex mu;
+  // Dispatchers for per-call policies ("only:cpu.flash"), over the same
+  // registry and context; made on first use. Guarded by mu.
+  std::map<std::string, std::unique_ptr<Dispatcher>> by_policy;
+};
+
+// nanobind's dict has no keyword constructor: dict_of("a"_a = 1, "b"_a = x).
+template <typename... Items>
+nanobind::dict dict_of(Items&&... items) {
+  nanobind::dict d;
+  ((d[items.name_] = std::move(items.value)), ...);
+  return d;
+}
+
+void bind_runtime(nanobind::module_& m);
+void bind_embedder(nanobind::module_& m);
+
+}  // namespace tessera::python

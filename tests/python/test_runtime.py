@@ -1,0 +1,50 @@
+"""tessera.Runtime: backends, policy, threads, and what it recorded."""
+
+import numpy as np
+import pytest
+
+import tessera
+
+
+def test_backends_describe_each_backend():
+    rows = tessera.backends()
+    by_name = {b["name"]: b for b in rows}
+    assert by_name["reference"]["available"] and by_name["reference"]["reason"] == ""
+    assert {"f32", "bf16", "f16"} <= set(by_name["reference"]["dtypes"])
+    for b in rows:
+        assert b["available"] or b["reason"], f"{b['name']} is unavailable without a reason"
+
+
+def test_configure_sets_threads_and_policy():
+    previous = tessera.runtime()
+    try:
+        rt = tessera.configure(attention="only:reference", threads=1)
+        assert tessera.runtime() is rt and rt.threads == 1
+        assert rt.policy == "only:reference"
+        q = np.ones((1, 2, 4, 8), np.float32)
+        tessera.scaled_dot_product_attention(q, q, q)
+        assert rt.stats()["reference"]["calls"] == 1
+        assert "cpu.flash" not in rt.stats()
+    finally:
+        import tessera._runtime as r
+        r._default = previous
+
+
+def test_profile_spans_and_memory_are_reachable():
+    rt = tessera.Runtime(threads=1)
+    q = np.ones((1, 2, 64, 32), np.float32)
+    rt.set_record_decisions(True)
+    for _ in range(3):
+        tessera.scaled_dot_product_attention(q, q, q, runtime=rt)
+    att = [a for a in rt.profile() if a["name"] == "attention"]
+    assert sum(a["count"] for a in att) == 3
+    spans = [s for s in rt.spans() if s["name"] == "attention"]
+    assert len(spans) == 3 and spans[0]["shape"].startswith("B=1,")
+    assert spans[0]["decision"], "record_decisions should explain the choice"
+    m = rt.memory()
+    assert m["live_bytes"] == 0 and m["budget_bytes"] is None
+
+
+def test_policy_errors_are_value_errors():
+    with pytest.raises(ValueError, match="policy"):
+        tessera.Runtime(attention="only:nope")
