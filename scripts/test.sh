@@ -12,6 +12,7 @@ stage() {
 }
 stage bash scripts/install-deps.sh
 stage bash scripts/build.sh
+stage bash scripts/install-python.sh
 stage ctest --preset release -j "$(nproc)"
 stage bash scripts/sanitize.sh
 echo "test.sh: all passed in $SECONDS s"

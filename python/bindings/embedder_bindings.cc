@@ -30,7 +30,7 @@ struct EmbedderHandle {
 // A [rows, cols] numpy array that owns `values`.
 template <typename T>
 nb::ndarray<nb::numpy, T, nb::ndim<2>> owned_matrix(std::vector<T>&& values, size_t rows,
-                                                     size_t cols) {
+                                                    size_t cols) {
   auto* held = new std::vector<T>(std::move(values));
   nb::capsule owner(held, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
   return nb::ndarray<nb::numpy, T, nb::ndim<2>>(held->data(), {rows, cols}, owner);
@@ -96,8 +96,8 @@ nb::list embed_documents(EmbedderHandle& self, const std::vector<std::string>& d
     nb::object problem = nb::none();
     if (!d.problem.empty()) problem = nb::str(d.problem.c_str());
     out.append(dict_of("offsets"_a = owned_matrix(std::move(offsets), n, 2),
-                        "embeddings"_a = owned_matrix(std::move(vectors), n, dim),
-                        "embedding"_a = mean, "problem"_a = problem));
+                       "embeddings"_a = owned_matrix(std::move(vectors), n, dim),
+                       "embedding"_a = mean, "problem"_a = problem));
   }
   return out;
 }
@@ -106,8 +106,8 @@ nb::list embed_documents(EmbedderHandle& self, const std::vector<std::string>& d
 
 void bind_embedder(nb::module_& m) {
   nb::class_<EmbedderHandle>(m, "Embedder")
-      .def("__init__", &load, "runtime"_a, "model_dir"_a = "", "weights"_a = "",
-           "max_tokens"_a = 0, "stride"_a = -1, "batch_tokens"_a = 8192, nb::keep_alive<1, 2>())
+      .def("__init__", &load, "runtime"_a, "model_dir"_a = "", "weights"_a = "", "max_tokens"_a = 0,
+           "stride"_a = -1, "batch_tokens"_a = 8192, nb::keep_alive<1, 2>())
       .def_prop_ro("dim", [](EmbedderHandle& e) { return e.embedder->dim(); })
       .def_prop_ro("max_tokens", [](EmbedderHandle& e) { return e.embedder->max_tokens(); })
       .def_prop_ro("normalized", [](EmbedderHandle& e) { return e.embedder->normalized(); })

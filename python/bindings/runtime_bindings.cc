@@ -81,8 +81,10 @@ Policy checked_policy(const Registry& registry, const std::string& text) {
     for (const std::string& name : *list) {
       if (registry.find(name) != nullptr) continue;
       std::string known;
-      for (Backend* b : registry.backends()) known += (known.empty() ? "" : ", ") + std::string(b->name());
-      throw nb::value_error(("policy: unknown backend '" + name + "' (this build has " + known + ")").c_str());
+      for (Backend* b : registry.backends())
+        known += (known.empty() ? "" : ", ") + std::string(b->name());
+      throw nb::value_error(
+          ("policy: unknown backend '" + name + "' (this build has " + known + ")").c_str());
     }
   }
   return policy;
@@ -147,14 +149,14 @@ nb::list backends(RuntimeHandle& h) {
     const Capabilities& c = b->capabilities();
     const Availability a = b->availability();
     nb::dict features = dict_of("causal"_a = c.causal, "window"_a = c.window, "bias"_a = c.bias,
-                      "varlen"_a = c.varlen, "softcap"_a = c.softcap, "lse"_a = c.lse,
-                      "gqa"_a = c.gqa, "dv_differs"_a = c.dv_differs);
+                                "varlen"_a = c.varlen, "softcap"_a = c.softcap, "lse"_a = c.lse,
+                                "gqa"_a = c.gqa, "dv_differs"_a = c.dv_differs);
     out.append(dict_of("name"_a = std::string(b->name()), "device"_a = b->device().to_string(),
-                        "dtypes"_a = dtype_names(c.dtypes), "min_head_dim"_a = c.min_head_dim,
-                        "max_head_dim"_a = c.max_head_dim, "features"_a = features,
-                        "maturity"_a = std::string(maturity_name(c.maturity)),
-                        "priority"_a = b->priority(), "available"_a = a.available,
-                        "reason"_a = a.reason));
+                       "dtypes"_a = dtype_names(c.dtypes), "min_head_dim"_a = c.min_head_dim,
+                       "max_head_dim"_a = c.max_head_dim, "features"_a = features,
+                       "maturity"_a = std::string(maturity_name(c.maturity)),
+                       "priority"_a = b->priority(), "available"_a = a.available,
+                       "reason"_a = a.reason));
   }
   return out;
 }
@@ -172,11 +174,10 @@ nb::dict stats(RuntimeHandle& h) {
   }
   nb::dict out;
   for (const auto& [name, s] : sum) {
-    out[name.c_str()] = dict_of("calls"_a = s.calls, "failures"_a = s.failures,
-                                 "fallbacks"_a = s.fallbacks, "shadow_checks"_a = s.shadow_checks,
-                                 "shadow_mismatches"_a = s.shadow_mismatches,
-                                 "canary_runs"_a = s.canary_runs,
-                                 "canary_disagreements"_a = s.canary_disagreements);
+    out[name.c_str()] =
+        dict_of("calls"_a = s.calls, "failures"_a = s.failures, "fallbacks"_a = s.fallbacks,
+                "shadow_checks"_a = s.shadow_checks, "shadow_mismatches"_a = s.shadow_mismatches,
+                "canary_runs"_a = s.canary_runs, "canary_disagreements"_a = s.canary_disagreements);
   }
   return out;
 }
@@ -186,22 +187,22 @@ nb::dict memory(RuntimeHandle& h) {
   nb::dict owners;
   for (const auto& [owner, s] : a.by_owner()) {
     owners[owner.c_str()] = dict_of("live_bytes"_a = s.live_bytes, "peak_bytes"_a = s.peak_bytes,
-                                     "allocations"_a = s.allocations);
+                                    "allocations"_a = s.allocations);
   }
   nb::object budget = nb::none();
   if (a.budget()) budget = nb::int_(*a.budget());
   return dict_of("live_bytes"_a = a.live_bytes(), "peak_bytes"_a = a.peak_bytes(),
-                  "budget_bytes"_a = budget, "owners"_a = owners);
+                 "budget_bytes"_a = budget, "owners"_a = owners);
 }
 
 nb::list profile(RuntimeHandle& h) {
   nb::list out;
   for (const auto& [key, s] : h.runtime->context().profiler().aggregates()) {
     out.append(dict_of("name"_a = key.first, "backend"_a = key.second, "count"_a = s.count,
-                        "errors"_a = s.errors, "seconds"_a = s.seconds,
-                        "min_seconds"_a = s.min_seconds, "max_seconds"_a = s.max_seconds,
-                        "flops"_a = s.flops, "bytes"_a = s.bytes, "fallbacks"_a = s.fallbacks,
-                        "max_workspace_bytes"_a = s.max_workspace_bytes));
+                       "errors"_a = s.errors, "seconds"_a = s.seconds,
+                       "min_seconds"_a = s.min_seconds, "max_seconds"_a = s.max_seconds,
+                       "flops"_a = s.flops, "bytes"_a = s.bytes, "fallbacks"_a = s.fallbacks,
+                       "max_workspace_bytes"_a = s.max_workspace_bytes));
   }
   return out;
 }
@@ -210,10 +211,10 @@ nb::list spans(RuntimeHandle& h) {
   nb::list out;
   for (const Span& s : h.runtime->context().profiler().spans()) {
     out.append(dict_of("name"_a = s.name, "backend"_a = s.backend, "decision"_a = s.decision,
-                        "shape"_a = s.shape, "device"_a = s.device, "start_ns"_a = s.start_ns,
-                        "duration_ns"_a = s.duration_ns, "flops"_a = s.flops,
-                        "workspace_bytes"_a = s.workspace_bytes, "fallbacks"_a = s.fallbacks,
-                        "ok"_a = s.ok, "thread"_a = s.thread));
+                       "shape"_a = s.shape, "device"_a = s.device, "start_ns"_a = s.start_ns,
+                       "duration_ns"_a = s.duration_ns, "flops"_a = s.flops,
+                       "workspace_bytes"_a = s.workspace_bytes, "fallbacks"_a = s.fallbacks,
+                       "ok"_a = s.ok, "thread"_a = s.thread));
   }
   return out;
 }
@@ -248,13 +249,13 @@ void def_attention_call(nb::class_<RuntimeHandle>& cls, const char* name,
            OutputArray lse, InputArray bias, std::optional<float> scale, const std::string& mask,
            int64_t wl, int64_t wr, float softcap, SeqLens cu_q, SeqLens cu_k, bool uint16_is_bf16,
            const std::string& policy) {
-        return fn(h, {q, k, v, out, lse, bias, scale, mask, wl, wr, softcap, cu_q, cu_k,
-                      uint16_is_bf16},
-                  policy);
+        return fn(
+            h, {q, k, v, out, lse, bias, scale, mask, wl, wr, softcap, cu_q, cu_k, uint16_is_bf16},
+            policy);
       },
       "q"_a, "k"_a, "v"_a, "out"_a, "lse"_a.none() = nb::none(), "bias"_a.none() = nb::none(),
-      "scale"_a.none() = nb::none(), "mask"_a = "none", "window_left"_a = -1,
-      "window_right"_a = -1, "softcap"_a = 0.0f, "cu_seqlens_q"_a.none() = nb::none(),
+      "scale"_a.none() = nb::none(), "mask"_a = "none", "window_left"_a = -1, "window_right"_a = -1,
+      "softcap"_a = 0.0f, "cu_seqlens_q"_a.none() = nb::none(),
       "cu_seqlens_k"_a.none() = nb::none(), "uint16_is_bf16"_a = false, "policy"_a = "");
 }
 
@@ -262,8 +263,8 @@ void def_attention_call(nb::class_<RuntimeHandle>& cls, const char* name,
 
 void bind_runtime(nb::module_& m) {
   nb::class_<RuntimeHandle> cls(m, "Runtime");
-  cls      .def("__init__", &create, "attention"_a = "", "threads"_a = 0,
-           "memory_budget_bytes"_a = 0, "tuning"_a = "")
+  cls.def("__init__", &create, "attention"_a = "", "threads"_a = 0, "memory_budget_bytes"_a = 0,
+          "tuning"_a = "")
       .def_prop_ro("policy",
                    [](RuntimeHandle& h) { return h.runtime->dispatcher().policy().to_string(); })
       .def("set_policy",
@@ -279,8 +280,9 @@ void bind_runtime(nb::module_& m) {
       .def("memory", &memory)
       .def("profile", &profile)
       .def("spans", &spans)
-      .def("set_record_decisions",
-           [](RuntimeHandle& h, bool on) { h.runtime->context().profiler().set_record_decisions(on); });
+      .def("set_record_decisions", [](RuntimeHandle& h, bool on) {
+        h.runtime->context().profiler().set_record_decisions(on);
+      });
   def_attention_call(cls, "attention", &attention);
   // For the zero-copy test: the data pointer and strides of the view tessera
   // builds over an array.

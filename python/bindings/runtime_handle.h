@@ -4,13 +4,13 @@
 // threads take turns here while the GIL is released for the work itself.
 #pragma once
 
+#include <nanobind/nanobind.h>
+
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
-
-#include <nanobind/nanobind.h>
 
 #include "tessera/dispatcher.h"
 #include "tessera/runtime.h"

@@ -20,8 +20,8 @@ Status dtype_of(nb::dlpack::dtype t, bool uint16_is_bf16, const char* field, DTy
       return *out = DType::kBF16, Status::Ok();
     }
   }
-  return invalid_argument(std::string(field) + ": dtype (DLPack code " +
-                          std::to_string(t.code) + ", " + std::to_string(t.bits) +
+  return invalid_argument(std::string(field) + ": dtype (DLPack code " + std::to_string(t.code) +
+                          ", " + std::to_string(t.bits) +
                           " bits) is not float32, float16 or bfloat16");
 }
 
