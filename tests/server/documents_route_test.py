@@ -1,18 +1,16 @@
 """POST /embed_documents against `tessera embed`: one model path.
 
 Usage: documents_route_test.py TESSERA_BINARY SOURCE_DIR ROWS_DIR
-The long documents of data/long (tools/make_long_documents.py) go through
-`tessera embed` (JSONL chunk rows: ROWS_DIR/rows.jsonl, written by the ctest
-fixture cli.embed_long_documents, all 20 or one of each risky kind under
-sanitizers; then --doc-embedding here) and through the server's documents
-route. The chunks (ids, chunk numbers, offsets) must be
+Long documents of data/long (tools/make_long_documents.py), one of each
+risky kind, go through `tessera embed` (JSONL chunk rows: ROWS_DIR/rows.jsonl,
+written by the ctest fixture cli.embed_long_documents; then --doc-embedding
+here) and through the server's documents route. The chunks (ids, chunk numbers, offsets) must be
 identical and the vectors equal up to float rounding of a different batch
 composition (the largest difference is printed; 0 when measured). Then the
-document vectors (--doc-embedding, doc_embedding) of the first four. Also: the route's errors
+document vectors (--doc-embedding, doc_embedding) of the first two. Also: the route's errors
 name the document at fault.
 """
 import json
-import os
 import pathlib
 import subprocess
 import sys
@@ -22,6 +20,10 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from serve_cli_test import Server  # noqa: E402  (the same server harness)
 
+# tools/make_long_documents.py's risky kinds (i % 5), all with prose: code
+# (doc06), five non-Latin scripts with combining marks (doc08), CJK with no
+# spaces (doc14); the ones the sanitizer suite's fixture embeds.
+RISKY = ("doc06.txt", "doc08.txt", "doc14.txt")
 MAX_DIFF = 1e-5  # same engine, other batch composition (as serve_cli_test)
 
 
@@ -49,10 +51,13 @@ def compare(cli, served, what):
 def main():
     binary, rows_dir = sys.argv[1], pathlib.Path(sys.argv[3])
     with open(rows_dir / "rows.jsonl", encoding="utf-8") as f:
-        cli_chunks = [json.loads(line) for line in f]
-    paths = sorted({r["id"] for r in cli_chunks})
-    if not os.environ.get("TESSERA_TEST_SANITIZED"):
-        assert len(paths) == 20, paths
+        rows = [json.loads(line) for line in f]
+    # The route and `tessera embed` share one model path (src/pipeline), so
+    # one document of each risky kind proves they agree; the CLI's rows for
+    # all 20 are judged against sentence-transformers by cli.chunk_reference.
+    paths = sorted({r["id"] for r in rows if pathlib.Path(r["id"]).name in RISKY})
+    assert len(paths) == len(RISKY), f"{RISKY} not all in {rows_dir / 'rows.jsonl'}"
+    cli_chunks = [r for r in rows if r["id"] in paths]
     documents = [{"id": p, "text": pathlib.Path(p).read_text(encoding="utf-8")} for p in paths]
 
     server = Server(binary, ["--payload-limit", "4M"])
@@ -63,9 +68,9 @@ def main():
 
         # Document vectors: the first 4 (the mean is checked, not the windows again).
         status, body = server.request("POST", "/embed_documents",
-                                      {"documents": documents[:4], "doc_embedding": True})
+                                      {"documents": documents[:2], "doc_embedding": True})
         assert status == 200, (status, body[:300])
-        compare(cli_rows(binary, paths[:4], "--doc-embedding"), json.loads(body), "documents")
+        compare(cli_rows(binary, paths[:2], "--doc-embedding"), json.loads(body), "documents")
 
         # Plain strings get their index as id; errors name the document.
         status, body = server.request("POST", "/embed_documents", {"documents": ["a b", " "]})
