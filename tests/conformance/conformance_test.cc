@@ -14,6 +14,7 @@
 // names the backend. Which backends run (default: all available):
 //   TESSERA_CONFORMANCE_BACKENDS=cpu.flash,toy   only these
 //   TESSERA_CONFORMANCE_EXCLUDE=xla              all but these (scripts/sanitize.sh)
+// The sanitizer build runs the quick grid, and says so on stderr.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -38,8 +39,15 @@ const Registry& builtin() {
   return registry;
 }
 
+// The sanitizer build runs the quick grid (tests/conformance/CMakeLists.txt).
+#ifdef TESSERA_CONFORMANCE_QUICK_GRID
+constexpr bool kQuickGrid = true;
+#else
+constexpr bool kQuickGrid = false;
+#endif
+
 const std::vector<AttentionCase>& grid() {
-  static const std::vector<AttentionCase> cases = full_grid();
+  static const std::vector<AttentionCase> cases = kQuickGrid ? quick_grid() : full_grid();
   return cases;
 }
 
@@ -73,6 +81,10 @@ const std::vector<Backend*>& selected() {
     const std::set<std::string> only = env_names("TESSERA_CONFORMANCE_BACKENDS");
     const std::set<std::string> exclude = env_names("TESSERA_CONFORMANCE_EXCLUDE");
     std::vector<Backend*> out;
+    if (kQuickGrid) {
+      std::cerr << "conformance: the quick grid (sanitizer build; the release suite runs the "
+                   "full grid)\n";
+    }
     for (Backend* b : builtin().backends()) {
       const std::string name(b->name());
       if (!b->availability().available) continue;  // BackendAvailability reports it
