@@ -46,6 +46,12 @@ class Runtime {
   // not used, why.
   const std::string& tuning_path() const;
   const std::string& tuning_note() const;
+  // What `tessera --trace FILE` and `--metrics FILE` write, for this runtime:
+  // the Chrome trace JSON of the spans its profiler keeps (opens in Perfetto
+  // and chrome://tracing), and the Prometheus text of its profiler, tracked
+  // memory and dispatcher.
+  std::string chrome_trace() const;
+  std::string metrics_text();
 
  private:
   struct Impl;

@@ -280,6 +280,12 @@ void bind_runtime(nb::module_& m) {
       .def("memory", &memory)
       .def("profile", &profile)
       .def("spans", &spans)
+      .def("chrome_trace", [](RuntimeHandle& h) { return h.runtime->chrome_trace(); })
+      .def("metrics_text",
+           [](RuntimeHandle& h) {
+             std::lock_guard<std::mutex> lock(h.mu);
+             return h.runtime->metrics_text();
+           })
       .def("set_record_decisions", [](RuntimeHandle& h, bool on) {
         h.runtime->context().profiler().set_record_decisions(on);
       });

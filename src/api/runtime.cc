@@ -5,7 +5,9 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "attention/dispatch_metrics.h"
 #include "attention/tuning.h"
+#include "runtime/trace_export.h"
 
 namespace tessera {
 
@@ -85,5 +87,14 @@ Dispatcher& Runtime::dispatcher() { return *impl_->dispatcher; }
 const Policy& Runtime::policy() const { return impl_->policy; }
 const std::string& Runtime::tuning_path() const { return impl_->tuning_path; }
 const std::string& Runtime::tuning_note() const { return impl_->tuning_note; }
+
+std::string Runtime::chrome_trace() const {
+  const Profiler& p = impl_->context->profiler();
+  return chrome_trace_json(p.spans(), p.dropped_spans());
+}
+
+std::string Runtime::metrics_text() {
+  return prometheus_text(*impl_->context, impl_->dispatcher.get());
+}
 
 }  // namespace tessera

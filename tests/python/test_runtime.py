@@ -1,5 +1,7 @@
 """tessera.Runtime: backends, policy, threads, and what it recorded."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -43,6 +45,12 @@ def test_profile_spans_and_memory_are_reachable():
     assert spans[0]["decision"], "record_decisions should explain the choice"
     m = rt.memory()
     assert m["live_bytes"] == 0 and m["budget_bytes"] is None
+    # What `tessera --trace` and `--metrics` write.
+    trace = json.loads(rt.chrome_trace())
+    assert sum(e["name"].startswith("attention") for e in trace["traceEvents"]) == 3
+    metrics = rt.metrics_text()
+    assert "tessera_attention_seconds_count" in metrics
+    assert "tessera_attention_calls_total{backend=" in metrics
 
 
 def test_policy_errors_are_value_errors():
