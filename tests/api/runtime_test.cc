@@ -64,6 +64,12 @@ TEST(Runtime, RunsAttentionWithTheBudgetAndPolicyGiven) {
   EXPECT_FLOAT_EQ(out[0], 4.0f);
   EXPECT_FLOAT_EQ(out[1], 6.0f);
   EXPECT_EQ(rt->context().allocator().live_bytes(), 0u);
+  // The call is in the trace and the metrics the runtime exports.
+  EXPECT_NE(rt->chrome_trace().find("\"attention reference\""), std::string::npos)
+      << rt->chrome_trace();
+  EXPECT_NE(rt->metrics_text().find("tessera_attention_calls_total{backend=\"reference\"} 1"),
+            std::string::npos)
+      << rt->metrics_text();
 }
 
 TEST(Runtime, LibraryVersionIsTheProjects) { EXPECT_STREQ(library_version(), TESSERA_PROJECT_VERSION); }
