@@ -131,6 +131,18 @@ with tempfile.TemporaryDirectory() as tmp:
                        if e.get("ph") == "X" and e["name"].split(" ")[0] == "attention"]
     check(len(bench_spans) == 4, f"bench trace: 4 dispatch spans, got {len(bench_spans)}")
 
+    # --- bench follows the global policy when --backends is not given ---
+    def benched(args, after=()):
+        out = run(args + ["bench", "attention", "--shapes", "B=1,S=16,H=2,D=8,dtype=f32",
+                          "--warmup", "0", "--iters", "1", "--min-seconds", "0", *after]).stdout
+        return [line.split()[0] for line in out.splitlines()[1:] if line.strip()]
+    got = benched(["--attention=only:cpu.flash,reference"])
+    check(got == ["cpu.flash", "reference"], f"bench under only:cpu.flash,reference timed {got}")
+    got = benched(["--attention=deny:reference"])
+    check("reference" not in got and "cpu.flash" in got, f"bench under deny:reference timed {got}")
+    got = benched(["--attention=only:reference"], ["--backends", "cpu.gemm"])
+    check(got == ["cpu.gemm"], f"--backends wins over the policy: timed {got}")
+
     # --- tune, then a table that ranks the reference first ---
     shape = "B=1,S=16,H=2,D=8,dtype=f32"
     table = f"{tmp}/tuning.json"

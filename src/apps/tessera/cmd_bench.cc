@@ -102,21 +102,40 @@ Row bench_one(AppState& state, const ShapeSpec& spec, Backend* backend, const Be
   return row;
 }
 
+// The backends to time: --backends; else the global policy's (--attention or
+// TESSERA_ATTENTION: an only: list in its order, without its deny: list);
+// else every available backend.
+Status backends_to_time(AppState& state, const BenchOptions& o,
+                        std::vector<Backend*>* out) {
+  const Policy& policy = state.policy();
+  const bool from_flag = !o.backends.empty();
+  const std::vector<std::string> named = from_flag ? split_commas(o.backends) : policy.only;
+  for (const std::string& name : named) {
+    Backend* b = state.registry().find(name);
+    if (b == nullptr) {
+      return not_found(std::string(from_flag ? "--backends" : "--attention") +
+                       ": no backend named '" + name + "'");
+    }
+    out->push_back(b);
+  }
+  if (named.empty()) {
+    for (Backend* b : state.registry().backends()) {
+      if (b->availability().available) out->push_back(b);
+    }
+  }
+  if (!from_flag) {
+    std::erase_if(*out, [&](Backend* b) {
+      return std::find(policy.deny.begin(), policy.deny.end(), b->name()) != policy.deny.end();
+    });
+  }
+  return Status::Ok();
+}
+
 int run_bench(AppState& state, const BenchOptions& o) {
   std::vector<ShapeSpec> shapes;
   if (Status s = parse_shape_list(o.shapes, &shapes); !s.ok()) return fail(s);
   std::vector<Backend*> backends;
-  if (o.backends.empty()) {
-    for (Backend* b : state.registry().backends()) {
-      if (b->availability().available) backends.push_back(b);
-    }
-  } else {
-    for (const auto& name : split_commas(o.backends)) {
-      Backend* b = state.registry().find(name);
-      if (b == nullptr) return fail(not_found("--backends: no backend named '" + name + "'"));
-      backends.push_back(b);
-    }
-  }
+  if (Status s = backends_to_time(state, o, &backends); !s.ok()) return fail(s);
   std::printf("%-14s %10s %10s %9s %9s %12s  %s\n", "BACKEND", "MEDIAN_MS", "MIN_MS", "GFLOP/S",
               "GB/S", "WORKSPACE", "SHAPE");
   nlohmann::json rows = nlohmann::json::array();
@@ -165,7 +184,9 @@ void add_bench_command(CLI::App& app, AppState& state) {
   attn->add_option("--shapes", o.shapes,
                    "Shapes joined by ';', each like \"B=8,S=512,H=12,D=64,dtype=f32,mask=none\"")
       ->capture_default_str();
-  attn->add_option("--backends", o.backends, "Comma-separated backends (default: all available)");
+  attn->add_option("--backends", o.backends,
+                   "Comma-separated backends (default: the global --attention policy's only: "
+                   "list without its deny: list, else every available backend)");
   attn->add_option("--warmup", o.warmup, "Untimed runs first")->capture_default_str();
   attn->add_option("--iters", o.iters, "Timed runs (at least)")->capture_default_str();
   attn->add_option("--min-seconds", o.min_seconds, "Keep timing until this long")
