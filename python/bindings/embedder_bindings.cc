@@ -45,25 +45,13 @@ void load(EmbedderHandle* self, RuntimeHandle& runtime, const std::string& model
   o.stride = stride;
   o.batch_tokens = batch_tokens;
   std::unique_ptr<Embedder> e;
-  Status s;
-  {
-    nb::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(runtime.mu);
-    s = Embedder::load(*runtime.runtime, o, &e);
-  }
-  throw_if_error(s);
+  run_unlocked(runtime, [&] { return Embedder::load(*runtime.runtime, o, &e); });
   new (self) EmbedderHandle{&runtime, std::move(e)};
 }
 
 nb::object embed(EmbedderHandle& self, const std::vector<std::string>& texts, bool truncate) {
   std::vector<float> rows;
-  Status s;
-  {
-    nb::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(self.runtime->mu);
-    s = self.embedder->embed(texts, truncate, &rows);
-  }
-  throw_if_error(s);
+  run_unlocked(*self.runtime, [&] { return self.embedder->embed(texts, truncate, &rows); });
   const size_t dim = static_cast<size_t>(self.embedder->dim());
   return nb::cast(owned_matrix(std::move(rows), texts.size(), dim));
 }
@@ -73,13 +61,8 @@ nb::object embed(EmbedderHandle& self, const std::vector<std::string>& texts, bo
 nb::list embed_documents(EmbedderHandle& self, const std::vector<std::string>& documents,
                          bool doc_embedding) {
   std::vector<EmbeddedDocument> docs;
-  Status s;
-  {
-    nb::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(self.runtime->mu);
-    s = self.embedder->embed_documents(documents, doc_embedding, &docs);
-  }
-  throw_if_error(s);
+  run_unlocked(*self.runtime,
+               [&] { return self.embedder->embed_documents(documents, doc_embedding, &docs); });
   const size_t dim = static_cast<size_t>(self.embedder->dim());
   nb::list out;
   for (EmbeddedDocument& d : docs) {

@@ -108,13 +108,7 @@ Dispatcher& dispatcher_for(RuntimeHandle& h, const std::string& policy_text) {
 std::string attention(RuntimeHandle& h, const CallArgs& c, const std::string& policy) {
   const AttentionArgs args = to_args(c);
   std::string used;
-  Status status;
-  {
-    nb::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(h.mu);
-    status = dispatcher_for(h, policy).run(args, h.runtime->context(), &used);
-  }
-  throw_if_error(status);
+  run_unlocked(h, [&] { return dispatcher_for(h, policy).run(args, h.runtime->context(), &used); });
   return used;
 }
 

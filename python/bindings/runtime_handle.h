@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "status_errors.h"
 #include "tessera/dispatcher.h"
 #include "tessera/runtime.h"
 
@@ -24,6 +25,19 @@ struct RuntimeHandle {
   // registry and context; made on first use. Guarded by mu.
   std::map<std::string, std::unique_ptr<Dispatcher>> by_policy;
 };
+
+// Runs `work` (returning a Status) with the GIL released and the runtime's
+// lock held, then raises its error, if any, as a Python exception.
+template <typename Work>
+void run_unlocked(RuntimeHandle& h, Work&& work) {
+  Status status;
+  {
+    nanobind::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(h.mu);
+    status = work();
+  }
+  throw_if_error(status);
+}
 
 // nanobind's dict has no keyword constructor: dict_of("a"_a = 1, "b"_a = x).
 template <typename... Items>
