@@ -81,8 +81,10 @@ Policy checked_policy(const Registry& registry, const std::string& text) {
     for (const std::string& name : *list) {
       if (registry.find(name) != nullptr) continue;
       std::string known;
-      for (Backend* b : registry.backends())
-        known += (known.empty() ? "" : ", ") + std::string(b->name());
+      for (Backend* b : registry.backends()) {
+        if (!known.empty()) known += ", ";
+        known += b->name();
+      }
       throw nb::value_error(
           ("policy: unknown backend '" + name + "' (this build has " + known + ")").c_str());
     }
@@ -133,6 +135,7 @@ nb::dict explain(RuntimeHandle& h, const CallArgs& c, const std::string& policy)
 
 std::vector<std::string> dtype_names(const std::vector<DType>& dtypes) {
   std::vector<std::string> names;
+  names.reserve(dtypes.size());
   for (DType t : dtypes) names.emplace_back(dtype_name(t));
   return names;
 }
@@ -286,7 +289,7 @@ void bind_runtime(nb::module_& m) {
   def_attention_call(cls, "attention", &attention);
   // For the zero-copy test: the data pointer and strides of the view tessera
   // builds over an array.
-  m.def("_input_view_info", [](InputArray a) {
+  m.def("_input_view_info", [](const InputArray& a) {
     const TensorView v = input_view(a, "array", true);
     return std::make_pair(reinterpret_cast<uintptr_t>(v.data),
                           std::vector<int64_t>(v.strides.begin(), v.strides.begin() + v.rank));
