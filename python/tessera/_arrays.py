@@ -51,6 +51,10 @@ class NumpyOps:
         return a.dtype == np.bool_
 
     @staticmethod
+    def is_float(a):
+        return a.dtype.kind == "f" or a.dtype.name == "bfloat16"
+
+    @staticmethod
     def causal_top_left_bias(sq, sk, like):
         keep = np.tril(np.ones((sq, sk), dtype=np.bool_))
         return NumpyOps.mask_to_bias(keep)
@@ -108,6 +112,10 @@ class TorchOps:
     def is_bool(a):
         import torch
         return a.dtype == torch.bool
+
+    @staticmethod
+    def is_float(a):
+        return a.is_floating_point()
 
     @staticmethod
     def causal_top_left_bias(sq, sk, like):

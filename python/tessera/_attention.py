@@ -95,14 +95,26 @@ class _Call:
         self.lse = ops.empty((B, heads, L), query, dtype="float32") if return_lse else None
         self.result_shape = batch + ((heads,) if has_heads else ())
 
+        if scale is not None:
+            try:
+                scale = float(scale)
+            except (TypeError, ValueError):
+                raise ValueError(f"scale: {scale!r} is not a number") from None
+        try:
+            softcap = float(softcap)
+        except (TypeError, ValueError):
+            raise ValueError(f"softcap: {softcap!r} is not a number") from None
         mask, wl, wr, bias = self._masks(ops, query, attn_mask, is_causal, causal, window,
                                          batch, B, heads, L, S)
+        # Nothing to compute (B, H, L or Ev is 0): the shapes were checked above;
+        # an empty view has zero strides the contract refuses, so no call is made.
+        self.empty = math.prod(self.out.shape) == 0
         qc, as_u16 = ops.for_call(ops.swap(q4, 1, 2))
         kc, _ = ops.for_call(ops.swap(k4, 1, 2))
         vc, _ = ops.for_call(ops.swap(v4, 1, 2))
         oc, _ = ops.for_call(ops.swap(self.out, 1, 2))
         self.kwargs = dict(q=qc, k=kc, v=vc, out=oc, lse=self.lse, bias=bias, scale=scale,
-                           mask=mask, window_left=wl, window_right=wr, softcap=float(softcap),
+                           mask=mask, window_left=wl, window_right=wr, softcap=softcap,
                            uint16_is_bf16=as_u16,
                            policy=f"only:{backend}" if backend else (policy or ""))
 
@@ -120,7 +132,12 @@ class _Call:
             raise ValueError("window and causal together: a causal window is window=(left, 0)")
         mask, wl, wr, bias = "none", -1, -1, None
         if window is not None:
-            mask, (wl, wr) = "window", (int(window[0]), int(window[1]))
+            try:
+                wl, wr = (int(w) for w in window)
+            except (TypeError, ValueError):
+                raise ValueError(f"window: {window!r} is not a pair of ints (left, right); "
+                                 "-1 = unbounded") from None
+            mask = "window"
         elif causal == "bottom_right" or (causal == "top_left" and L == S):
             mask = "causal"
         elif causal == "top_left" and L > S:
@@ -128,6 +145,9 @@ class _Call:
         elif causal == "top_left":
             attn_mask = ops.causal_top_left_bias(L, S, query)
         if attn_mask is not None:
+            if not ops.is_bool(attn_mask) and not ops.is_float(attn_mask):
+                raise ValueError(f"attn_mask: dtype {ops.dtype_name(attn_mask)} is neither bool "
+                                 "(True = attend) nor floating (added to the scores)")
             m = ops.mask_to_bias(attn_mask) if ops.is_bool(attn_mask) else ops.float32(attn_mask)
             if len(m.shape) < 2 or tuple(m.shape[-2:]) not in ((L, S), (1, S), (L, 1), (1, 1)):
                 raise ValueError(f"attn_mask: shape {tuple(m.shape)} does not broadcast to "
@@ -175,7 +195,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     """
     call = _Call(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, causal,
                  window, softcap, return_lse, backend, policy)
-    (runtime or _default_runtime()).attention(**call.kwargs)
+    if not call.empty:
+        (runtime or _default_runtime()).attention(**call.kwargs)
     return call.result()
 
 

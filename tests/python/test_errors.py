@@ -47,6 +47,16 @@ def test_mixed_dtypes_and_masks():
         tessera.scaled_dot_product_attention(q, q, q, attn_mask=np.ones((3, 4), bool))
     with pytest.raises(ValueError, match=r"causal: 'sideways'"):
         tessera.scaled_dot_product_attention(q, q, q, causal="sideways")
+    with pytest.raises(ValueError, match=r"attn_mask: dtype int64 is neither bool"):
+        tessera.scaled_dot_product_attention(q, q, q, attn_mask=np.ones((4, 4), np.int64))
+    with pytest.raises(ValueError, match=r"scale: 'x' is not a number"):
+        tessera.scaled_dot_product_attention(q, q, q, scale="x")
+    with pytest.raises(ValueError, match=r"scale = nan must be finite"):
+        tessera.scaled_dot_product_attention(q, q, q, scale=float("nan"))
+    with pytest.raises(ValueError, match=r"window: \(1,\) is not a pair"):
+        tessera.scaled_dot_product_attention(q, q, q, window=(1,))
+    with pytest.raises(ValueError, match=r"D\) = 0 must be >= 1"):
+        tessera.scaled_dot_product_attention(f32(1, 2, 4, 0), f32(1, 2, 4, 0), q)
     with pytest.raises(TypeError, match=r"numpy array or a torch tensor"):
         tessera.scaled_dot_product_attention([[1.0]], q, q)
 

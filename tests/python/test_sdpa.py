@@ -141,3 +141,19 @@ def test_explain_names_the_choice_and_the_rejections():
     names = [b["name"] for b in e["backends"]]
     assert e["chosen"] in names and "reference" in names
     assert any(b["verdict"] == "rejected" and b["reasons"] for b in e["backends"])
+
+
+@pytest.mark.parametrize("backend", ["reference", "cpu.flash", "cpu.gemm", "xla"])
+def test_empty_dimensions(backend):
+    """A zero-sized batch, head count, query or value width gives an empty
+    result of torch's shape; no keys (S = 0) gives zeros, as torch's math path."""
+    one = np.ones((1, 2, 4, 8), np.float32)
+    for q, k, v in [((0, 2, 4, 8),) * 3, ((1, 0, 4, 8),) * 3, ((1, 2, 0, 8), (1, 2, 4, 8),
+                    (1, 2, 4, 8)), ((1, 2, 4, 8), (1, 2, 4, 8), (1, 2, 4, 0))]:
+        out = tessera.scaled_dot_product_attention(np.ones(q, np.float32), np.ones(k, np.float32),
+                                                   np.ones(v, np.float32), backend=backend)
+        assert out.shape == q[:-1] + (v[-1],)
+    no_keys = np.ones((1, 2, 0, 8), np.float32)
+    out, lse = tessera.scaled_dot_product_attention(one, no_keys, no_keys, backend=backend,
+                                                    return_lse=True)
+    assert out.shape == (1, 2, 4, 8) and np.all(out == 0) and np.all(lse == -np.inf)

@@ -151,7 +151,7 @@ void make_params(const AttentionArgs& args, int threads, FlashParams* p) {
 
   // Decode (few units, long keys): split each unit's keys over the threads.
   const int64_t units = p->units();
-  if (threads > 1 && units < target) {
+  if (threads > 1 && units > 0 && units < target) {  // units is 0 when B is 0
     const int64_t tiles = (p->sk + kBlockKeys - 1) / kBlockKeys;
     p->splits = std::clamp<int64_t>((target + units - 1) / units, 1,
                                     std::max<int64_t>(1, tiles / kMinTilesPerSplit));
