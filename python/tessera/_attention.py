@@ -38,9 +38,10 @@ def _strides(a):
 
 def _as_4d(ops, a, shape4, full_shape):
     """a broadcast to full_shape, viewed as shape4 = (B, H, S, D); copied only
-    where broadcasting left a stride of 0 (q, k, v must have none)."""
+    where broadcasting left a stride of 0 or a reversed view a negative one
+    (the contract takes neither for q, k, v)."""
     a = ops.reshape(ops.broadcast_to(a, full_shape), shape4)
-    if any(st == 0 and n > 1 for st, n in zip(_strides(a), shape4)):
+    if any(st < 0 or (st == 0 and n > 1) for st, n in zip(_strides(a), shape4)):
         a = ops.contiguous(a)
     return a
 

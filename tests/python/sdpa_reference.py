@@ -31,7 +31,7 @@ def sdpa_float64(q, k, v, attn_mask=None, is_causal=False, scale=None, enable_gq
     if bias is not None:
         s = s + bias
     s = np.where(visible, s, -np.inf)
-    mx = s.max(-1, keepdims=True)
+    mx = s.max(-1, keepdims=True, initial=-np.inf)
     finite = np.isfinite(mx)
     e = np.exp(s - np.where(finite, mx, 0))
     total = e.sum(-1, keepdims=True)
