@@ -1,6 +1,7 @@
 // MaterializedCase: an AttentionCase turned into tracked memory with
 // deterministic random inputs.
 //
+// Shapes and strides come from case_geometry() (Packing::kAsCase).
 // Two copies of every input exist:
 //   - logical: f32, contiguous, values already rounded to the case dtype
 //       q [R, Tq, Hq, D], k [R, Tk, Hkv, D], v [R, Tk, Hkv, Dv], bias (its shape)
@@ -14,12 +15,12 @@
 #include "tessera/allocator.h"
 #include "tessera/attention.h"
 #include "verify/case.h"
+#include "verify/case_geometry.h"
 #include "verify/guarded_tensor.h"
 
 namespace tessera::verify {
 
 inline constexpr std::string_view kCaseOwner = "verify.case";
-inline constexpr int64_t kLayoutPad = 3;  // odd: padded rows start misaligned
 
 class MaterializedCase {
  public:
@@ -59,7 +60,7 @@ class MaterializedCase {
   Buffer q_log_, k_log_, v_log_, bias_log_;
   Buffer cu_q_, cu_k_;
   GuardedTensor q_, k_, v_, bias_, out_, lse_;
-  std::array<int64_t, kMaxRank> bias_shape_{};
+  TensorGeometry bias_stored_;  // the bias as stored (bias_view() widens kKeyStride0)
 
   Status allocate(TrackingAllocator& alloc);
   void fill_inputs();
