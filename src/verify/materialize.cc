@@ -1,5 +1,6 @@
 #include "verify/materialize.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -12,8 +13,11 @@ namespace {
 
 using Shape = std::array<int64_t, kMaxRank>;
 
+// At least one float: an empty tensor (Sq or Sk = 0) still gets a non-null
+// address, which the contract asks of every view.
 Status allocate_floats(TrackingAllocator& alloc, int64_t n, Buffer* out) {
-  return Buffer::allocate(alloc, static_cast<size_t>(n) * sizeof(float), kCaseOwner, out);
+  return Buffer::allocate(alloc, static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(float),
+                          kCaseOwner, out);
 }
 
 // Writes the logical values into the tensor under test, converted to its dtype.
@@ -65,13 +69,13 @@ Status MaterializedCase::allocate(TrackingAllocator& alloc) {
     GuardedTensor* t;
     const TensorGeometry& g;
     uint8_t fill;
-  } tensors[] = {{&q_, g.q, kInputFillByte},     {&k_, g.k, kInputFillByte},
-                 {&v_, g.v, kInputFillByte},     {&out_, g.out, kGuardByte},
-                 {&lse_, g.lse, kGuardByte},     {&bias_, g.bias, kInputFillByte}};
+  } tensors[] = {{&q_, g.q, kInputFillByte}, {&k_, g.k, kInputFillByte},
+                 {&v_, g.v, kInputFillByte}, {&out_, g.out, kGuardByte},
+                 {&lse_, g.lse, kGuardByte}, {&bias_, g.bias, kInputFillByte}};
   for (const auto& t : tensors) {
     if (!t.g.present()) continue;
-    TESSERA_RETURN_IF_ERROR(GuardedTensor::create(alloc, kCaseOwner, t.g.dtype, t.g.rank,
-                                                  t.g.shape, t.g.strides, t.fill, t.t));
+    TESSERA_RETURN_IF_ERROR(GuardedTensor::create(alloc, kCaseOwner, t.g.dtype, t.g.rank, t.g.shape,
+                                                  t.g.strides, t.fill, t.t));
   }
   bias_stored_ = g.bias;
   if (g.bias.present()) {
@@ -95,16 +99,16 @@ Status MaterializedCase::allocate(TrackingAllocator& alloc) {
 void MaterializedCase::fill_inputs() {
   const AttentionCase& c = spec_;
   NormalRng rng(c.seed);
-  auto fill = [&](Buffer& buf, DType dtype) {
+  auto fill = [&](Buffer& buf, const GuardedTensor& t, DType dtype) {
     float* x = buf.as<float>();
-    const size_t n = buf.bytes() / sizeof(float);
-    for (size_t i = 0; i < n; ++i) x[i] = round_to_dtype(rng.next(), dtype);
+    const int64_t n = t.view().numel();
+    for (int64_t i = 0; i < n; ++i) x[i] = round_to_dtype(rng.next(), dtype);
   };
-  fill(q_log_, c.dtype);
-  fill(k_log_, c.dtype);
-  fill(v_log_, c.dtype);
+  fill(q_log_, q_, c.dtype);
+  fill(k_log_, k_, c.dtype);
+  fill(v_log_, v_, c.dtype);
   if (bias_.present()) {
-    fill(bias_log_, DType::kF32);
+    fill(bias_log_, bias_, DType::kF32);
     if (c.bias == BiasKind::kKeyStride0 && c.sk > 1) {
       bias_log_.as<float>()[1] = -std::numeric_limits<float>::infinity();  // a masked key
     }

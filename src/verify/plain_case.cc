@@ -59,8 +59,7 @@ Status PlainCase::create(const AttentionCase& c, TrackingAllocator& alloc, Plain
 PlainCase PlainCase::placeholder(const AttentionCase& c) {
   static char placeholder;  // validate() and check() read shapes only
   PlainCase p;
-  p.set_args(c, &placeholder, &placeholder, &placeholder, &placeholder, &placeholder,
-             &placeholder);
+  p.set_args(c, &placeholder, &placeholder, &placeholder, &placeholder, &placeholder, &placeholder);
   return p;
 }
 
