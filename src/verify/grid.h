@@ -26,6 +26,10 @@ std::vector<AttentionCase> quick_grid();
 // Invalid calls: each must fail with InvalidArgument and leave out untouched.
 std::vector<InvalidCase> invalid_cases();
 
+// The small problem of the dispatcher and observability tests: f32
+// [1, s, h, d], MHA, no mask, N(0, 1) inputs from `seed`.
+AttentionCase small_case(int64_t s = 9, int64_t h = 2, int64_t d = 8, uint64_t seed = 7);
+
 // Named shape grids of bench and tune, in the shape syntax (case_text.h).
 // `tessera bench attention` by default: small shapes for the default job, an
 // encoder batch, a long document, decode.

@@ -225,4 +225,15 @@ void MaterializedCase::read_lse(float* dst) const {
   }
 }
 
+OwnedCase::OwnedCase(const AttentionCase& spec) {
+  status_ = MaterializedCase::create(spec, alloc_, &m_);
+  args = m_.args();
+}
+
+std::vector<float> OwnedCase::out() const {
+  std::vector<float> values(static_cast<size_t>(m_.rows() * m_.spec().dv));
+  if (status_.ok()) m_.read_out(values.data());
+  return values;
+}
+
 }  // namespace tessera::verify

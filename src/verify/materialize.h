@@ -11,6 +11,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "tessera/allocator.h"
 #include "tessera/attention.h"
@@ -66,6 +67,29 @@ class MaterializedCase {
   void fill_inputs();
   AttentionArgs views(const TensorView& q, const TensorView& k, const TensorView& v,
                       const TensorView& bias) const;
+};
+
+// A MaterializedCase in an allocator of its own, not a Context's, so a
+// test's accounting sees only what backends allocate; `args` is a copy of
+// its views for the test to change (break a shape, set a mask). For tests
+// that need a problem with random inputs rather than a judged case.
+class OwnedCase {
+ public:
+  explicit OwnedCase(const AttentionCase& spec);
+  OwnedCase(const OwnedCase&) = delete;
+  OwnedCase& operator=(const OwnedCase&) = delete;
+
+  const Status& status() const { return status_; }  // of the materialization
+  MaterializedCase& materialized() { return m_; }
+  // out as f32 in row order [R, Tq, Hq, Dv] (what the last run left).
+  std::vector<float> out() const;
+
+  AttentionArgs args;
+
+ private:
+  TrackingAllocator alloc_;
+  MaterializedCase m_;
+  Status status_;
 };
 
 }  // namespace tessera::verify

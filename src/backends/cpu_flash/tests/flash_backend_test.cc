@@ -299,9 +299,9 @@ TEST(CpuFlash, Bf16PathsAreChosenOnlyWhereTheyApply) {
     c.dtype = dtype;
     c.sq = c.sk = 64;
     c.d = c.dv = d;
-    const CaseTensors tensors(c);
+    const OwnedCase tensors(c);
     cpu_flash::FlashParams p;
-    cpu_flash::make_params(tensors.args(), 2, &p);
+    cpu_flash::make_params(tensors.args, 2, &p);
     return p.products;
   };
   cpu_flash::set_amx_allowed(true);

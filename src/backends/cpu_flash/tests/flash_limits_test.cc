@@ -23,15 +23,15 @@ TEST(CpuFlashLimits, RejectsHeadDimsAboveTheTileMaximum) {
   Context ctx(ContextOptions{1});
   AttentionCase c;
   c.d = c.dv = cpu_flash::kMaxHeadDim + 1;
-  const CaseTensors big_d(c);
-  const auto reasons = check_args(*backend, big_d.args(), ctx);
+  const OwnedCase big_d(c);
+  const auto reasons = check_args(*backend, big_d.args, ctx);
   EXPECT_TRUE(mentions(reasons, "head dim D = 257")) << reasons.size();
   c.d = 64;
-  const CaseTensors big_dv(c);
-  EXPECT_TRUE(mentions(check_args(*backend, big_dv.args(), ctx), "Dv = 257"));
+  const OwnedCase big_dv(c);
+  EXPECT_TRUE(mentions(check_args(*backend, big_dv.args, ctx), "Dv = 257"));
   // run() refuses too, called directly, with the reason, and writes nothing.
   std::optional<AttentionProblem> valid;
-  ASSERT_TRUE(AttentionProblem::make(big_dv.args(), &valid).ok());
+  ASSERT_TRUE(AttentionProblem::make(big_dv.args, &valid).ok());
   const Status status = backend->run(*valid, ctx);
   EXPECT_EQ(status.code(), StatusCode::kUnsupported);
   EXPECT_NE(status.message().find("Dv = 257"), std::string::npos) << status.message();
@@ -40,8 +40,8 @@ TEST(CpuFlashLimits, RejectsHeadDimsAboveTheTileMaximum) {
 TEST(CpuFlashLimits, RejectsTensorsNotOnTheCpu) {
   auto backend = make_cpu_flash_backend();
   Context ctx(ContextOptions{1});
-  const CaseTensors p(AttentionCase{});
-  AttentionArgs args = p.args();
+  const OwnedCase p(AttentionCase{});
+  AttentionArgs args = p.args;
   for (TensorView* t : {&args.q, &args.k, &args.v, &args.out}) t->device = Device::cuda(0);
   EXPECT_TRUE(mentions(check_args(*backend, args, ctx), "cuda:0"));
 }
@@ -51,8 +51,8 @@ TEST(CpuFlashLimits, RejectsWorkspaceOverTheBudgetWithTheNumbers) {
   Context ctx(ContextOptions{1, size_t{1024}});
   AttentionCase c;
   c.sq = c.sk = 128;
-  const CaseTensors p(c);
-  const auto reasons = check_args(*backend, p.args(), ctx);
+  const OwnedCase p(c);
+  const auto reasons = check_args(*backend, p.args, ctx);
   ASSERT_EQ(reasons.size(), 1u);
   EXPECT_NE(reasons[0].find("budget 1024 bytes"), std::string::npos) << reasons[0];
 }
@@ -67,8 +67,8 @@ TEST(CpuFlashLimits, WorkspaceIsTrackedBoundedAndIndependentOfLength) {
     c.sq = c.sk = lengths[i];
     c.d = c.dv = 64;
     c.mask = Mask::causal();
-    const CaseTensors p(c);
-    ASSERT_TRUE(run_args(*backend, p.args(), ctx).ok());
+    const OwnedCase p(c);
+    ASSERT_TRUE(run_args(*backend, p.args, ctx).ok());
     peaks[i] = ctx.allocator().by_owner()["cpu.flash"].peak_bytes;
     EXPECT_GT(peaks[i], 0u) << "the workspace must go through the tracking allocator";
     EXPECT_TRUE(ctx.allocator().leaks().empty());
@@ -88,9 +88,9 @@ TEST(CpuFlashLimits, ReportsItselfHonestly) {
               caps.lse && caps.gqa && caps.dv_differs);
   AttentionCase c;
   c.sq = c.sk = 300;
-  const CaseTensors p(c);
+  const OwnedCase p(c);
   std::optional<AttentionProblem> valid;
-  ASSERT_TRUE(AttentionProblem::make(p.args(), &valid).ok());
+  ASSERT_TRUE(AttentionProblem::make(p.args, &valid).ok());
   // Sized for the context's threads: one slice each.
   const size_t one = backend->workspace_bytes(*valid, Context(ContextOptions{1}));
   EXPECT_GT(one, 0u);

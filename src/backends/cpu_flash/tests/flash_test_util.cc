@@ -1,8 +1,6 @@
 // Test helpers for cpu.flash (see flash_test_util.h).
 #include "flash_test_util.h"
 
-#include <gtest/gtest.h>
-
 #include <vector>
 
 #include "cpu_flash/flash_params.h"
@@ -11,11 +9,6 @@
 #include "verify/runner.h"
 
 namespace tessera::flash_test {
-
-CaseTensors::CaseTensors(const AttentionCase& c) {
-  const Status s = verify::MaterializedCase::create(c, alloc_, &m_);
-  EXPECT_TRUE(s.ok()) << c.name() << ": " << s.to_string();
-}
 
 std::string compare_on_all_targets(Backend& backend, const AttentionCase& c, int threads) {
   Context case_ctx(ContextOptions{threads});

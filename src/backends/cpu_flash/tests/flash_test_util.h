@@ -15,18 +15,7 @@ namespace tessera::flash_test {
 using verify::AttentionCase;
 using verify::BiasKind;
 using verify::Layout;
-
-// A case's guarded tensors in an allocator of their own (not a Context's),
-// for tests that look at check(), workspaces or params rather than results.
-class CaseTensors {
- public:
-  explicit CaseTensors(const AttentionCase& c);
-  const AttentionArgs& args() const { return m_.args(); }
-
- private:
-  TrackingAllocator alloc_;
-  verify::MaterializedCase m_;
-};
+using verify::OwnedCase;  // for tests of check(), workspaces, params
 
 // Materializes `c` and computes its expected results once, then runs
 // `backend` once per Highway target this CPU supports
