@@ -70,35 +70,24 @@ Status parse_flag(const std::string& key, const std::string& value, bool* out) {
   return Status::Ok();
 }
 
-// The keys as written, before they become an AttentionCase.
-struct Fields {
-  int64_t b = 1, sq = 128, sk = 128, hq = 8, hkv = 8, d = 64, dv = -1;  // dv -1: = d
-  DType dtype = DType::kF32;
-  Mask mask;
-  bool bhsd = false;
-  bool lse = false;
-  bool bias = false;
-  bool varlen = false;
-  float softcap = 0.0f;
-  std::string text;
-};
-
-// The products of a parsed shape, checked before anything is built from it,
-// so no stride or byte count computed later can overflow.
-Status check_sizes(const Fields& s) {
+// The products of a parsed shape (`s`, not yet varlen), checked before
+// anything is built from it, so no stride or byte count computed later can
+// overflow.
+Status check_sizes(const AttentionCase& s, bool bias, bool varlen) {
   const std::string shape = "shape " + quote_bounded(s.text) + ": ";
-  if (s.varlen) {
-    if (s.b > kMaxVarlenBatch) {
-      return invalid_argument(shape + "varlen B = " + std::to_string(s.b) +
+  if (varlen) {
+    if (s.batch > kMaxVarlenBatch) {
+      return invalid_argument(shape + "varlen B = " + std::to_string(s.batch) +
                               " sequences exceeds the limit of " + std::to_string(kMaxVarlenBatch));
     }
-    if (s.b * std::max(s.sq, s.sk) > INT32_MAX) {  // each <= 2^31: no overflow
+    if (s.batch * std::max(s.sq, s.sk) > INT32_MAX) {  // each <= 2^31: no overflow
       return invalid_argument(
-          shape + "varlen packs B * max(Sq, Sk) = " + std::to_string(s.b * std::max(s.sq, s.sk)) +
+          shape +
+          "varlen packs B * max(Sq, Sk) = " + std::to_string(s.batch * std::max(s.sq, s.sk)) +
           " rows, more than int32 cu_seqlens can index (" + std::to_string(INT32_MAX) + ")");
     }
   }
-  const int64_t rows_q = s.b * s.sq, rows_k = s.b * s.sk;  // each <= 2^62
+  const int64_t rows_q = s.batch * s.sq, rows_k = s.batch * s.sk;  // each <= 2^62
   struct Count {
     const char* what;
     int64_t elements;  // -1: beyond int64
@@ -109,7 +98,7 @@ Status check_sizes(const Fields& s) {
       {"k (B*Sk*Hkv*D)", checked_product({rows_k, s.hkv, s.d}), kMaxTensorElements},
       {"v (B*Sk*Hkv*Dv)", checked_product({rows_k, s.hkv, s.dv}), kMaxTensorElements},
       {"out (B*Sq*Hq*Dv)", checked_product({rows_q, s.hq, s.dv}), kMaxTensorElements},
-      {"bias (Hq*Sq*Sk)", s.bias ? checked_product({s.hq, s.sq, s.sk}) : 0, kMaxTensorElements},
+      {"bias (Hq*Sq*Sk)", bias ? checked_product({s.hq, s.sq, s.sk}) : 0, kMaxTensorElements},
       {"scores (B*Hq*Sq*Sk)", checked_product({rows_q, s.hq, s.sk}), kMaxScoreElements},
   };
   for (const Count& c : counts) {
@@ -121,35 +110,17 @@ Status check_sizes(const Fields& s) {
   return Status::Ok();
 }
 
-AttentionCase to_case(const Fields& s) {
-  AttentionCase c;
-  c.batch = s.b;
-  c.sq = s.sq;
-  c.sk = s.sk;
-  c.hq = s.hq;
-  c.hkv = s.hkv;
-  c.d = s.d;
-  c.dv = s.dv;
-  c.dtype = s.dtype;
-  c.mask = s.mask;
-  c.layout = s.bhsd ? Layout::kBHSD : Layout::kBSHD;
-  c.lse = s.lse;
-  c.bias = s.bias ? BiasKind::kShared : BiasKind::kNone;
-  c.softcap = s.softcap;
-  c.seed = 1;
-  c.text = s.text;
-  if (s.varlen) {
-    c.set_varlen(std::vector<int32_t>(static_cast<size_t>(s.b), static_cast<int32_t>(s.sq)),
-                 std::vector<int32_t>(static_cast<size_t>(s.b), static_cast<int32_t>(s.sk)));
-  }
-  return c;
-}
-
 }  // namespace
 
 Status parse_case(const std::string& text, AttentionCase* out) {
-  Fields spec;
+  AttentionCase spec;
+  spec.sq = spec.sk = 128;
+  spec.hq = spec.hkv = 8;
+  spec.d = 64;
+  spec.dv = -1;  // = D unless given
+  spec.seed = 1;
   spec.text = text;
+  bool bias = false, varlen = false;
   bool mask_window = false;
   int64_t left = -1, right = -1;
   size_t start = 0;
@@ -167,7 +138,7 @@ Status parse_case(const std::string& text, AttentionCase* out) {
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
     int64_t n = 0;
     if (key == "B") {
-      TESSERA_RETURN_IF_ERROR(parse_int(key, value, &spec.b));
+      TESSERA_RETURN_IF_ERROR(parse_int(key, value, &spec.batch));
     } else if (key == "S") {
       TESSERA_RETURN_IF_ERROR(parse_int(key, value, &n));
       spec.sq = spec.sk = n;
@@ -216,13 +187,13 @@ Status parse_case(const std::string& text, AttentionCase* out) {
         return invalid_argument("shape key layout = " + quote_bounded(value) +
                                 ": expected bshd or bhsd");
       }
-      spec.bhsd = value == "bhsd";
+      spec.layout = value == "bhsd" ? Layout::kBHSD : Layout::kBSHD;
     } else if (key == "lse") {
       TESSERA_RETURN_IF_ERROR(parse_flag(key, value, &spec.lse));
     } else if (key == "bias") {
-      TESSERA_RETURN_IF_ERROR(parse_flag(key, value, &spec.bias));
+      TESSERA_RETURN_IF_ERROR(parse_flag(key, value, &bias));
     } else if (key == "varlen") {
-      TESSERA_RETURN_IF_ERROR(parse_flag(key, value, &spec.varlen));
+      TESSERA_RETURN_IF_ERROR(parse_flag(key, value, &varlen));
     } else if (key == "softcap") {
       TESSERA_RETURN_IF_ERROR(parse_softcap(value, &spec.softcap));
     } else {
@@ -234,11 +205,17 @@ Status parse_case(const std::string& text, AttentionCase* out) {
   }
   if (mask_window) spec.mask = Mask::window(left, right);
   if (spec.dv < 0) spec.dv = spec.d;
-  if (spec.b < 1 || spec.hq < 1 || spec.hkv < 1 || spec.d < 1) {
+  if (spec.batch < 1 || spec.hq < 1 || spec.hkv < 1 || spec.d < 1) {
     return invalid_argument("shape " + quote_bounded(text) + ": B, Hq, Hkv and D must be >= 1");
   }
-  TESSERA_RETURN_IF_ERROR(check_sizes(spec));
-  *out = to_case(spec);
+  TESSERA_RETURN_IF_ERROR(check_sizes(spec, bias, varlen));
+  if (bias) spec.bias = BiasKind::kShared;
+  if (varlen) {  // B sequences of Sq and Sk rows each
+    const auto n = static_cast<size_t>(spec.batch);
+    spec.set_varlen(std::vector<int32_t>(n, static_cast<int32_t>(spec.sq)),
+                    std::vector<int32_t>(n, static_cast<int32_t>(spec.sk)));
+  }
+  *out = std::move(spec);
   return Status::Ok();
 }
 
