@@ -1,7 +1,8 @@
 // cpu.gemm against the reference on odd shapes crossed with every feature it
-// claims (verify's cases and tolerance rule), plus its budget check. (The conformance suite covers the full grid
-// for every backend; these are the cases that exercise cpu.gemm's own paths:
-// head grouping, masked row blocks, converted K/V tiles, direct f32 views.)
+// claims (verify's cases and tolerance rule), plus its budget check. (The
+// conformance suite covers the full grid for every backend; these are the
+// cases that exercise cpu.gemm's own paths: head grouping, masked row blocks,
+// converted K/V tiles, direct f32 views.)
 #include "cpu_gemm/cpu_gemm_backend.h"
 
 #include <gtest/gtest.h>
@@ -38,8 +39,8 @@ void expect_matches_reference(AttentionCase c, const std::string& label) {
   auto gemm = make_cpu_gemm_backend();
   auto ref = make_reference_backend();
   const verify::CaseOutcome outcome = verify::run_case(*gemm, *ref, c, ctx);
-  EXPECT_EQ(outcome.verdict, verify::Verdict::kPass) << label << " " << c.name() << ": "
-                                                     << outcome.summary();
+  EXPECT_EQ(outcome.verdict, verify::Verdict::kPass)
+      << label << " " << c.name() << ": " << outcome.summary();
   EXPECT_TRUE(ctx.allocator().leaks().empty()) << label;
   EXPECT_GT(ctx.allocator().by_owner()["cpu.gemm"].peak_bytes, 0u) << label;
 }
