@@ -82,8 +82,8 @@ struct SeqRange {
 };
 SeqRange seq_range(const AttentionArgs& args, int64_t b);
 
-// "B=2,Sq=128,Sk=128,Hq=8,Hkv=8,D=64,dtype=bf16,mask=causal" (the syntax the
-// CLI parses back with parse_shape in apps).
+// "B=2,Sq=128,Sk=128,Hq=8,Hkv=8,D=64,dtype=bf16,mask=causal" (the shape
+// syntax the CLI's `backends --explain`, `bench` and `tune` read back).
 std::string describe_shape(const AttentionArgs& args);
 // FLOPs of the two products actually needed: 4*Sq*Sk*D per head, counting
 // only visible (query, key) pairs, summed over sequences.

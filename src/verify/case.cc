@@ -66,6 +66,8 @@ std::string_view layout_name(Layout layout) {
       return "bshdpad";
     case Layout::kBHSD:
       return "bhsd";
+    case Layout::kDStride2:
+      return "dstride2";
   }
   return "?";
 }
@@ -78,6 +80,12 @@ std::string_view bias_name(BiasKind bias) {
       return "full";
     case BiasKind::kBroadcast:
       return "bcast";
+    case BiasKind::kShared:
+      return "shared";
+    case BiasKind::kPerHead:
+      return "head";
+    case BiasKind::kKeyStride0:
+      return "key0";
   }
   return "?";
 }

@@ -17,6 +17,11 @@ enum class BiasKind : uint8_t {
   kNone,
   kFull,       // f32 [B, Hq, Sq, Sk]
   kBroadcast,  // f32 [B, 1, 1, Sk] (a key-padding style bias)
+  kShared,     // f32 [1, Hq, Sq, Sk]: one bias for the whole batch (shape strings' bias=1)
+  kPerHead,    // f32 [B, Hq, 1, Sk]: one row per head, broadcast over queries
+  // f32 [B, 1, 1, Sk] viewed as [B, Hq, Sq, Sk] through stride-0 dims, with
+  // key 1 of batch 0 at -inf (a masked key).
+  kKeyStride0,
 };
 
 // Memory layout of q, k, v, out (and lse, bias). Every layout is viewed as the
@@ -25,6 +30,7 @@ enum class Layout : uint8_t {
   kBSHD,        // contiguous [B, S, H, D]
   kBSHDPadded,  // [B, S, H, D] with odd padding after every row at each level
   kBHSD,        // memory order [B, H, S, D], padded, viewed through strides
+  kDStride2,    // kBSHDPadded with D read at stride 2 (a gap after every element)
 };
 
 struct AttentionCase {
@@ -47,6 +53,7 @@ struct AttentionCase {
   Layout layout = Layout::kBSHD;
   int nan_rows = 0;  // query rows (spread over the batch and heads) set to NaN
   uint64_t seed = 0;
+  std::string text;  // the shape string it was parsed from (case_text.h), for reports
 
   bool varlen() const { return !seqlens_q.empty(); }
   int64_t total_q() const;  // rows of the q tensor (varlen: packed)

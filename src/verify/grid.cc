@@ -249,4 +249,27 @@ std::vector<AttentionCase> quick_grid() {
   return seeded(std::move(g));
 }
 
+AttentionCase small_case(int64_t s, int64_t h, int64_t d, uint64_t seed) {
+  AttentionCase c;
+  c.sq = c.sk = s;
+  c.hq = c.hkv = h;
+  c.d = c.dv = d;
+  c.seed = seed;
+  return c;
+}
+
+std::string tune_shapes() {
+  constexpr const char* kShapes[] = {"B=2,S=128,H=8,D=64", "B=2,S=512,H=8,D=64",
+                                     "B=1,S=512,H=8,D=128", "B=1,Sq=1,Sk=2048,H=8,D=64"};
+  std::string s;
+  for (const char* dtype : {"f32", "bf16"}) {
+    for (const char* mask : {"none", "causal"}) {
+      for (const char* shape : kShapes) {
+        s += (s.empty() ? "" : ";") + std::string(shape) + ",dtype=" + dtype + ",mask=" + mask;
+      }
+    }
+  }
+  return s;
+}
+
 }  // namespace tessera::verify

@@ -1,86 +1,23 @@
 #include "verify/materialize.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <numbers>
+
+#include "verify/normal_rng.h"
 
 namespace tessera::verify {
 
 namespace {
 
-// splitmix64 + Box-Muller: the same numbers on every platform (std's
-// distributions differ between standard libraries).
-class NormalRng {
- public:
-  explicit NormalRng(uint64_t seed) : state_(seed) {}
-  float next() {
-    const double u1 = (static_cast<double>(bits() >> 11) + 1.0) * 0x1p-53;  // (0, 1]
-    const double u2 = static_cast<double>(bits() >> 11) * 0x1p-53;
-    return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) *
-                              std::cos(2.0 * std::numbers::pi * u2));
-  }
-
- private:
-  uint64_t bits() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  uint64_t state_;
-};
-
 using Shape = std::array<int64_t, kMaxRank>;
-using Order = std::array<int, kMaxRank>;
 
-// Strides of a [R, T, H, D] tensor in `layout`.
-Shape rows_strides(Layout layout, const Shape& shape) {
-  switch (layout) {
-    case Layout::kBSHD:
-      return padded_strides(4, shape, {0, 1, 2, 3}, 0);
-    case Layout::kBSHDPadded:
-      return padded_strides(4, shape, {0, 1, 2, 3}, kLayoutPad);
-    case Layout::kBHSD:
-      return padded_strides(4, shape, {0, 2, 1, 3}, kLayoutPad);
-  }
-  return {};
-}
-
-// lse [R, Hq, Tq]: contiguous, padded, or stored transposed ([R, Tq, Hq]).
-Shape lse_strides(Layout layout, const Shape& shape) {
-  switch (layout) {
-    case Layout::kBSHD:
-      return padded_strides(3, shape, {0, 1, 2, 0}, 0);
-    case Layout::kBSHDPadded:
-      return padded_strides(3, shape, {0, 1, 2, 0}, kLayoutPad);
-    case Layout::kBHSD:
-      return padded_strides(3, shape, {0, 2, 1, 0}, kLayoutPad);
-  }
-  return {};
-}
-
-// bias [B, Hq|1, Sq|1, Sk]: contiguous, padded, or stored as [B, Hq, Sk, Sq].
-Shape bias_strides(Layout layout, const Shape& shape) {
-  switch (layout) {
-    case Layout::kBSHD:
-      return padded_strides(4, shape, {0, 1, 2, 3}, 0);
-    case Layout::kBSHDPadded:
-      return padded_strides(4, shape, {0, 1, 2, 3}, kLayoutPad);
-    case Layout::kBHSD:
-      return padded_strides(4, shape, {0, 1, 3, 2}, kLayoutPad);
-  }
-  return {};
-}
-
-int64_t numel(const Shape& s, int rank) {
-  int64_t n = 1;
-  for (int d = 0; d < rank; ++d) n *= s[d];
-  return n;
-}
-
+// At least one float: an empty tensor (Sq or Sk = 0) still gets a non-null
+// address, which the contract asks of every view.
 Status allocate_floats(TrackingAllocator& alloc, int64_t n, Buffer* out) {
-  return Buffer::allocate(alloc, static_cast<size_t>(n) * sizeof(float), kCaseOwner, out);
+  return Buffer::allocate(alloc, static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(float),
+                          kCaseOwner, out);
 }
 
 // Writes the logical values into the tensor under test, converted to its dtype.
@@ -124,36 +61,25 @@ Status MaterializedCase::create(const AttentionCase& spec, TrackingAllocator& al
 
 Status MaterializedCase::allocate(TrackingAllocator& alloc) {
   const AttentionCase& c = spec_;
-  const int64_t r = c.rows_batch(), tq = c.total_q(), tk = c.total_k();
-  const Shape q_shape{r, tq, c.hq, c.d}, k_shape{r, tk, c.hkv, c.d}, v_shape{r, tk, c.hkv, c.dv};
-  const Shape out_shape{r, tq, c.hq, c.dv}, lse_shape{r, c.hq, tq, 0};
-  TESSERA_RETURN_IF_ERROR(allocate_floats(alloc, numel(q_shape, 4), &q_log_));
-  TESSERA_RETURN_IF_ERROR(allocate_floats(alloc, numel(k_shape, 4), &k_log_));
-  TESSERA_RETURN_IF_ERROR(allocate_floats(alloc, numel(v_shape, 4), &v_log_));
+  const CaseGeometry g = case_geometry(c, Packing::kAsCase);
+  TESSERA_RETURN_IF_ERROR(allocate_floats(alloc, g.q.numel(), &q_log_));
+  TESSERA_RETURN_IF_ERROR(allocate_floats(alloc, g.k.numel(), &k_log_));
+  TESSERA_RETURN_IF_ERROR(allocate_floats(alloc, g.v.numel(), &v_log_));
   const struct {
     GuardedTensor* t;
-    const Shape& shape;
+    const TensorGeometry& g;
     uint8_t fill;
-  } rows_tensors[] = {{&q_, q_shape, kInputFillByte},
-                      {&k_, k_shape, kInputFillByte},
-                      {&v_, v_shape, kInputFillByte},
-                      {&out_, out_shape, kGuardByte}};
-  for (const auto& rt : rows_tensors) {
-    TESSERA_RETURN_IF_ERROR(GuardedTensor::create(alloc, kCaseOwner, c.dtype, 4, rt.shape,
-                                                  rows_strides(c.layout, rt.shape), rt.fill, rt.t));
+  } tensors[] = {{&q_, g.q, kInputFillByte}, {&k_, g.k, kInputFillByte},
+                 {&v_, g.v, kInputFillByte}, {&out_, g.out, kGuardByte},
+                 {&lse_, g.lse, kGuardByte}, {&bias_, g.bias, kInputFillByte}};
+  for (const auto& t : tensors) {
+    if (!t.g.present()) continue;
+    TESSERA_RETURN_IF_ERROR(GuardedTensor::create(alloc, kCaseOwner, t.g.dtype, t.g.rank, t.g.shape,
+                                                  t.g.strides, t.fill, t.t));
   }
-  if (c.lse) {
-    TESSERA_RETURN_IF_ERROR(GuardedTensor::create(alloc, kCaseOwner, DType::kF32, 3, lse_shape,
-                                                  lse_strides(c.layout, lse_shape), kGuardByte,
-                                                  &lse_));
-  }
-  if (c.bias != BiasKind::kNone) {
-    const bool full = c.bias == BiasKind::kFull;
-    bias_shape_ = {c.batch, full ? c.hq : 1, full ? c.sq : 1, c.sk};
-    TESSERA_RETURN_IF_ERROR(allocate_floats(alloc, numel(bias_shape_, 4), &bias_log_));
-    TESSERA_RETURN_IF_ERROR(GuardedTensor::create(alloc, kCaseOwner, DType::kF32, 4, bias_shape_,
-                                                  bias_strides(c.layout, bias_shape_),
-                                                  kInputFillByte, &bias_));
+  bias_stored_ = g.bias;
+  if (g.bias.present()) {
+    TESSERA_RETURN_IF_ERROR(allocate_floats(alloc, g.bias.numel(), &bias_log_));
   }
   if (c.varlen()) {
     const size_t bytes = (c.seqlens_q.size() + 1) * sizeof(int32_t);
@@ -173,15 +99,20 @@ Status MaterializedCase::allocate(TrackingAllocator& alloc) {
 void MaterializedCase::fill_inputs() {
   const AttentionCase& c = spec_;
   NormalRng rng(c.seed);
-  auto fill = [&](Buffer& buf, DType dtype) {
+  auto fill = [&](Buffer& buf, const GuardedTensor& t, DType dtype) {
     float* x = buf.as<float>();
-    const size_t n = buf.bytes() / sizeof(float);
-    for (size_t i = 0; i < n; ++i) x[i] = round_to_dtype(rng.next(), dtype);
+    const int64_t n = t.view().numel();
+    for (int64_t i = 0; i < n; ++i) x[i] = round_to_dtype(rng.next(), dtype);
   };
-  fill(q_log_, c.dtype);
-  fill(k_log_, c.dtype);
-  fill(v_log_, c.dtype);
-  if (bias_.present()) fill(bias_log_, DType::kF32);
+  fill(q_log_, q_, c.dtype);
+  fill(k_log_, k_, c.dtype);
+  fill(v_log_, v_, c.dtype);
+  if (bias_.present()) {
+    fill(bias_log_, bias_, DType::kF32);
+    if (c.bias == BiasKind::kKeyStride0 && c.sk > 1) {
+      bias_log_.as<float>()[1] = -std::numeric_limits<float>::infinity();  // a masked key
+    }
+  }
   // NaN rows: one element of a query row, rows spread over batch and heads.
   const int64_t rows = c.rows_batch() * c.total_q() * c.hq;
   constexpr int64_t kRowStep = 7919;  // a prime: consecutive NaN rows land far apart
@@ -201,7 +132,7 @@ AttentionArgs MaterializedCase::views(const TensorView& q, const TensorView& k, 
   a.q = q;
   a.k = k;
   a.v = v;
-  a.bias = bias;
+  a.bias = bias_view(spec_, bias);
   a.mask = spec_.mask;
   a.scale = spec_.scale;
   a.softcap = spec_.softcap;
@@ -216,7 +147,7 @@ AttentionArgs MaterializedCase::logical_args(float* out, float* lse) const {
   const int64_t r = c.rows_batch(), tq = c.total_q(), tk = c.total_k();
   TensorView bias;
   if (bias_.present()) {
-    const Shape& s = bias_shape_;
+    const Shape& s = bias_stored_.shape;
     bias = TensorView::contiguous(bias_log_.data(), DType::kF32, {s[0], s[1], s[2], s[3]});
   }
   AttentionArgs a =
@@ -292,6 +223,17 @@ void MaterializedCase::read_lse(float* dst) const {
       }
     }
   }
+}
+
+OwnedCase::OwnedCase(const AttentionCase& spec) {
+  status_ = MaterializedCase::create(spec, alloc_, &m_);
+  args = m_.args();
+}
+
+std::vector<float> OwnedCase::out() const {
+  std::vector<float> values(static_cast<size_t>(m_.rows() * m_.spec().dv));
+  if (status_.ok()) m_.read_out(values.data());
+  return values;
 }
 
 }  // namespace tessera::verify

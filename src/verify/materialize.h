@@ -1,6 +1,7 @@
 // MaterializedCase: an AttentionCase turned into tracked memory with
 // deterministic random inputs.
 //
+// Shapes and strides come from case_geometry() (Packing::kAsCase).
 // Two copies of every input exist:
 //   - logical: f32, contiguous, values already rounded to the case dtype
 //       q [R, Tq, Hq, D], k [R, Tk, Hkv, D], v [R, Tk, Hkv, Dv], bias (its shape)
@@ -10,16 +11,17 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "tessera/allocator.h"
 #include "tessera/attention.h"
 #include "verify/case.h"
+#include "verify/case_geometry.h"
 #include "verify/guarded_tensor.h"
 
 namespace tessera::verify {
 
 inline constexpr std::string_view kCaseOwner = "verify.case";
-inline constexpr int64_t kLayoutPad = 3;  // odd: padded rows start misaligned
 
 class MaterializedCase {
  public:
@@ -59,12 +61,35 @@ class MaterializedCase {
   Buffer q_log_, k_log_, v_log_, bias_log_;
   Buffer cu_q_, cu_k_;
   GuardedTensor q_, k_, v_, bias_, out_, lse_;
-  std::array<int64_t, kMaxRank> bias_shape_{};
+  TensorGeometry bias_stored_;  // the bias as stored (bias_view() widens kKeyStride0)
 
   Status allocate(TrackingAllocator& alloc);
   void fill_inputs();
   AttentionArgs views(const TensorView& q, const TensorView& k, const TensorView& v,
                       const TensorView& bias) const;
+};
+
+// A MaterializedCase in an allocator of its own, not a Context's, so a
+// test's accounting sees only what backends allocate; `args` is a copy of
+// its views for the test to change (break a shape, set a mask). For tests
+// that need a problem with random inputs rather than a judged case.
+class OwnedCase {
+ public:
+  explicit OwnedCase(const AttentionCase& spec);
+  OwnedCase(const OwnedCase&) = delete;
+  OwnedCase& operator=(const OwnedCase&) = delete;
+
+  const Status& status() const { return status_; }  // of the materialization
+  MaterializedCase& materialized() { return m_; }
+  // out as f32 in row order [R, Tq, Hq, Dv] (what the last run left).
+  std::vector<float> out() const;
+
+  AttentionArgs args;
+
+ private:
+  TrackingAllocator alloc_;
+  MaterializedCase m_;
+  Status status_;
 };
 
 }  // namespace tessera::verify

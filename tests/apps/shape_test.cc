@@ -1,34 +1,40 @@
 // Shape strings of `backends --explain`, `bench attention` and `tune`: values
 // are range-checked, products checked for overflow, and sizes bounded before
 // anything is allocated, with errors naming the key, the number and the limit.
-#include "apps/tessera/shape.h"
-
+// They read into verify's case type (src/verify/case_text.h).
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "apps/tessera/size_limits.h"
+#include "runtime/size_limits.h"
+#include "verify/case_text.h"
+#include "verify/plain_case.h"
 
-namespace tessera::cli {
+namespace tessera::verify {
 namespace {
 
 Status parse(const std::string& text) {
-  ShapeSpec spec;
-  return parse_shape(text, &spec);
+  AttentionCase spec;
+  return parse_case(text, &spec);
 }
 
 TEST(Shape, ParsesEveryKey) {
-  ShapeSpec s;
-  ASSERT_TRUE(parse_shape("B=2,Sq=3,Sk=5,Hq=8,Hkv=2,D=16,Dv=8,dtype=bf16,mask=window,"
-                          "window=4:0,layout=bhsd,lse=1,bias=1,varlen=0,softcap=30.5",
-                          &s)
-                  .ok());
-  EXPECT_EQ(s.b, 2);
+  AttentionCase s;
+  const std::string text =
+      "B=2,Sq=3,Sk=5,Hq=8,Hkv=2,D=16,Dv=8,dtype=bf16,mask=window,"
+      "window=4:0,layout=bhsd,lse=1,bias=1,varlen=0,softcap=30.5";
+  ASSERT_TRUE(parse_case(text, &s).ok());
+  EXPECT_EQ(s.batch, 2);
   EXPECT_EQ(s.sk, 5);
   EXPECT_EQ(s.dv, 8);
   EXPECT_EQ(s.mask.window_left, 4);
-  EXPECT_TRUE(s.bhsd && s.lse && s.bias && !s.varlen);
+  EXPECT_TRUE(s.layout == Layout::kBHSD && s.lse && s.bias == BiasKind::kShared && !s.varlen());
   EXPECT_FLOAT_EQ(s.softcap, 30.5f);
+  EXPECT_EQ(s.text, text);
+  AttentionCase v;
+  ASSERT_TRUE(parse_case("B=3,Sq=4,Sk=6,varlen=1", &v).ok());
+  EXPECT_EQ(v.seqlens_q, (std::vector<int32_t>{4, 4, 4}));
+  EXPECT_EQ(v.seqlens_k, (std::vector<int32_t>{6, 6, 6}));
 }
 
 TEST(Shape, RejectsValuesThatAreNotSmallIntegers) {
@@ -76,12 +82,13 @@ TEST(Shape, BoundsVarlenBatches) {
   s = parse("B=65536,S=65536,H=1,D=1,varlen=1");
   EXPECT_NE(s.message().find("B * max(Sq, Sk) = 4294967296 rows"), std::string::npos)
       << s.message();
-  ShapeSpec spec;
-  ASSERT_TRUE(parse_shape("B=65536,S=1,H=1,D=1,varlen=1", &spec).ok());
-  const AttentionArgs a = Problem::placeholder_args(spec);
+  AttentionCase spec;
+  ASSERT_TRUE(parse_case("B=65536,S=1,H=1,D=1,varlen=1", &spec).ok());
+  const PlainCase shapes = PlainCase::placeholder(spec);
+  const AttentionArgs& a = shapes.args();
   ASSERT_TRUE(a.varlen.has_value());
   EXPECT_EQ(a.varlen->cu_seqlens_q[65536], 65536);
-  EXPECT_FALSE(parse_shape("B=65537,S=1,H=1,D=1,varlen=1", &spec).ok());
+  EXPECT_FALSE(parse_case("B=65537,S=1,H=1,D=1,varlen=1", &spec).ok());
 }
 
 TEST(Shape, HostileTextIsShownCutShort) {
@@ -95,12 +102,12 @@ TEST(Shape, HostileTextIsShownCutShort) {
 }
 
 TEST(Shape, ProblemRefusesTensorsBeyondTheMachinesMemory) {
-  ShapeSpec spec;
+  AttentionCase spec;
   // 2^46 f32 elements per tensor: 256 TiB each, within the parse limits.
-  ASSERT_TRUE(parse_shape("B=1,S=1048576,H=1024,D=65536", &spec).ok());
+  ASSERT_TRUE(parse_case("B=1,S=1048576,H=1024,D=65536", &spec).ok());
   TrackingAllocator alloc;
-  Problem p;
-  const Status s = Problem::create(spec, alloc, 1, &p);
+  PlainCase p;
+  const Status s = PlainCase::create(spec, alloc, &p);
   ASSERT_EQ(s.code(), StatusCode::kResourceExhausted);
   EXPECT_NE(s.message().find("more than this machine's memory of " +
                              std::to_string(host_memory_bytes()) + " bytes"),
@@ -119,4 +126,4 @@ TEST(SizeLimits, CheckedProductDetectsOverflow) {
 }
 
 }  // namespace
-}  // namespace tessera::cli
+}  // namespace tessera::verify

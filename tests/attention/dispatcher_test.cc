@@ -7,9 +7,10 @@
 #include <random>
 #include <vector>
 
-#include "../observability/problem.h"
 #include "reference/reference_backend.h"
 #include "test_backends.h"
+#include "verify/grid.h"
+#include "verify/materialize.h"
 
 namespace tessera {
 namespace {
@@ -17,12 +18,11 @@ namespace {
 using testing::FaultyBackend;
 using testing::LeakingBackend;
 
-using Problem = testing::SmallProblem;  // f32 [1, 9, 2, 8], N(0, 1) inputs
-
-std::vector<float> reference_output(Problem p) {
+std::vector<float> reference_output() {
+  verify::OwnedCase p(verify::small_case());
   Context ctx;
   EXPECT_TRUE(run_args(*make_reference_backend(), p.args, ctx).ok());
-  return p.out;
+  return p.out();
 }
 
 // The check every test shares: a context must end with nothing live.
@@ -47,12 +47,12 @@ TEST(Dispatcher, FallsBackWhenABackendFailsAndCountsIt) {
     Context ctx(options);
     std::vector<std::string> logged;
     ctx.logger().set_sink([&](LogLevel, std::string_view m) { logged.emplace_back(m); });
-    Problem p;
+    verify::OwnedCase p(verify::small_case());
     std::string used;
     ASSERT_TRUE(dispatcher.run(p.args, ctx, &used).ok());
     EXPECT_EQ(used, "reference");
     EXPECT_EQ(faulty_ptr->runs, 1);
-    EXPECT_EQ(p.out, reference_output(Problem()));
+    EXPECT_EQ(p.out(), reference_output());
     auto stats = dispatcher.stats();
     EXPECT_EQ(stats["test.faulty"].failures, 1u);
     EXPECT_EQ(stats["reference"].fallbacks, 1u);
@@ -76,7 +76,7 @@ TEST(Dispatcher, FailsWithEveryReasonWhenNothingCanRun) {
   Dispatcher dispatcher(registry);
   Context ctx;
   ctx.logger().set_sink([](LogLevel, std::string_view) {});
-  Problem p;
+  verify::OwnedCase p(verify::small_case());
   Status s = dispatcher.run(p.args, ctx);
   EXPECT_EQ(s.code(), StatusCode::kInternal);
   EXPECT_NE(s.message().find("simulated kernel failure"), std::string::npos) << s.message();
@@ -87,12 +87,12 @@ TEST(Dispatcher, InvalidArgsLeaveOutputUntouched) {
   register_builtin_backends(registry);
   Dispatcher dispatcher(registry);
   Context ctx;
-  Problem p;
-  std::fill(p.out.begin(), p.out.end(), 42.0f);
+  verify::OwnedCase p(verify::small_case());  // out poisoned
   p.args.k.shape[2] = 3;  // Hq = 2 is not a multiple of 3
   Status s = dispatcher.run(p.args, ctx);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  for (float x : p.out) ASSERT_EQ(x, 42.0f);
+  const Status untouched = p.materialized().check_outputs_poisoned();
+  EXPECT_TRUE(untouched.ok()) << untouched.message();
   EXPECT_TRUE(ctx.profiler().spans().empty());
 }
 
@@ -107,7 +107,7 @@ TEST(Dispatcher, ExplainGivesAReasonForEveryRejection) {
   ASSERT_TRUE(parse_policy("prefer:missing;deny:test.faulty", &policy).ok());
   Dispatcher dispatcher(registry, policy);
   Context ctx;
-  Problem p;
+  verify::OwnedCase p(verify::small_case());
   p.args.mask = Mask::causal();  // test.faulty claims no causal support either
   Explanation ex = dispatcher.explain(p.args, ctx);
   EXPECT_EQ(ex.chosen, "reference");
@@ -127,7 +127,7 @@ TEST(Dispatcher, CapabilityRejectionsNameTheFeature) {
                   .ok());
   Dispatcher dispatcher(registry);
   Context ctx;
-  Problem p;
+  verify::OwnedCase p(verify::small_case());
   p.args.mask = Mask::causal();
   Explanation ex = dispatcher.explain(p.args, ctx);
   EXPECT_TRUE(ex.chosen.empty());
@@ -146,7 +146,7 @@ TEST(Dispatcher, OnlyPolicyRestrictsTheChoice) {
   ASSERT_TRUE(parse_policy("reference", &policy).ok());
   Dispatcher dispatcher(registry, policy);
   Context ctx;
-  Problem p;
+  verify::OwnedCase p(verify::small_case());
   std::string used;
   ASSERT_TRUE(dispatcher.run(p.args, ctx, &used).ok());
   EXPECT_EQ(used, "reference");
@@ -161,7 +161,7 @@ TEST(Allocator, CatchesALeakingBackend) {
   {
     Context ctx;
     ctx.logger().set_sink([&](LogLevel, std::string_view m) { logged.emplace_back(m); });
-    Problem p;
+    verify::OwnedCase p(verify::small_case());
     ASSERT_TRUE(dispatcher.run(p.args, ctx).ok());
     // The leak check every test uses fails on this backend.
     EXPECT_NONFATAL_FAILURE(expect_no_leaks(ctx), "leak: test.leaking holds 4096 bytes");

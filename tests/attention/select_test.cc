@@ -9,8 +9,9 @@
 #include <thread>
 #include <vector>
 
-#include "../observability/problem.h"
 #include "tessera/dispatcher.h"
+#include "verify/grid.h"
+#include "verify/materialize.h"
 
 namespace tessera {
 namespace {
@@ -45,8 +46,6 @@ class CountingBackend final : public Backend {
   const Capabilities caps_{.dtypes = {DType::kF32}};
 };
 
-using Small = testing::SmallProblem;  // f32 [1, 9, 2, 8]
-
 struct Fixture {
   Registry registry;
   CountingBackend *rejecting, *first, *later;
@@ -68,7 +67,7 @@ AttentionProblem valid(const AttentionArgs& args) {
 }
 
 TEST(AttentionProblem, IsMadeOnlyFromValidArgs) {
-  Small s;
+  verify::OwnedCase s(verify::small_case());  // f32 [1, 9, 2, 8]
   std::optional<AttentionProblem> p;
   ASSERT_TRUE(AttentionProblem::make(s.args, &p).ok());
   EXPECT_EQ(p->dims().sq, 9);
@@ -84,7 +83,7 @@ TEST(Select, StopsAtTheFirstEligibleAndSpellsOutNoReason) {
   Fixture f;
   Dispatcher dispatcher(f.registry);
   Context ctx;
-  Small s;
+  verify::OwnedCase s(verify::small_case());  // f32 [1, 9, 2, 8]
   const AttentionProblem p = valid(s.args);
   EXPECT_EQ(dispatcher.select(p, ctx), f.first);
   std::string used;
@@ -114,7 +113,7 @@ TEST(Select, NothingEligibleIsAnErrorWithEveryReason) {
   ASSERT_TRUE(parse_policy("only:test.rejecting", &only).ok());
   Dispatcher dispatcher(f.registry, only);
   Context ctx;
-  Small s;
+  verify::OwnedCase s(verify::small_case());  // f32 [1, 9, 2, 8]
   EXPECT_EQ(dispatcher.select(valid(s.args), ctx), nullptr);
   const Status st = dispatcher.run(s.args, ctx);
   EXPECT_EQ(st.code(), StatusCode::kUnsupported);
@@ -135,7 +134,7 @@ TEST(Observers, SeeEveryServedCallUntilRemoved) {
   auto recorder = std::make_shared<Recorder>();
   dispatcher.add_observer(recorder);
   Context ctx;
-  Small s;
+  verify::OwnedCase s(verify::small_case());  // f32 [1, 9, 2, 8]
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(dispatcher.run(s.args, ctx).ok());
   const std::vector<std::pair<std::string, uint64_t>> want = {
       {"test.first", 0}, {"test.first", 1}, {"test.first", 2}};
@@ -159,7 +158,7 @@ TEST(Dispatcher, SetPolicyWhileOtherThreadsDispatch) {
   for (int t = 0; t < kThreads; ++t) {
     workers.emplace_back([&] {
       Context ctx(ContextOptions{1});
-      Small s;
+      verify::OwnedCase s(verify::small_case());  // f32 [1, 9, 2, 8]
       for (int i = 0; i < kCalls; ++i) {
         std::string used;
         if (!dispatcher.run(s.args, ctx, &used).ok() ||

@@ -8,9 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "apps/tessera/shape.h"
 #include "scratch_dir.h"
 #include "tessera/tessera.h"
+#include "verify/case_text.h"
+#include "verify/plain_case.h"
 
 namespace {
 
@@ -22,11 +23,12 @@ struct Backends {
 
 void fuzz_shapes(const std::string& text) {
   static Backends* backends = new Backends();  // one per process: no teardown in the loop
-  std::vector<tessera::cli::ShapeSpec> shapes;
-  if (!tessera::cli::parse_shape_list(text, &shapes).ok()) return;
+  std::vector<tessera::verify::AttentionCase> shapes;
+  if (!tessera::verify::parse_case_list(text, &shapes).ok()) return;
   tessera::Dispatcher dispatcher(backends->registry);
   for (const auto& spec : shapes) {
-    const tessera::AttentionArgs args = tessera::cli::Problem::placeholder_args(spec);
+    const tessera::verify::PlainCase placeholder = tessera::verify::PlainCase::placeholder(spec);
+    const tessera::AttentionArgs& args = placeholder.args();
     (void)tessera::validate(args);
     (void)tessera::describe_shape(args);
     // Not attention_flops(): it counts visible pairs row by row, O(Sq), which

@@ -7,7 +7,8 @@
 #include "attention/canary.h"
 #include "attention/tuning.h"
 #include "observe_backends.h"
-#include "problem.h"
+#include "verify/grid.h"
+#include "verify/materialize.h"
 #include "tessera/observers.h"
 
 namespace tessera {
@@ -29,16 +30,16 @@ TEST(Canary, ServedOutputIsBitIdenticalAndAgreementIsRecorded) {
     ctx.logger().set_sink([](LogLevel, std::string_view) {});
     constexpr int kCalls = 3;
     for (int i = 0; i < kCalls; ++i) {
-      testing::SmallProblem a, b;
+      verify::OwnedCase a(verify::small_case()), b(verify::small_case());
       std::string used_a, used_b;
       ASSERT_TRUE(plain.run(a.args, ctx, &used_a).ok());
       ASSERT_TRUE(canaried.run(b.args, ctx, &used_b).ok());
       EXPECT_EQ(used_b, "reference");  // experimental: never served under auto
       EXPECT_EQ(used_a, used_b);
-      EXPECT_EQ(a.out, b.out);  // bit-identical, whatever the candidate wrote
+      EXPECT_EQ(a.out(), b.out());  // bit-identical, whatever the candidate wrote
     }
     const CanaryRecords records = canary->records();
-    testing::SmallProblem p;
+    verify::OwnedCase p(verify::small_case());
     const auto& rec = records.at("test.candidate").at(tuning_bucket(p.args));
     EXPECT_EQ(rec.runs, static_cast<uint64_t>(kCalls));
     EXPECT_EQ(rec.agreements, offset == 0 ? rec.runs : 0u);
@@ -82,7 +83,7 @@ TEST(Maturity, AutoServesExperimentalOnlyWhenThePolicyAllows) {
                                                                     Maturity::kExperimental))
                   .ok());
   Context ctx;
-  testing::SmallProblem p;
+  verify::OwnedCase p(verify::small_case());
   for (const auto& [text, chosen] : std::vector<std::pair<std::string, std::string>>{
            {"auto", "reference"},
            {"allow:experimental", "test.new"},

@@ -8,7 +8,8 @@
 #include "attention/staging.h"
 #include "attention/tuning.h"
 #include "observe_backends.h"
-#include "problem.h"
+#include "verify/grid.h"
+#include "verify/materialize.h"
 #include "tessera/observers.h"
 
 namespace tessera {
@@ -44,7 +45,7 @@ TEST(ShadowOnADevice, ACallServedOnADeviceIsReadBackAndJudged) {
     ShadowOptions shadow;
     ASSERT_TRUE(parse_shadow("1,quarantine=0", &shadow).ok());
     dispatcher.add_observer(std::make_shared<ShadowObserver>(dispatcher, shadow));
-    testing::SmallProblem p;
+    verify::OwnedCase p(verify::small_case());
     StagedArgs on_device;  // the caller's tensors, on the device
     ASSERT_TRUE(
         StagedArgs::stage(p.args, testing::kFakeDevice, 0, "test.caller", f.ctx, &on_device).ok());
@@ -57,9 +58,10 @@ TEST(ShadowOnADevice, ACallServedOnADeviceIsReadBackAndJudged) {
     EXPECT_EQ(st.shadow_mismatches, offset == 0 ? 0u : 1u);
     // The served output on the device is what the backend wrote, untouched.
     ASSERT_TRUE(on_device.copy_outputs_back(f.ctx).ok());
-    testing::SmallProblem want;
+    verify::OwnedCase want(verify::small_case());
     ASSERT_TRUE(run_args(*f.registry.find("reference"), want.args, f.ctx).ok());
-    for (size_t i = 0; i < want.out.size(); ++i) ASSERT_EQ(p.out[i], want.out[i] + offset) << i;
+    const std::vector<float> got = p.out(), reference = want.out();
+    for (size_t i = 0; i < reference.size(); ++i) ASSERT_EQ(got[i], reference[i] + offset) << i;
   }
 }
 
@@ -74,7 +76,7 @@ TEST(ShadowOnADevice, ATrustedBackendOnADeviceGetsTheProblemStaged) {
   ShadowOptions shadow;
   ASSERT_TRUE(parse_shadow("1,trusted=test.fake_device,quarantine=0", &shadow).ok());
   dispatcher.add_observer(std::make_shared<ShadowObserver>(dispatcher, shadow));
-  testing::SmallProblem p;
+  verify::OwnedCase p(verify::small_case());
   std::string used;
   ASSERT_TRUE(dispatcher.run(p.args, f.ctx, &used).ok());
   EXPECT_EQ(used, "test.wrong");
@@ -99,7 +101,7 @@ TEST(ShadowOnADevice, AnAbsentDeviceIsCountedAndWarnedOnce) {
   ASSERT_TRUE(parse_shadow("1,trusted=test.fake_device", &shadow).ok());
   dispatcher.add_observer(std::make_shared<ShadowObserver>(dispatcher, shadow));
   for (int i = 0; i < 3; ++i) {
-    testing::SmallProblem p;
+    verify::OwnedCase p(verify::small_case());
     ASSERT_TRUE(dispatcher.run(p.args, f.ctx).ok());
   }
   const DispatchStats st = dispatcher.stats().at("test.host");
@@ -120,7 +122,7 @@ TEST(CanaryOnADevice, ACandidateOnADeviceRunsStagedAndIsRecorded) {
     auto canary =
         std::make_shared<CanaryObserver>(dispatcher, CanaryOptions{"test.fake_device", 1.0});
     dispatcher.add_observer(canary);
-    testing::SmallProblem p;
+    verify::OwnedCase p(verify::small_case());
     std::string used;
     ASSERT_TRUE(dispatcher.run(p.args, f.ctx, &used).ok());
     EXPECT_EQ(used, "reference");
@@ -143,7 +145,7 @@ TEST(CanaryOnADevice, AnAbsentDeviceIsWarnedOnce) {
       std::make_shared<CanaryObserver>(dispatcher, CanaryOptions{"test.fake_device", 1.0});
   dispatcher.add_observer(canary);
   for (int i = 0; i < 2; ++i) {
-    testing::SmallProblem p;
+    verify::OwnedCase p(verify::small_case());
     ASSERT_TRUE(dispatcher.run(p.args, f.ctx).ok());
   }
   EXPECT_TRUE(canary->records().empty());

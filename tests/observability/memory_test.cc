@@ -6,7 +6,8 @@
 #include "../attention/test_backends.h"
 #include "attention/dispatch_metrics.h"
 #include "observe_backends.h"
-#include "problem.h"
+#include "verify/grid.h"
+#include "verify/materialize.h"
 #include "tessera/dispatcher.h"
 
 namespace tessera {
@@ -42,7 +43,7 @@ TEST(Budget, ABackendRefusedHalfwayFreesWhatItTookAndTheCallFallsBack) {
   Context ctx(options);
   std::vector<std::string> logged;
   ctx.logger().set_sink([&](LogLevel, std::string_view m) { logged.emplace_back(m); });
-  testing::SmallProblem p;
+  verify::OwnedCase p(verify::small_case());
   std::string used;
   ASSERT_TRUE(dispatcher.run(p.args, ctx, &used).ok());
   EXPECT_EQ(used, "reference");
@@ -61,12 +62,12 @@ TEST(Budget, WhenEveryBackendIsRefusedTheCallSaysResourceExhausted) {
   options.memory_budget_bytes = 4096;
   Context ctx(options);
   ctx.logger().set_sink([](LogLevel, std::string_view) {});
-  testing::SmallProblem p;
-  std::fill(p.out.begin(), p.out.end(), 7.0f);
+  verify::OwnedCase p(verify::small_case());  // out poisoned
   Status s = dispatcher.run(p.args, ctx);
   EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.to_string();
   EXPECT_EQ(ctx.allocator().live_bytes(), 0u);
-  for (float x : p.out) ASSERT_EQ(x, 7.0f);  // nothing was written
+  const Status untouched = p.materialized().check_outputs_poisoned();
+  EXPECT_TRUE(untouched.ok()) << untouched.message();  // nothing was written
   expect_no_leaks(ctx);
 }
 
@@ -79,7 +80,7 @@ TEST(Leaks, ALeakingBackendFailsTheCheckAndShowsInTheMetrics) {
   {
     Context ctx;
     ctx.logger().set_sink([&](LogLevel, std::string_view m) { logged.emplace_back(m); });
-    testing::SmallProblem p;
+    verify::OwnedCase p(verify::small_case());
     ASSERT_TRUE(dispatcher.run(p.args, ctx).ok());
     EXPECT_NONFATAL_FAILURE(expect_no_leaks(ctx), "leak: test.leaking holds 4096 bytes");
     const std::string metrics = prometheus_text(ctx, &dispatcher);

@@ -9,7 +9,8 @@
 #include <thread>
 
 #include "observe_backends.h"
-#include "problem.h"
+#include "verify/grid.h"
+#include "verify/materialize.h"
 #include "reference/reference_backend.h"
 #include "tessera/observers.h"
 #include "tessera/profiler.h"
@@ -42,7 +43,7 @@ int run(const char* spans_path) {
     { ScopedSpan inner(profiler, "driver.inner"); }
     {
       ScopedSpan sibling(profiler, "driver.sibling");
-      testing::SmallProblem p;
+      verify::OwnedCase p(verify::small_case());
       ok = ok && dispatcher.run(p.args, ctx).ok();
     }
     worker.join();
@@ -50,7 +51,7 @@ int run(const char* spans_path) {
   profiler.set_enabled(false);  // neither spans nor ranges from here
   {
     ScopedSpan off(profiler, "driver.disabled");
-    testing::SmallProblem p;
+    verify::OwnedCase p(verify::small_case());
     ok = ok && dispatcher.run(p.args, ctx).ok();
   }
   profiler.set_enabled(true);

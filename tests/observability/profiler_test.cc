@@ -5,7 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "problem.h"
+#include "verify/grid.h"
+#include "verify/materialize.h"
 #include "reference/reference_backend.h"
 #include "runtime/metrics.h"
 #include "runtime/profiler_summary.h"
@@ -81,7 +82,7 @@ TEST(Trace, OneSpanPerDispatchWithTheDecision) {
   ctx.profiler().set_record_decisions(true);  // the verbose level: decisions in spans
   constexpr int kCalls = 4;
   for (int i = 0; i < kCalls; ++i) {
-    testing::SmallProblem p(9 + i);
+    verify::OwnedCase p(verify::small_case(9 + i));
     ASSERT_TRUE(dispatcher.run(p.args, ctx).ok());
   }
   { ScopedSpan stage(ctx.profiler(), "model.pooling"); }

@@ -8,7 +8,8 @@
 #include <iterator>
 
 #include "observe_backends.h"
-#include "problem.h"
+#include "verify/grid.h"
+#include "verify/materialize.h"
 #include "tessera/observers.h"
 
 namespace tessera {
@@ -42,7 +43,7 @@ TEST(Shadow, AWrongBackendIsDetectedLoggedAndQuarantined) {
 
   std::vector<std::string> served;
   for (int i = 0; i < 4; ++i) {
-    testing::SmallProblem p;
+    verify::OwnedCase p(verify::small_case());
     std::string used;
     ASSERT_TRUE(dispatcher.run(p.args, ctx, &used).ok());
     served.push_back(used);
@@ -55,7 +56,7 @@ TEST(Shadow, AWrongBackendIsDetectedLoggedAndQuarantined) {
   EXPECT_EQ(stats.at("test.wrong").shadow_mismatches, 2u);
   ASSERT_EQ(dispatcher.quarantined().count("test.wrong"), 1u);
 
-  testing::SmallProblem p;
+  verify::OwnedCase p(verify::small_case());
   const Explanation ex = dispatcher.explain(p.args, ctx);
   EXPECT_EQ(ex.chosen, "reference");
   ASSERT_EQ(ex.verdicts[0].name, "test.wrong");
@@ -112,10 +113,10 @@ TEST(Shadow, NeverChangesTheCallersOutput) {
     shadowed.add_observer(std::make_shared<ShadowObserver>(shadowed, shadow));
     Context ctx;
     ctx.logger().set_sink([](LogLevel, std::string_view) {});
-    testing::SmallProblem a, b;
+    verify::OwnedCase a(verify::small_case()), b(verify::small_case());
     ASSERT_TRUE(plain.run(a.args, ctx).ok());
     ASSERT_TRUE(shadowed.run(b.args, ctx).ok());
-    EXPECT_EQ(a.out, b.out);  // bit-identical
+    EXPECT_EQ(a.out(), b.out());  // bit-identical
     EXPECT_EQ(shadowed.stats().at("test.wrong").shadow_checks, 1u);
     EXPECT_EQ(shadowed.stats().at("test.wrong").shadow_mismatches, offset != 0 ? 1u : 0u);
     EXPECT_TRUE(shadowed.quarantined().empty());
@@ -132,7 +133,7 @@ TEST(Shadow, SamplesTheRateDeterministically) {
     shadow.seed = seed;
     dispatcher.add_observer(std::make_shared<ShadowObserver>(dispatcher, shadow));
     Context ctx;
-    testing::SmallProblem p(4, 1, 4);
+    verify::OwnedCase p(verify::small_case(4, 1, 4));
     for (int i = 0; i < 400; ++i) EXPECT_TRUE(dispatcher.run(p.args, ctx).ok());
     return dispatcher.stats().at("test.wrong").shadow_checks;
   };
@@ -151,7 +152,7 @@ TEST(Shadow, SkipsWhenTheBudgetRefusesTheScratchOutput) {
   ContextOptions options;
   options.memory_budget_bytes = 64;  // smaller than any scratch output here
   Context ctx(options);
-  testing::SmallProblem p;
+  verify::OwnedCase p(verify::small_case());
   ASSERT_TRUE(dispatcher.run(p.args, ctx).ok());
   EXPECT_EQ(dispatcher.stats().at("test.wrong").shadow_skipped, 1u);
   EXPECT_EQ(dispatcher.stats().at("test.wrong").shadow_checks, 0u);

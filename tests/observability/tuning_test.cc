@@ -6,7 +6,8 @@
 
 #include "attention/tuning.h"
 #include "observe_backends.h"
-#include "problem.h"
+#include "verify/grid.h"
+#include "verify/materialize.h"
 #include "tessera/dispatcher.h"
 
 namespace tessera {
@@ -30,7 +31,7 @@ TEST(Tuning, ATunedTableChangesAutosChoiceAndExplainCitesIt) {
   Dispatcher dispatcher(registry);
   Context ctx;
   ctx.profiler().set_record_decisions(true);  // the verbose trace says why
-  testing::SmallProblem p;
+  verify::OwnedCase p(verify::small_case());
   EXPECT_EQ(dispatcher.explain(p.args, ctx).chosen, "test.fast");  // by priority
 
   dispatcher.set_tuning(std::make_shared<TuningTable>(
@@ -48,7 +49,7 @@ TEST(Tuning, ATunedTableChangesAutosChoiceAndExplainCitesIt) {
   EXPECT_NE(ctx.profiler().spans().back().decision.find("tuned table entry"), std::string::npos);
 
   // Another bucket has no entry: priority, and explain says why.
-  testing::SmallProblem big(200);
+  verify::OwnedCase big(verify::small_case(200));
   const Explanation other = dispatcher.explain(big.args, ctx);
   EXPECT_EQ(other.chosen, "test.fast");
   EXPECT_NE(other.verdicts.at(0).reasons.at(0).find("has no entry for"), std::string::npos);
@@ -61,7 +62,7 @@ TEST(Tuning, ATunedTableChangesAutosChoiceAndExplainCitesIt) {
 }
 
 TEST(Tuning, TablesRoundTripAndAnotherMachinesTableIsRefused) {
-  testing::SmallProblem p;
+  verify::OwnedCase p(verify::small_case());
   TuningTable t = table_for(p.args, {{"cpu.gemm", 1.25}, {"reference", 30}});
   t.threads = 2;
   t.created = "2026-12-02T00:00:00Z";
@@ -91,7 +92,7 @@ TEST(Tuning, TablesRoundTripAndAnotherMachinesTableIsRefused) {
 }
 
 TEST(Tuning, BucketsNameDtypeMaskHeadDimAndLengths) {
-  testing::SmallProblem p(9, 2, 8);
+  verify::OwnedCase p(verify::small_case(9, 2, 8));
   EXPECT_EQ(tuning_bucket(p.args), "f32,mask=none,D<=32,Sq<=16,Sk<=16");
   p.args.mask = Mask::causal();
   p.args.q.shape[1] = 1;

@@ -7,7 +7,7 @@
 
 #include "commands.h"
 #include "npy.h"
-#include "size_limits.h"
+#include "runtime/size_limits.h"
 
 namespace tessera::cli {
 

@@ -5,7 +5,8 @@
 
 #include "attention/canary.h"
 #include "commands.h"
-#include "shape.h"
+#include "verify/case_text.h"
+#include "verify/plain_case.h"
 
 namespace tessera::cli {
 
@@ -104,9 +105,10 @@ const char* verdict_name(BackendVerdict::Kind k) {
 }
 
 int explain(AppState& state, const std::string& shape_text, bool json) {
-  ShapeSpec spec;
-  if (Status s = parse_shape(shape_text, &spec); !s.ok()) return fail(s);
-  const AttentionArgs args = Problem::placeholder_args(spec);
+  verify::AttentionCase spec;
+  if (Status s = verify::parse_case(shape_text, &spec); !s.ok()) return fail(s);
+  const verify::PlainCase shapes = verify::PlainCase::placeholder(spec);
+  const AttentionArgs& args = shapes.args();
   const Explanation ex = state.dispatcher().explain(args, state.context());
   if (json) {
     nlohmann::json verdicts = nlohmann::json::array();

@@ -9,22 +9,19 @@
 #include <sstream>
 #include <vector>
 
+#include "attention/staging.h"
 #include "attention/timing.h"
 #include "commands.h"
-#include "shape.h"
+#include "verify/case_text.h"
+#include "verify/grid.h"
+#include "verify/plain_case.h"
 
 namespace tessera::cli {
 
 namespace {
 
-// Small shapes for the default job: an encoder batch, a long document, decode.
-constexpr const char* kDefaultShapes =
-    "B=4,S=256,H=12,D=64,dtype=f32;"
-    "B=1,S=1024,H=8,D=64,dtype=f32,mask=causal;"
-    "B=1,Sq=1,Sk=4096,Hq=16,Hkv=4,D=128,dtype=f32";
-
 struct BenchOptions {
-  std::string shapes = kDefaultShapes;
+  std::string shapes{verify::kBenchShapes};
   std::string backends;  // empty: every available backend
   int warmup = 1;
   int iters = 5;
@@ -49,32 +46,38 @@ struct Row {
   int iters = 0;
 };
 
-Row bench_one(AppState& state, const ShapeSpec& spec, Backend* backend, const BenchOptions& o) {
+Row bench_one(AppState& state, const verify::AttentionCase& spec, Backend* backend,
+              const BenchOptions& o) {
   Row row;
   row.backend = std::string(backend->name());
   row.shape = spec.text;
   Context& ctx = state.context();
-  Problem problem;
-  if (Status s = Problem::create(spec, ctx.allocator(), 1, &problem); !s.ok()) {
+  verify::PlainCase tensors;
+  if (Status s = verify::PlainCase::create(spec, ctx.allocator(), &tensors); !s.ok()) {
     row.status = s.to_string();
     return row;
   }
-  if (backend->device().kind == DeviceKind::kCuda && backend->availability().available) {
-    if (Status s = problem.to_device(ctx, backend->device().index); !s.ok()) {
+  std::optional<AttentionProblem> host;
+  if (Status s = AttentionProblem::make(tensors.args(), &host); !s.ok()) {
+    row.status = s.to_string();
+    return row;
+  }
+  // A backend on a device times tensors staged there (an unavailable one is
+  // explained as a skip below).
+  const bool place = backend->availability().available;
+  BackendPlacement placed;
+  if (place) {
+    if (Status s = BackendPlacement::place(*backend, *host, "cli.bench", ctx, &placed); !s.ok()) {
       row.status = s.to_string();
       return row;
     }
   }
-  const AttentionArgs& args = problem.args();
-  std::optional<AttentionProblem> valid;
-  if (Status s = AttentionProblem::make(args, &valid); !s.ok()) {
-    row.status = s.to_string();
-    return row;
-  }
+  const AttentionProblem& valid = place ? placed.problem() : *host;
+  const AttentionArgs& args = valid.args();
   Policy only;
   only.only = {row.backend};
   Dispatcher dispatcher(state.registry(), only);
-  const Explanation ex = dispatcher.explain(*valid, ctx);
+  const Explanation ex = dispatcher.explain(valid, ctx);
   if (ex.chosen.empty()) {
     row.status = "skipped: ";
     for (const auto& v : ex.verdicts) {
@@ -87,7 +90,7 @@ Row bench_one(AppState& state, const ShapeSpec& spec, Backend* backend, const Be
   timing.iters = o.iters;
   timing.min_seconds = o.min_seconds;  // more runs until then, so fast shapes get a stable median
   Timing t;
-  if (Status s = time_dispatch(dispatcher, *valid, ctx, timing, &t); !s.ok()) {
+  if (Status s = time_dispatch(dispatcher, valid, ctx, timing, &t); !s.ok()) {
     row.status = s.to_string();
     return row;
   }
@@ -97,7 +100,7 @@ Row bench_one(AppState& state, const ShapeSpec& spec, Backend* backend, const Be
   row.min_ms = t.min_ms();
   row.gflops = attention_flops(args) / (row.median_ms * 1e6);
   row.gbps = attention_bytes(args) / (row.median_ms * 1e6);
-  row.workspace_bytes = backend->workspace_bytes(*valid, ctx);
+  row.workspace_bytes = backend->workspace_bytes(valid, ctx);
   row.status = "ok";
   return row;
 }
@@ -132,15 +135,15 @@ Status backends_to_time(AppState& state, const BenchOptions& o,
 }
 
 int run_bench(AppState& state, const BenchOptions& o) {
-  std::vector<ShapeSpec> shapes;
-  if (Status s = parse_shape_list(o.shapes, &shapes); !s.ok()) return fail(s);
+  std::vector<verify::AttentionCase> shapes;
+  if (Status s = verify::parse_case_list(o.shapes, &shapes); !s.ok()) return fail(s);
   std::vector<Backend*> backends;
   if (Status s = backends_to_time(state, o, &backends); !s.ok()) return fail(s);
   std::printf("%-14s %10s %10s %9s %9s %12s  %s\n", "BACKEND", "MEDIAN_MS", "MIN_MS", "GFLOP/S",
               "GB/S", "WORKSPACE", "SHAPE");
   nlohmann::json rows = nlohmann::json::array();
   bool any_error = false;
-  for (const ShapeSpec& spec : shapes) {
+  for (const verify::AttentionCase& spec : shapes) {
     for (Backend* b : backends) {
       const Row r = bench_one(state, spec, b, o);
       if (r.status == "ok") {

@@ -12,20 +12,14 @@
 #include "attention/tuner.h"
 #include "attention/tuning.h"
 #include "commands.h"
-#include "shape.h"
+#include "verify/case_text.h"
+#include "verify/grid.h"
+#include "verify/plain_case.h"
 
 namespace tessera::cli {
 
 namespace {
 
-// One shape per bucket: encoder batches at two lengths, a larger head dim,
-// and decode against a long cache; each in f32 and bf16, without and with a
-// causal mask. Small enough that the reference backend's runs stay short.
-constexpr const char* kGridShapes[] = {
-    "B=2,S=128,H=8,D=64", "B=2,S=512,H=8,D=64", "B=1,S=512,H=8,D=128",
-    "B=1,Sq=1,Sk=2048,H=8,D=64"};
-constexpr const char* kGridDtypes[] = {"f32", "bf16"};
-constexpr const char* kGridMasks[] = {"none", "causal"};
 struct TuneOptions {
   std::string output;
   std::string shapes;  // empty: the default grid
@@ -33,18 +27,6 @@ struct TuneOptions {
   int iters = 3;
   double min_seconds = 0.1;
 };
-
-std::string default_grid() {
-  std::string s;
-  for (const char* dtype : kGridDtypes) {
-    for (const char* mask : kGridMasks) {
-      for (const char* shape : kGridShapes) {
-        s += (s.empty() ? "" : ";") + std::string(shape) + ",dtype=" + dtype + ",mask=" + mask;
-      }
-    }
-  }
-  return s;
-}
 
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
@@ -56,8 +38,10 @@ std::string utc_now() {
 }
 
 int run_tune(AppState& state, const TuneOptions& o) {
-  std::vector<ShapeSpec> shapes;
-  if (Status s = parse_shape_list(o.shapes.empty() ? default_grid() : o.shapes, &shapes); !s.ok()) {
+  std::vector<verify::AttentionCase> shapes;
+  if (Status s = verify::parse_case_list(o.shapes.empty() ? verify::tune_shapes() : o.shapes,
+                                         &shapes);
+      !s.ok()) {
     return fail(s);
   }
   std::vector<Backend*> backends;
@@ -78,8 +62,8 @@ int run_tune(AppState& state, const TuneOptions& o) {
   Tuner tuner(state.registry(), backends, options);
   Context& ctx = state.context();
   for (size_t i = 0; i < shapes.size(); ++i) {
-    Problem problem;
-    if (Status s = Problem::create(shapes[i], ctx.allocator(), 1, &problem); !s.ok()) {
+    verify::PlainCase problem;
+    if (Status s = verify::PlainCase::create(shapes[i], ctx.allocator(), &problem); !s.ok()) {
       return fail(s);
     }
     std::optional<AttentionProblem> valid;

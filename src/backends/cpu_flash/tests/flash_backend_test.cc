@@ -1,5 +1,6 @@
 // cpu.flash against reference on odd shapes crossed with every feature, on
-// every Highway target this CPU supports (see compare_on_all_targets).
+// every Highway target this CPU supports (see compare_on_all_targets), judged
+// by verify's tolerance rule.
 #include <gtest/gtest.h>
 
 #include "cpu_flash/cpu_flash_backend.h"
@@ -9,7 +10,7 @@
 namespace tessera::flash_test {
 namespace {
 
-void expect_matches(const Case& c, int threads = 2) {
+void expect_matches(const AttentionCase& c, int threads = 2) {
   auto backend = make_cpu_flash_backend();
   const std::string failures = compare_on_all_targets(*backend, c, threads);
   EXPECT_TRUE(failures.empty()) << c.name() << "\n" << failures;
@@ -23,7 +24,7 @@ TEST(CpuFlash, MatchesReferenceOnOddShapes) {
   int n = 0;
   for (int64_t sq : lengths) {
     for (int64_t sk : lengths) {
-      Case c;
+      AttentionCase c;
       c.sq = sq;
       c.sk = sk;
       c.d = c.dv = dims[n++ % 7];
@@ -37,7 +38,7 @@ TEST(CpuFlash, MatchesReferenceOnOddShapes) {
 
 TEST(CpuFlash, EveryHeadDimOnOneShape) {
   for (int64_t d : {1, 8, 16, 40, 59, 64, 111, 128, 200, 256}) {
-    Case c;
+    AttentionCase c;
     c.batch = 2;
     c.sq = 70;
     c.sk = 131;
@@ -56,7 +57,7 @@ TEST(CpuFlash, CausalAndWindowMasks) {
       {113, 113}, {7, 129}, {129, 64}, {1, 1000}, {200, 70}};
   for (const Mask& m : masks) {
     for (auto [sq, sk] : lengths) {
-      Case c;
+      AttentionCase c;
       c.sq = sq;
       c.sk = sk;
       c.hq = 2;
@@ -73,7 +74,7 @@ TEST(CpuFlash, GqaAndMqa) {
   const std::pair<int64_t, int64_t> heads[] = {{8, 2}, {12, 3}, {32, 8}, {6, 1}, {96, 1}};
   for (auto [hq, hkv] : heads) {
     for (int64_t sq : {1, 37}) {
-      Case c;
+      AttentionCase c;
       c.sq = sq;
       c.sk = 150;
       c.hq = hq;
@@ -87,15 +88,11 @@ TEST(CpuFlash, GqaAndMqa) {
 }
 
 TEST(CpuFlash, VarlenPackedSequences) {
-  Case c;
+  AttentionCase c;
   c.hq = 4;
   c.hkv = 2;
   c.d = c.dv = 59;
-  c.seqlens_q = {5, 0, 130, 1, 64};
-  c.seqlens_k = {9, 3, 130, 200, 0};
-  c.batch = 5;
-  c.sq = 130;
-  c.sk = 200;
+  c.set_varlen({5, 0, 130, 1, 64}, {9, 3, 130, 200, 0});
   c.lse = true;
   for (const Mask& m : {Mask::none(), Mask::causal(), Mask::window(8, 8)}) {
     c.mask = m;
@@ -107,8 +104,8 @@ TEST(CpuFlash, VarlenPackedSequences) {
 }
 
 TEST(CpuFlash, AdditiveBiasInEveryBroadcastForm) {
-  for (BiasKind bias : {BiasKind::kFull, BiasKind::kPerKey, BiasKind::kPerHead}) {
-    Case c;
+  for (BiasKind bias : {BiasKind::kFull, BiasKind::kKeyStride0, BiasKind::kPerHead}) {
+    AttentionCase c;
     c.batch = 2;
     c.sq = 67;
     c.sk = 90;
@@ -124,7 +121,7 @@ TEST(CpuFlash, AdditiveBiasInEveryBroadcastForm) {
 }
 
 TEST(CpuFlash, SoftcapAndScale) {
-  Case c;
+  AttentionCase c;
   c.sq = 77;
   c.sk = 140;
   c.hq = c.hkv = 2;
@@ -141,7 +138,7 @@ TEST(CpuFlash, SoftcapAndScale) {
 TEST(CpuFlash, LowPrecisionInputs) {
   for (DType dtype : {DType::kBF16, DType::kF16}) {
     for (auto [sq, sk] : {std::pair<int64_t, int64_t>{113, 129}, {1, 1000}, {64, 7}}) {
-      Case c;
+      AttentionCase c;
       c.dtype = dtype;
       c.sq = sq;
       c.sk = sk;
@@ -152,16 +149,16 @@ TEST(CpuFlash, LowPrecisionInputs) {
       c.lse = true;
       expect_matches(c);
       c.d = c.dv = 128;
-      c.layout = Layout::kStrided;
+      c.layout = Layout::kDStride2;
       expect_matches(c);
     }
   }
 }
 
 TEST(CpuFlash, LayoutsAndStrides) {
-  for (Layout layout : {Layout::kBHSD, Layout::kStrided}) {
+  for (Layout layout : {Layout::kBHSD, Layout::kDStride2}) {
     for (DType dtype : {DType::kF32, DType::kBF16}) {
-      Case c;
+      AttentionCase c;
       c.batch = 2;
       c.sq = 100;
       c.sk = 129;
@@ -178,7 +175,7 @@ TEST(CpuFlash, LayoutsAndStrides) {
 
 TEST(CpuFlash, ValueHeadDimDiffers) {
   for (auto [d, dv] : {std::pair<int64_t, int64_t>{64, 32}, {40, 111}, {16, 256}}) {
-    Case c;
+    AttentionCase c;
     c.sq = 50;
     c.sk = 120;
     c.hq = c.hkv = 2;
@@ -191,13 +188,13 @@ TEST(CpuFlash, ValueHeadDimDiffers) {
 
 TEST(CpuFlash, NanQueryRowGivesNanRowOnly) {
   for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
-    Case c;
+    AttentionCase c;
     c.sq = 70;
     c.sk = 100;
     c.hq = c.hkv = 2;
     c.d = c.dv = 32;
     c.dtype = dtype;
-    c.nan_q_row = 13;
+    c.nan_rows = 1;  // one element of one q row
     c.lse = true;
     expect_matches(c);
     c.softcap = 3.0f;
@@ -210,7 +207,7 @@ TEST(CpuFlash, NanQueryRowGivesNanRowOnly) {
 TEST(CpuFlash, DecodeSplitsKeysAcrossThreads) {
   for (int threads : {1, 2, 3}) {
     for (const Mask& m : {Mask::none(), Mask::window(300, 0)}) {
-      Case c;
+      AttentionCase c;
       c.sq = 1;
       c.sk = 5000;
       c.hq = 4;
@@ -221,16 +218,16 @@ TEST(CpuFlash, DecodeSplitsKeysAcrossThreads) {
       expect_matches(c, threads);
     }
   }
-  Case c;  // a NaN row and a split
+  AttentionCase c;  // a NaN row and a split
   c.sq = 2;
   c.sk = 3000;
-  c.nan_q_row = 1;
+  c.nan_rows = 1;
   c.lse = true;
   expect_matches(c, 2);
 }
 
 TEST(CpuFlash, EmptySequences) {
-  Case c;
+  AttentionCase c;
   c.sq = 5;
   c.sk = 0;
   c.lse = true;
@@ -246,11 +243,11 @@ TEST(CpuFlash, EmptySequences) {
 // including window masks whose first visible key sits at an odd tile offset
 // and odd key counts (key pairs padded), varlen, bias, softcap, GQA, splits.
 TEST(CpuFlash, Bf16InputsOnEveryFeature) {
-  std::vector<Case> cases;
+  std::vector<AttentionCase> cases;
   for (const Mask& m : {Mask::none(), Mask::causal(), Mask::window(5, 7), Mask::window(16, 0),
                         Mask::window(40, -1)}) {
     for (auto [sq, sk] : std::vector<std::pair<int64_t, int64_t>>{{113, 129}, {7, 65}, {1, 1000}}) {
-      Case c;
+      AttentionCase c;
       c.dtype = DType::kBF16;
       c.sq = sq;
       c.sk = sk;
@@ -262,34 +259,31 @@ TEST(CpuFlash, Bf16InputsOnEveryFeature) {
       cases.push_back(c);
     }
   }
-  Case varlen;
+  AttentionCase varlen;
   varlen.dtype = DType::kBF16;
   varlen.d = varlen.dv = 32;
   varlen.hq = varlen.hkv = 3;
-  varlen.seqlens_q = {5, 0, 130, 1, 64};
-  varlen.seqlens_k = {9, 3, 131, 201, 0};
-  varlen.sq = 130;
-  varlen.sk = 201;
+  varlen.set_varlen({5, 0, 130, 1, 64}, {9, 3, 131, 201, 0});
   varlen.mask = Mask::causal();
-  varlen.bias = BiasKind::kFull;
+  varlen.bias = BiasKind::kShared;  // one [1, Hq, Sq, Sk] bias for every sequence
   cases.push_back(varlen);
-  Case capped;
+  AttentionCase capped;
   capped.dtype = DType::kBF16;
   capped.sq = 70;
   capped.sk = 131;
   capped.d = 40;
   capped.dv = 24;
   capped.softcap = 5.0f;
-  capped.bias = BiasKind::kPerKey;
-  capped.layout = Layout::kStrided;
+  capped.bias = BiasKind::kKeyStride0;
+  capped.layout = Layout::kDStride2;
   cases.push_back(capped);
-  Case tiled = capped;  // D % 32 == 0, Dv not: the AMX path pads V^T and O^T
+  AttentionCase tiled = capped;  // D % 32 == 0, Dv not: the AMX path pads V^T and O^T
   tiled.d = 96;
   cases.push_back(tiled);
-  Case odd_d = capped;  // odd D: the f32-product path on every target
+  AttentionCase odd_d = capped;  // odd D: the f32-product path on every target
   odd_d.d = 59;
   cases.push_back(odd_d);
-  for (const Case& c : cases) expect_matches(c);
+  for (const AttentionCase& c : cases) expect_matches(c);
 }
 
 // The AMX path serves bf16 inputs with D % 32 == 0 when the CPU has AMX
@@ -301,13 +295,13 @@ TEST(CpuFlash, Bf16PathsAreChosenOnlyWhereTheyApply) {
   const bool dot_allowed = cpu_flash::bf16_dot_allowed(), amx_allowed = cpu_flash::amx_allowed();
   const bool amx = cpu_flash::cpu_has_amx(), dot = cpu_flash::cpu_has_bf16_dot();
   const auto products = [](DType dtype, int64_t d) {
-    Case c;
+    AttentionCase c;
     c.dtype = dtype;
     c.sq = c.sk = 64;
     c.d = c.dv = d;
-    Problem problem(c);
+    const OwnedCase tensors(c);
     cpu_flash::FlashParams p;
-    cpu_flash::make_params(problem.args(false), 2, &p);
+    cpu_flash::make_params(tensors.args, 2, &p);
     return p.products;
   };
   cpu_flash::set_amx_allowed(true);

@@ -21,17 +21,17 @@ bool mentions(const std::vector<std::string>& reasons, const std::string& word) 
 TEST(CpuFlashLimits, RejectsHeadDimsAboveTheTileMaximum) {
   auto backend = make_cpu_flash_backend();
   Context ctx(ContextOptions{1});
-  Case c;
+  AttentionCase c;
   c.d = c.dv = cpu_flash::kMaxHeadDim + 1;
-  Problem big_d(c);
-  const auto reasons = check_args(*backend, big_d.args(false), ctx);
+  const OwnedCase big_d(c);
+  const auto reasons = check_args(*backend, big_d.args, ctx);
   EXPECT_TRUE(mentions(reasons, "head dim D = 257")) << reasons.size();
   c.d = 64;
-  Problem big_dv(c);
-  EXPECT_TRUE(mentions(check_args(*backend, big_dv.args(false), ctx), "Dv = 257"));
+  const OwnedCase big_dv(c);
+  EXPECT_TRUE(mentions(check_args(*backend, big_dv.args, ctx), "Dv = 257"));
   // run() refuses too, called directly, with the reason, and writes nothing.
   std::optional<AttentionProblem> valid;
-  ASSERT_TRUE(AttentionProblem::make(big_dv.args(false), &valid).ok());
+  ASSERT_TRUE(AttentionProblem::make(big_dv.args, &valid).ok());
   const Status status = backend->run(*valid, ctx);
   EXPECT_EQ(status.code(), StatusCode::kUnsupported);
   EXPECT_NE(status.message().find("Dv = 257"), std::string::npos) << status.message();
@@ -40,8 +40,8 @@ TEST(CpuFlashLimits, RejectsHeadDimsAboveTheTileMaximum) {
 TEST(CpuFlashLimits, RejectsTensorsNotOnTheCpu) {
   auto backend = make_cpu_flash_backend();
   Context ctx(ContextOptions{1});
-  Problem p(Case{});
-  AttentionArgs args = p.args(false);
+  const OwnedCase p(AttentionCase{});
+  AttentionArgs args = p.args;
   for (TensorView* t : {&args.q, &args.k, &args.v, &args.out}) t->device = Device::cuda(0);
   EXPECT_TRUE(mentions(check_args(*backend, args, ctx), "cuda:0"));
 }
@@ -49,10 +49,10 @@ TEST(CpuFlashLimits, RejectsTensorsNotOnTheCpu) {
 TEST(CpuFlashLimits, RejectsWorkspaceOverTheBudgetWithTheNumbers) {
   auto backend = make_cpu_flash_backend();
   Context ctx(ContextOptions{1, size_t{1024}});
-  Case c;
+  AttentionCase c;
   c.sq = c.sk = 128;
-  Problem p(c);
-  const auto reasons = check_args(*backend, p.args(false), ctx);
+  const OwnedCase p(c);
+  const auto reasons = check_args(*backend, p.args, ctx);
   ASSERT_EQ(reasons.size(), 1u);
   EXPECT_NE(reasons[0].find("budget 1024 bytes"), std::string::npos) << reasons[0];
 }
@@ -63,12 +63,12 @@ TEST(CpuFlashLimits, WorkspaceIsTrackedBoundedAndIndependentOfLength) {
   const int64_t lengths[2] = {2048, 8192};
   for (int i = 0; i < 2; ++i) {
     Context ctx(ContextOptions{2});
-    Case c;
+    AttentionCase c;
     c.sq = c.sk = lengths[i];
     c.d = c.dv = 64;
     c.mask = Mask::causal();
-    Problem p(c);
-    ASSERT_TRUE(run_args(*backend, p.args(false), ctx).ok());
+    const OwnedCase p(c);
+    ASSERT_TRUE(run_args(*backend, p.args, ctx).ok());
     peaks[i] = ctx.allocator().by_owner()["cpu.flash"].peak_bytes;
     EXPECT_GT(peaks[i], 0u) << "the workspace must go through the tracking allocator";
     EXPECT_TRUE(ctx.allocator().leaks().empty());
@@ -86,11 +86,11 @@ TEST(CpuFlashLimits, ReportsItselfHonestly) {
   EXPECT_EQ(caps.max_head_dim, cpu_flash::kMaxHeadDim);
   EXPECT_TRUE(caps.causal && caps.window && caps.bias && caps.varlen && caps.softcap &&
               caps.lse && caps.gqa && caps.dv_differs);
-  Case c;
+  AttentionCase c;
   c.sq = c.sk = 300;
-  Problem p(c);
+  const OwnedCase p(c);
   std::optional<AttentionProblem> valid;
-  ASSERT_TRUE(AttentionProblem::make(p.args(false), &valid).ok());
+  ASSERT_TRUE(AttentionProblem::make(p.args, &valid).ok());
   // Sized for the context's threads: one slice each.
   const size_t one = backend->workspace_bytes(*valid, Context(ContextOptions{1}));
   EXPECT_GT(one, 0u);

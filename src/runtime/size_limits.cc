@@ -1,8 +1,8 @@
-#include "size_limits.h"
+#include "runtime/size_limits.h"
 
 #include <unistd.h>
 
-namespace tessera::cli {
+namespace tessera {
 
 uint64_t host_memory_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES);
@@ -27,4 +27,4 @@ int64_t checked_product(std::initializer_list<int64_t> factors) {
   return p;
 }
 
-}  // namespace tessera::cli
+}  // namespace tessera
