@@ -24,11 +24,18 @@ Status check_tensor(const TensorView& t, const char* field, int rank, bool allow
                             ", got rank " + std::to_string(t.rank) + " " + shape_str(t));
   }
   if (t.data == nullptr) return invalid_argument(std::string(field) + ".data is null");
+  bool empty = false;
   for (int d = 0; d < rank; ++d) {
     if (t.shape[d] < 0) {
       return invalid_argument(std::string(field) + ".shape[" + std::to_string(d) +
                               "] = " + std::to_string(t.shape[d]) + " is negative");
     }
+    empty = empty || t.shape[d] == 0;
+  }
+  // No element of an empty tensor is read or written, so its strides are not
+  // either; numpy and torch give empty tensors zero strides.
+  if (empty) return Status::Ok();
+  for (int d = 0; d < rank; ++d) {
     const bool bad_stride = allow_zero_stride ? t.strides[d] < 0 : t.strides[d] <= 0;
     if (bad_stride && t.shape[d] > 1) {
       return invalid_argument(std::string(field) + ".strides[" + std::to_string(d) +

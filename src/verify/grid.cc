@@ -138,6 +138,19 @@ void add_varlen(std::vector<AttentionCase>& g) {
   }
 }
 
+// Empty tensors: no batch (nothing to write), no query rows, no keys (every
+// row sees none: zeros, lse -inf). cpu.flash once divided by zero on B = 0, a
+// crash found through the Python API.
+void add_empty(std::vector<AttentionCase>& g) {
+  for (DType t : kDTypes) g.push_back(make({0, 7, 9, 2, 2, 16}, t, Mask::none()));
+  AttentionCase no_queries = make({2, 0, 9, 4, 2, 32}, DType::kF32, Mask::causal());
+  no_queries.lse = true;
+  g.push_back(no_queries);
+  AttentionCase no_keys = make({2, 5, 0, 4, 2, 32}, DType::kBF16, Mask::none());
+  no_keys.lse = true;
+  g.push_back(no_keys);
+}
+
 // 6. The exact semantics: NaN rows and rows with no visible key, with lse.
 void add_semantics(std::vector<AttentionCase>& g) {
   for (DType t : kDTypes) {
@@ -159,6 +172,7 @@ void add_semantics(std::vector<AttentionCase>& g) {
   AttentionCase long_window = make({1, 1023, 64, 2, 2, 32}, DType::kF32, Mask::window(2, 0));
   long_window.lse = true;
   g.push_back(long_window);
+  add_empty(g);
 }
 
 // 7. Everything at once.
@@ -198,6 +212,7 @@ std::vector<AttentionCase> full_grid() {
 std::vector<AttentionCase> quick_grid() {
   std::vector<AttentionCase> g;
   g.push_back(make({1, 7, 7, 2, 2, 16}, DType::kF32));
+  g.push_back(make({0, 7, 9, 2, 2, 16}, DType::kF32));  // no batch
   AttentionCase c = make({3, 113, 129, 2, 2, 59}, DType::kBF16, Mask::causal());
   c.lse = true;
   g.push_back(c);
