@@ -626,15 +626,21 @@ def main(argv=None):
     except InputError as e:
         print(f"tessera-ray: {e}", file=sys.stderr)
         return 2
-    if args.model and "://" not in args.model and not os.path.isdir(args.model):
+    if (args.address == "local" and args.model and "://" not in args.model and
+            not os.path.isdir(args.model)):  # (on a cluster it is the workers' path)
         print(f"tessera-ray: --model: {args.model}: no such directory", file=sys.stderr)
         return 2
 
     import logging
 
     import ray
-    logging.getLogger("ray").setLevel(logging.WARNING)
-    logging.getLogger("ray.data").setLevel(logging.WARNING)
+    import ray.data
+    # Ray Data logs each execution at INFO on the console (and everything to
+    # its file in the session directory): the console gets errors only, the
+    # progress lines are ours.
+    for handler in logging.getLogger("ray.data").handlers:
+        if handler.get_name() == "console":
+            handler.setLevel(logging.ERROR)
     if args.address == "local":
         # Workers import tessera from where this process did.
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
