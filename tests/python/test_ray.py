@@ -110,6 +110,21 @@ def test_parquet_in_and_out(ray_session, generated, tmp_path):
     assert got.column("offsets").to_pylist() == [w["offsets"] for w in prefix]
     assert cosine_rows(np.stack(got.column("embedding").to_numpy(zero_copy_only=False)),
                        [w["embedding"] for w in prefix]).min() >= 0.9999
+    # --doc-embedding: one row per document, the mean of its chunks (document
+    # 125 has several).
+    tray.embed_corpus([tmp_path / "docs.parquet"], tmp_path / "docs-out.parquet", workers=2,
+                      batch_size=100, doc_embedding=True, progress=False)
+    got = pq.read_table(tmp_path / "docs-out.parquet")
+    by_id = {}
+    for w in prefix:
+        by_id.setdefault(str(w["id"]), []).append(w)
+    assert [json.loads(i) for i in got.column("id").to_pylist()] == list(by_id)
+    assert got.column("chunks").to_pylist() == [len(v) for v in by_id.values()]
+    assert max(got.column("chunks").to_pylist()) > 1
+    assert got.column("offsets").to_pylist() == [[0, v[-1]["offsets"][1]] for v in by_id.values()]
+    assert cosine_rows(np.stack(got.column("embedding").to_numpy(zero_copy_only=False)),
+                       [np.mean([w["embedding"] for w in v], axis=0)
+                        for v in by_id.values()]).min() >= 0.9999
 
 
 def test_a_killed_actor_loses_and_duplicates_no_row(ray_session, generated, tmp_path):
