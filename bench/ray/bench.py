@@ -64,6 +64,7 @@ def main():
     here = os.path.dirname(os.path.dirname(os.path.abspath(tessera.__file__)))
     os.environ["PYTHONPATH"] = os.pathsep.join(
         p for p in (here, os.environ.get("PYTHONPATH")) if p)
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"  # no report to Ray's servers
     start = time.monotonic()
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="WARNING")
     init_seconds = time.monotonic() - start

@@ -477,6 +477,7 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
     started = time.monotonic()
     shards = plan_shards([os.fspath(i) for i in inputs], batch_size)
     if not ray.is_initialized():
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         ray.init()
     if workers is None:
         workers = max(1, int(ray.cluster_resources().get("CPU", 1)) // threads_per_worker)
@@ -642,6 +643,8 @@ def main(argv=None):
         if handler.get_name() == "console":
             handler.setLevel(logging.ERROR)
     if args.address == "local":
+        # No usage report to Ray's servers from a local session unless asked for.
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         # Workers import tessera from where this process did.
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         os.environ["PYTHONPATH"] = os.pathsep.join(
