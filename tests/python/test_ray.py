@@ -21,7 +21,21 @@ import tessera.ray as tray  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def ray_session():
+def generated_cli(tmp_path_factory, cli):
+    """The 2,000-document corpus, and the CLI embedding it in the background
+    (while Ray starts)."""
+    d = tmp_path_factory.mktemp("generated")
+    src = corpus.write_jsonl(str(d / "corpus.jsonl"), 2000)
+    out = d / "cli.jsonl"
+    proc = subprocess.Popen([cli, "embed", src, "-o", str(out)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    yield src, out, proc
+    proc.kill()
+    proc.wait()
+
+
+@pytest.fixture(scope="module")
+def ray_session(generated_cli):
     import tessera
     # The workers import tessera from where this process did.
     here = os.path.dirname(os.path.dirname(os.path.abspath(tessera.__file__)))
@@ -55,12 +69,12 @@ def assert_same_rows(got, want):
 
 
 @pytest.fixture(scope="module")
-def generated(tmp_path_factory, cli):
+def generated(generated_cli):
     """The 2,000-document corpus and the CLI's rows for it."""
-    d = tmp_path_factory.mktemp("generated")
-    src = corpus.write_jsonl(str(d / "corpus.jsonl"), 2000)
-    rows, _ = cli_embed(cli, [src], d / "cli.jsonl")
-    return src, rows
+    src, out, proc = generated_cli
+    _, stderr = proc.communicate()
+    assert proc.returncode == 0, stderr
+    return src, read_jsonl(out)
 
 
 def test_generated_corpus_equals_the_cli(ray_session, generated, tmp_path):
