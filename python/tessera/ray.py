@@ -533,7 +533,8 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
                 doc_id = json.loads(doc_id)
                 report["skipped"].append({"origin": origin, "id": doc_id, "problem": problem})
                 if on_skip is None:
-                    print(f"tessera-ray: skipped {origin}: {problem}", file=sys.stderr)
+                    named = "" if doc_id == origin else f" (id {json.dumps(doc_id)})"
+                    print(f"tessera-ray: skipped {origin}{named}: {problem}", file=sys.stderr)
                 else:
                     on_skip(origin, doc_id, problem)
             docs = table.filter(pc.less_equal(table.column("chunk"), 0))
