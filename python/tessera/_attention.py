@@ -107,8 +107,9 @@ class _Call:
             raise ValueError(f"softcap: {softcap!r} is not a number") from None
         mask, wl, wr, bias = self._masks(ops, query, attn_mask, is_causal, causal, window,
                                          batch, B, heads, L, S)
-        # Nothing to compute (B, H, L or Ev is 0): the shapes were checked above;
-        # an empty view has zero strides the contract refuses, so no call is made.
+        # Nothing to compute (B, H, L or Ev is 0): the shapes were checked above,
+        # and torch returns an empty result where the contract refuses zero
+        # heads or a zero value width, so no call is made.
         self.empty = math.prod(self.out.shape) == 0
         qc, as_u16 = ops.for_call(ops.swap(q4, 1, 2))
         kc, _ = ops.for_call(ops.swap(k4, 1, 2))
