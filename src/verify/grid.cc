@@ -197,6 +197,42 @@ void add_combined(std::vector<AttentionCase>& g) {
 
 }  // namespace
 
+// 8. Decode: one query position per sequence, the case cpu.flash serves with
+//    a loop of its own (a stream over every head's keys, key splits across
+//    threads): GQA groups that are and are not multiples of 4, odd D and Dv,
+//    every head dim class, strided layouts, masks as key ranges, many heads,
+//    a NaN query, and varlen batches of single queries with empty sequences.
+void add_decode(std::vector<AttentionCase>& g) {
+  AttentionCase c = make({1, 1, 1000, 8, 2, 128}, DType::kF32, Mask::causal());
+  c.lse = true;
+  g.push_back(c);
+  g.push_back(make({2, 1, 129, 6, 1, 59}, DType::kBF16, Mask::window(16, 0)));
+  c = make({1, 1, 4095, 5, 5, 80}, DType::kF32, Mask::causal());
+  c.dv = 37;
+  g.push_back(c);
+  g.push_back(make({3, 1, 64, 12, 3, 16}, DType::kBF16, Mask::window(7, 7)));
+  c = make({1, 1, 2048, 4, 2, 64}, DType::kF32);
+  c.layout = Layout::kBHSD;
+  g.push_back(c);
+  c = make({1, 1, 513, 2, 1, 256}, DType::kBF16);
+  c.lse = true;
+  g.push_back(c);
+  g.push_back(make({1, 1, 257, 64, 8, 128}, DType::kF32));
+  c = make({1, 1, 300, 4, 1, 64}, DType::kF32);
+  c.nan_rows = 1;
+  c.lse = true;
+  g.push_back(c);
+  c = make({2, 1, 77, 3, 3, 40}, DType::kF32, Mask::window(-1, 3));
+  c.scale = 0.5f;
+  g.push_back(c);
+  c = make({1, 1, 1000, 4, 4, 96}, DType::kBF16);
+  c.layout = Layout::kBSHDPadded;
+  g.push_back(c);
+  c = make_varlen({1, 1, 0, 1}, {1000, 0, 7, 33}, 8, 2, 64, DType::kBF16, Mask::window(64, 0));
+  c.lse = true;
+  g.push_back(c);
+}
+
 std::vector<AttentionCase> full_grid() {
   std::vector<AttentionCase> g;
   add_head_dims(g);
@@ -206,6 +242,7 @@ std::vector<AttentionCase> full_grid() {
   add_varlen(g);
   add_semantics(g);
   add_combined(g);
+  add_decode(g);
   return seeded(std::move(g));
 }
 
@@ -224,6 +261,10 @@ std::vector<AttentionCase> quick_grid() {
   g.push_back(c);
   c = make({1, 1, 129, 2, 2, 128}, DType::kBF16);  // decode
   c.bias = BiasKind::kBroadcast;
+  g.push_back(c);
+  // cpu.flash's decode loop: single-query varlen, GQA, key splits, an empty row.
+  c = make_varlen({1, 1, 0}, {1000, 0, 7}, 8, 2, 64, DType::kBF16, Mask::window(64, 0));
+  c.lse = true;
   g.push_back(c);
   c = make({3, 7, 64, 2, 2, 111}, DType::kF16);
   c.softcap = 1.5f;

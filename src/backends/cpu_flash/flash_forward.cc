@@ -13,6 +13,7 @@
 #include "cpu_flash/amx_tiles-inl.h"
 #include "cpu_flash/online_softmax-inl.h"
 #include "cpu_flash/attention_unit-inl.h"
+#include "cpu_flash/decode-inl.h"
 // clang-format on
 #include "cpu_flash/flash_forward.h"
 #include "hwy/highway.h"
@@ -23,6 +24,16 @@ namespace tessera::cpu_flash::HWY_NAMESPACE {
 void FlashForward(const FlashParams& p, ThreadPool& pool, float* workspace) {
   const hn::CappedTag<float, kMaxLanes> df;
   float* partials = workspace + pool.num_threads() * p.thread_floats;
+  if (p.decode) {
+    pool.parallel_for(p.units() * p.splits, [&](int64_t item, int thread) HWY_ATTR {
+      DecodeItem(df, p, item, workspace + thread * p.thread_floats, partials);
+    });
+    if (p.splits == 1) return;
+    pool.parallel_for(p.units(), [&](int64_t seq, int thread) HWY_ATTR {
+      DecodeMerge(df, p, seq, workspace + thread * p.thread_floats, partials);
+    });
+    return;
+  }
   pool.parallel_for(p.units() * p.splits, [&](int64_t item, int thread) HWY_ATTR {
     RunItem(df, p, item, workspace + thread * p.thread_floats, partials);
   });

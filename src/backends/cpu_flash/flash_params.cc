@@ -61,6 +61,27 @@ bool request_amx() {
 }
 #endif
 
+// Whether every sequence has at most one query position (varlen: read from
+// cu_seqlens_q, B + 1 host integers).
+bool one_query_per_sequence(const FlashParams& p) {
+  if (p.cu_q == nullptr) return p.sq <= 1;
+  for (int64_t b = 0; b < p.batch; ++b) {
+    if (p.cu_q[b + 1] - p.cu_q[b] > 1) return false;
+  }
+  return true;
+}
+
+// The decode form (decode-inl.h) serves one query position per sequence on
+// the f32-products path, for f32 and bf16 inputs with unit-stride K/V rows,
+// no bias and no softcap (those take the tile loop), while every head's
+// scratch fits half of L2.
+bool use_decode_form(const FlashParams& p) {
+  return p.products == Products::kF32 &&
+         (p.dtype == DType::kF32 || p.dtype == DType::kBF16) && p.ks[3] == 1 && p.vs[3] == 1 &&
+         p.bias == nullptr && p.softcap == 0.0f && one_query_per_sequence(p) &&
+         decode_layout(p.hq, p.d, p.dv).total * 4 <= kL2Bytes / 2;
+}
+
 Products choose_products(const FlashParams& p) {
   if (p.dtype != DType::kBF16) return Products::kF32;
   if (p.d % kAmxDvStep == 0 && amx_allowed() && cpu_has_amx()) return Products::kAmx;
@@ -131,6 +152,21 @@ void make_params(const AttentionArgs& args, int threads, FlashParams* p) {
   p->softcap = args.softcap;
   p->products = choose_products(*p);
 
+  const int64_t target = kItemsPerThread * threads;
+  const int64_t key_tiles = (p->sk + kBlockKeys - 1) / kBlockKeys;
+  if (use_decode_form(*p)) {
+    p->decode = true;
+    // Items are (sequence, key split): split the keys until every thread
+    // has kItemsPerThread items, keeping kMinTilesPerSplit tiles per split.
+    if (threads > 1 && p->batch > 0 && p->batch < target) {
+      p->splits = std::clamp<int64_t>((target + p->batch - 1) / p->batch, 1,
+                                      std::max<int64_t>(1, key_tiles / kMinTilesPerSplit));
+    }
+    p->thread_floats = decode_layout(p->hq, p->d, p->dv).total;
+    p->partial_floats = p->splits == 1 ? 0 : decode_partial_floats(p->hq, p->dv);
+    return;
+  }
+
   // Heads of a GQA group go together (each K/V tile is loaded once for all
   // of them); positions fill the rest of the kBlockRows rows.
   p->head_chunks = (p->group + kBlockRows - 1) / kBlockRows;
@@ -142,7 +178,6 @@ void make_params(const AttentionArgs& args, int threads, FlashParams* p) {
 
   // Query blocks per unit: as many as fit L2, but never so many that the
   // threads run out of units.
-  const int64_t target = kItemsPerThread * threads;
   const int64_t blocks = p->batch * p->hkv * p->head_chunks * p->q_blocks;
   p->sub_blocks = std::clamp<int64_t>(blocks / std::max<int64_t>(1, target), 1,
                                       sub_blocks_for(p->rows, p->d, p->dv));
@@ -152,9 +187,8 @@ void make_params(const AttentionArgs& args, int threads, FlashParams* p) {
   // Decode (few units, long keys): split each unit's keys over the threads.
   const int64_t units = p->units();
   if (threads > 1 && units > 0 && units < target) {  // units is 0 when B is 0
-    const int64_t tiles = (p->sk + kBlockKeys - 1) / kBlockKeys;
     p->splits = std::clamp<int64_t>((target + units - 1) / units, 1,
-                                    std::max<int64_t>(1, tiles / kMinTilesPerSplit));
+                                    std::max<int64_t>(1, key_tiles / kMinTilesPerSplit));
   }
 
   p->thread_floats = scratch_layout(p->rows, p->d, p->dv, kMaxLanes, p->sub_blocks,

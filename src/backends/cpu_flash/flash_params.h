@@ -137,6 +137,36 @@ static_assert(sub_blocks_for(kBlockRows, 64, 64) == kMaxSubBlocks,
 static_assert(kBlockKeys * kMaxLanes * kMicroVecs * 4 <= kL1Bytes / 2,
               "a V panel must leave half of L1 for the rest");
 
+// Decode (one query position per sequence, decode-inl.h): keys per tile,
+// and the per-thread scratch for Hq heads:
+//   q [Hq x D] f32   o [Hq x ld_dv]   m, l [Hq]   s [Hq x kDecodeKeys]
+inline constexpr int64_t kDecodeKeys = 32;
+struct DecodeLayout {
+  int64_t ld_dv = 0, q = 0, o = 0, m = 0, l = 0, s = 0, total = 0;
+};
+constexpr DecodeLayout decode_layout(int64_t hq, int64_t d, int64_t dv) {
+  DecodeLayout s;
+  s.ld_dv = round_up(dv, kMaxLanes);
+  int64_t at = 0;
+  const auto take = [&at](int64_t floats) {
+    const int64_t here = at;
+    at += round_up(floats, kMaxLanes);
+    return here;
+  };
+  s.q = take(hq * d);
+  s.o = take(hq * s.ld_dv);
+  s.m = take(hq);
+  s.l = take(hq);
+  s.s = take(hq * kDecodeKeys);
+  s.total = at;
+  return s;
+}
+// The split-K partial result of one decode item: O [Hq x ld_dv], m, l.
+constexpr int64_t decode_partial_floats(int64_t hq, int64_t dv) {
+  return round_up(hq * round_up(dv, kMaxLanes) + 2 * hq, kMaxLanes);
+}
+static_assert(kDecodeKeys % kMaxLanes == 0, "a head's scores must fill whole vectors");
+
 // The two products' path (the online softmax is f32 on every path):
 //   kF32      Q, K, V converted to f32, FMA micro-kernel (tile_gemm-inl.h)
 //   kBf16Dot  bf16 pairs on AVX512_BF16 vdpbf16ps (bf16_dot-inl.h), D even
@@ -168,6 +198,10 @@ struct FlashParams {
   // targets, and other dtypes, always take the f32 products).
   Products products = Products::kF32;
 
+  // Decode form (decode-inl.h): one item per (sequence, key split) over
+  // every head, instead of the tile loop's units.
+  bool decode = false;
+
   // Tiling.
   int64_t heads_per_unit = 0;  // heads of one GQA group handled together
   int64_t head_chunks = 0;     // ceil(group / heads_per_unit)
@@ -177,7 +211,7 @@ struct FlashParams {
   int64_t sub_blocks = 1;      // query blocks per unit
   int64_t q_units = 0;         // ceil(q_blocks / sub_blocks)
   int64_t splits = 1;          // key ranges per unit (decode split-K)
-  int64_t units() const { return batch * hkv * head_chunks * q_units; }
+  int64_t units() const { return decode ? batch : batch * hkv * head_chunks * q_units; }
 
   // Workspace, in f32 elements.
   int64_t thread_floats = 0;   // scratch of one thread
