@@ -1,5 +1,8 @@
 // Every route over real HTTP on loopback, against the fake model: answers,
 // every error code, limits, authentication.
+#include <chrono>
+#include <thread>
+
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 
@@ -200,7 +203,14 @@ TEST_F(Routes, TokenizeGivesIdsOffsetsAndSpecialTokens) {
 TEST_F(Routes, MetricsCountResponsesAndIncludeTheExtraFamilies) {
   ASSERT_TRUE(http_->Post("/embed", R"({"inputs": "a"})", "application/json"));
   ASSERT_TRUE(http_->Post("/embed", R"({"inputs": []})", "application/json"));
+  // The batcher answers a request before it reports the batch (run_batch),
+  // so the batch may reach /metrics a moment after the answer: poll for it.
+  const std::string ok_batch = "tessera_server_batches_total{outcome=\"ok\"} 1\n";
   auto r = http_->Get("/metrics");
+  for (int i = 0; i < 200 && r && r->body.find(ok_batch) == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    r = http_->Get("/metrics");
+  }
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200);
   EXPECT_EQ(r->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
@@ -209,7 +219,7 @@ TEST_F(Routes, MetricsCountResponsesAndIncludeTheExtraFamilies) {
             std::string::npos) << m;
   EXPECT_NE(m.find("tessera_server_requests_total{route=\"/embed\",code=\"422\"} 1\n"),
             std::string::npos) << m;
-  EXPECT_NE(m.find("tessera_server_batches_total{outcome=\"ok\"} 1\n"), std::string::npos);
+  EXPECT_NE(m.find(ok_batch), std::string::npos) << m;
   EXPECT_NE(m.find("tessera_server_requests_in_flight 0\n"), std::string::npos);
   EXPECT_NE(m.find("# TYPE tessera_server_batch_tokens histogram"), std::string::npos);
   EXPECT_NE(m.find("process_resident_memory_bytes "), std::string::npos);

@@ -303,7 +303,9 @@ HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t 
   // and rounds to bf16 with the same relative error.
   const ScoreTransform tf{p.scale, p.softcap, tiles ? 8.0f : 0.0f};
   // Decode-sized work (one block of at most kMicroRows rows, one vector of
-  // columns) reads each f32 K and V element exactly once per tile, so it
+  // columns; single queries without bias or softcap take the decode loop of
+  // decode-inl.h instead) reads each f32 K and V element exactly once per
+  // tile, so it
   // reads them where they are: the copy PackKV makes against L1 set
   // conflicts only pays when a tile is swept several times. There is no
   // software prefetch of the next tile: asking for its lines, all at once or
