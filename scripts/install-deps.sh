@@ -12,6 +12,9 @@ APT_PACKAGES=(
   # OpenCL GPU runtime) but does not depend on its headers and link library.
   ocl-icd-opencl-dev opencl-c-headers
   nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libssl-dev libutf8proc-dev libicu-dev
+  # `tessera bench attention --plot`: PLplot, its Cairo driver (the pngcairo
+  # device) and a font for Pango to draw the text with.
+  libplplot-dev plplot-driver-cairo fonts-dejavu-core
   # The fuzz targets (scripts/fuzz-smoke.sh): clang's libFuzzer, ASan and UBSan runtimes.
   clang libclang-rt-14-dev
 )
