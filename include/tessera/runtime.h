@@ -27,6 +27,7 @@ struct RuntimeOptions {
   size_t memory_reuse_bytes = size_t{192} << 20;
   // Tuned table: a path, "none", or "": $TESSERA_TUNING, else the default
   // path when present. A table that cannot be used is logged and skipped.
+  // Without one, auto follows the ranking shipped for this CPU kind.
   std::string tuning;
 };
 
@@ -42,8 +43,9 @@ class Runtime {
   Registry& registry();
   Dispatcher& dispatcher();
   const Policy& policy() const;
-  // The tuned table in use ("" when none) and, when one was looked for and
-  // not used, why.
+  // The tuned table in use ("" when none) and, without one, why and what
+  // auto uses instead: the shipped default ranking measured for this CPU
+  // kind (docs/OBSERVABILITY.md), else the priority order.
   const std::string& tuning_path() const;
   const std::string& tuning_note() const;
   // What `tessera --trace FILE` and `--metrics FILE` write, for this runtime:

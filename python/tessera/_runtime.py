@@ -25,7 +25,8 @@ def configure(attention="", threads=0, memory_budget_bytes=0, tuning=""):
         "" for $TESSERA_ATTENTION or auto.
     threads: worker threads, 0 for one per hardware thread.
     memory_budget_bytes: a cap on tracked memory, 0 for none.
-    tuning: a `tessera tune` table, "none", or "" for $TESSERA_TUNING / the default path.
+    tuning: a `tessera tune` table, "none", or "" for $TESSERA_TUNING / the default path;
+        without one, auto follows the ranking shipped for this CPU kind (Runtime.tuning_note).
     Objects made with the previous Runtime (an Embedder) keep using it.
     """
     global _default

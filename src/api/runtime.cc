@@ -6,7 +6,9 @@
 #include <filesystem>
 
 #include "attention/dispatch_metrics.h"
+#include "attention/shipped_rankings.h"
 #include "attention/tuning.h"
+#include "runtime/cpu_kind.h"
 #include "runtime/trace_export.h"
 
 namespace tessera {
@@ -28,25 +30,49 @@ std::string option_or_env(const std::string& value, const char* env) {
   return v == nullptr ? "" : v;
 }
 
+// No usable table of the user's: the shipped default ranking for this CPU
+// kind, else the priority order. `why` says why there is no user table
+// ("" when none was looked for); the note says what auto uses instead.
+void use_shipped_ranking(const std::string& why, Context& ctx, Dispatcher& dispatcher,
+                         std::string* tuning_note) {
+  const std::string kind(cpu_kind_name(cpu_kind()));
+  std::shared_ptr<const TuningTable> shipped;
+  const std::string prefix = why.empty() ? "no tuned table" : why;
+  if (Status s = shipped_ranking(cpu_kind(), &shipped); !s.ok()) {
+    *tuning_note = prefix + "; auto uses the priority order (" + s.message() + ")";
+    ctx.logger().log(LogLevel::kWarning, "tuning: " + *tuning_note);
+    return;
+  }
+  if (shipped == nullptr) {
+    *tuning_note =
+        prefix + "; auto uses the priority order (no shipped default ranking for " + kind + ")";
+    return;
+  }
+  *tuning_note = prefix + "; auto uses the " + shipped->describe();
+  dispatcher.set_tuning(std::move(shipped));
+}
+
 // The table named (option, else $TESSERA_TUNING), else the default one if it
-// exists. A table that cannot be used leaves `auto` on the priority order: a
-// warning when it was named on purpose, an info line for a stale default.
+// exists; without a usable one, the shipped default ranking. A table that
+// cannot be used is a warning when it was named on purpose, an info line for
+// a stale default.
 void load_tuning(const std::string& option, Context& ctx, Dispatcher& dispatcher,
                  std::string* tuning_path, std::string* tuning_note) {
   std::string path = option_or_env(option, "TESSERA_TUNING");
   const bool explicit_path = !path.empty();
-  if (path == "none") return;
+  if (path == "none") return use_shipped_ranking("", ctx, dispatcher, tuning_note);
   if (!explicit_path) {
     path = default_tuning_path();
     std::error_code ec;
-    if (path.empty() || !std::filesystem::exists(path, ec)) return;
+    if (path.empty() || !std::filesystem::exists(path, ec)) {
+      return use_shipped_ranking("", ctx, dispatcher, tuning_note);
+    }
   }
   auto table = std::make_shared<TuningTable>();
   if (Status s = TuningTable::load(path, current_tuning_key(), table.get()); !s.ok()) {
-    *tuning_note = s.message() + "; auto uses the priority order";
     ctx.logger().log(explicit_path ? LogLevel::kWarning : LogLevel::kInfo,
-                     "tuning: " + *tuning_note);
-    return;
+                     "tuning: " + s.message() + "; not used");
+    return use_shipped_ranking(s.message(), ctx, dispatcher, tuning_note);
   }
   *tuning_path = path;
   dispatcher.set_tuning(std::move(table));

@@ -15,7 +15,7 @@ bool contains(const std::vector<std::string>& v, std::string_view name) {
 }  // namespace
 
 std::vector<Candidate> ordered_candidates(const Registry& registry, const Policy& policy,
-                                          const TuningEntry* tuned) {
+                                          const TuningEntry* tuned, bool shipped) {
   std::vector<Candidate> out;
   if (!policy.only.empty()) {
     for (const auto& n : policy.only) out.push_back({n, registry.find(n), -1});
@@ -25,20 +25,34 @@ std::vector<Candidate> ordered_candidates(const Registry& registry, const Policy
   const auto listed = [&](std::string_view name) {
     return std::any_of(out.begin(), out.end(), [&](const Candidate& c) { return c.name == name; });
   };
+  // The entry's registered backends not in the prefer list, fastest first.
+  std::vector<Candidate> ranked;
   if (tuned != nullptr) {
     for (size_t i = 0; i < tuned->ranking.size(); ++i) {
       const std::string& n = tuned->ranking[i].backend;
       Backend* b = registry.find(n);
-      if (b != nullptr && !listed(n)) out.push_back({n, b, static_cast<int>(i)});
+      if (b != nullptr && !listed(n)) ranked.push_back({n, b, static_cast<int>(i)});
     }
   }
+  if (!shipped) out.insert(out.end(), ranked.begin(), ranked.end());
   std::vector<Backend*> rest;
   for (Backend* b : registry.backends()) {
     if (!listed(b->name())) rest.push_back(b);
   }
   std::stable_sort(rest.begin(), rest.end(),
                    [](Backend* a, Backend* b) { return a->priority() > b->priority(); });
-  for (Backend* b : rest) out.push_back({std::string(b->name()), b, -1});
+  const auto is_ranked = [&](std::string_view name) {
+    return std::any_of(ranked.begin(), ranked.end(),
+                       [&](const Candidate& c) { return c.name == name; });
+  };
+  size_t next_ranked = 0;
+  for (Backend* b : rest) {
+    if (!is_ranked(b->name())) {
+      out.push_back({std::string(b->name()), b, -1});
+    } else if (shipped) {
+      out.push_back(ranked[next_ranked++]);  // a ranked backend's place, in ranking order
+    }
+  }
   return out;
 }
 
@@ -73,9 +87,10 @@ std::shared_ptr<const Dispatcher::Plan> Dispatcher::Plan::build(
   plan->quarantined = std::move(quarantined);
   plan->observers = std::move(observers);
   plan->registry_size = registry.size();
+  const bool shipped = plan->tuning != nullptr && plan->tuning->shipped();
   const auto servable = [&](const TuningEntry* entry) {
     std::vector<Backend*> order;
-    for (const Candidate& c : ordered_candidates(registry, plan->policy, entry)) {
+    for (const Candidate& c : ordered_candidates(registry, plan->policy, entry, shipped)) {
       if (standing_reason(c, plan->policy, plan->quarantined).empty()) order.push_back(c.backend);
     }
     return order;

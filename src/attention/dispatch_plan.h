@@ -22,8 +22,12 @@ struct Candidate {
   Backend* backend;  // null: not registered
   int tuned_rank;    // index in the tuned entry's ranking; -1: not from it
 };
+// A user's tuned entry puts its ranking before every other backend (tune
+// measured them all). A shipped entry measured only the CPU backends, so it
+// reorders them among the places they hold in the priority order: a faster
+// device backend (cuda.flash) keeps its place ahead of them.
 std::vector<Candidate> ordered_candidates(const Registry& registry, const Policy& policy,
-                                          const TuningEntry* tuned);
+                                          const TuningEntry* tuned, bool shipped = false);
 
 // Why a candidate may not serve regardless of the problem (unknown, denied,
 // quarantined, unavailable, experimental without permission); "" if it may.
@@ -41,10 +45,10 @@ struct Dispatcher::Plan {
   std::vector<Backend*> order;
   std::unordered_map<uint32_t, std::vector<Backend*>> tuned;
 
-  static std::shared_ptr<const Plan> build(const Registry& registry, Policy policy,
-                                           std::shared_ptr<const TuningTable> tuning,
-                                           std::map<std::string, std::string> quarantined,
-                                           std::vector<std::shared_ptr<DispatchObserver>> observers);
+  static std::shared_ptr<const Plan> build(
+      const Registry& registry, Policy policy, std::shared_ptr<const TuningTable> tuning,
+      std::map<std::string, std::string> quarantined,
+      std::vector<std::shared_ptr<DispatchObserver>> observers);
   const std::vector<Backend*>& order_for(const AttentionProblem& p) const;
 };
 

@@ -21,11 +21,17 @@ std::string ms_text(double ms) {
   return buf;
 }
 
+// "tuned table entry 'BUCKET' (FILE)", or "entry 'BUCKET' of the shipped
+// default ranking for x86-avx2, measured on 'AMD EPYC' 2026-12-03".
+std::string entry_origin(const TuningEntry& entry, const TuningTable& table) {
+  if (table.shipped()) return "entry '" + entry.bucket + "' of the " + table.describe();
+  return "tuned table entry '" + entry.bucket + "' (" + table.source + ")";
+}
+
 // "rank 1 of 3 in tuned table entry 'BUCKET' (FILE): a 1.2 ms, b 2 ms, c 40 ms"
 std::string tuned_reason(const TuningEntry& entry, int rank, const TuningTable& table) {
   std::string s = "rank " + std::to_string(rank + 1) + " of " +
-                  std::to_string(entry.ranking.size()) + " in tuned table entry '" +
-                  entry.bucket + "' (" + table.source + "):";
+                  std::to_string(entry.ranking.size()) + " in " + entry_origin(entry, table) + ":";
   for (size_t i = 0; i < entry.ranking.size(); ++i) {
     s += (i ? ", " : " ") + entry.ranking[i].backend + " " + ms_text(entry.ranking[i].median_ms);
   }
@@ -41,9 +47,12 @@ std::string chosen_reason(const Candidate& c, const Policy& policy, const Tuning
   std::string why = "first eligible by priority (" + std::to_string(c.backend->priority()) +
                     ") under policy '" + policy.to_string() + "'";
   if (table != nullptr && tuned == nullptr && use_table) {
-    why += "; the tuned table (" + table->source + ") has no entry for '" + bucket + "'";
+    why += "; the " + table->describe() + (table->shipped() ? "," : "") + " has no entry for '" +
+           bucket + "'";
+  } else if (tuned != nullptr && table->shipped()) {
+    why += "; " + entry_origin(*tuned, *table) + " orders only the backends it measured";
   } else if (tuned != nullptr) {
-    why += "; no backend of tuned table entry '" + bucket + "' is eligible";
+    why += "; no backend of " + entry_origin(*tuned, *table) + " is eligible";
   }
   return why;
 }
@@ -77,7 +86,8 @@ Explanation Dispatcher::explain(const AttentionProblem& problem, const Context& 
   const std::string bucket = use_table ? tuning_bucket(problem.args()) : "";
   const TuningEntry* tuned = use_table ? table->find(bucket) : nullptr;
   Explanation ex;
-  for (const Candidate& c : ordered_candidates(registry_, policy, tuned)) {
+  for (const Candidate& c :
+       ordered_candidates(registry_, policy, tuned, use_table && table->shipped())) {
     BackendVerdict v;
     v.name = c.name;
     if (std::string standing = standing_reason(c, policy, p->quarantined); !standing.empty()) {

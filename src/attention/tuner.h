@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,6 +53,7 @@ class Tuner {
   // bucket -> backend -> (summed median ms, shapes measured)
   std::map<std::string, std::map<std::string, std::pair<double, int>>> sums_;
   std::map<std::string, std::vector<std::string>> bucket_shapes_;
+  std::set<std::string> warmed_;  // backends timed once already in this process
 };
 
 }  // namespace tessera

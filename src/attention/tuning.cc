@@ -1,6 +1,8 @@
 #include "attention/tuning.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <iterator>
 #include <filesystem>
@@ -107,6 +109,12 @@ TuningKey current_tuning_key() {
   return {m.cpu_model, "", m.tessera_version, m.gemm_library, m.simd_library};
 }
 
+std::string TuningTable::describe() const {
+  if (!shipped()) return "tuned table (" + source + ")";
+  return "shipped default ranking for " + cpu_kind + ", measured on '" + key.cpu + "' " +
+         created.substr(0, created.find('T'));
+}
+
 const TuningEntry* TuningTable::find(const std::string& bucket) const {
   for (const auto& e : entries) {
     if (e.bucket == bucket) return &e;
@@ -119,22 +127,26 @@ std::string TuningTable::to_json() const {
   for (const auto& e : entries) {
     nlohmann::json ranking = nlohmann::json::array();
     for (const auto& m : e.ranking) {
-      ranking.push_back({{"backend", m.backend}, {"median_ms", m.median_ms}});
+      // To 0.1 us: finer digits are noise, and they clutter a shipped file's diff.
+      ranking.push_back(
+          {{"backend", m.backend}, {"median_ms", std::round(m.median_ms * 1e4) / 1e4}});
     }
     entries_json.push_back({{"bucket", e.bucket}, {"shape", e.shape}, {"ranking", ranking}});
   }
-  const nlohmann::json j = {{"format", "tessera.tuning"},
-                            {"version", kVersion},
-                            {"key",
-                             {{"cpu", key.cpu},
-                              {"gpu", key.gpu},
-                              {"tessera", key.tessera},
-                              {"gemm", key.gemm},
-                              {"simd", key.simd}}},
-                            {"threads", threads},
-                            {"created", created},
-                            {"command", command},
-                            {"entries", entries_json}};
+  nlohmann::json j = {{"format", "tessera.tuning"},
+                      {"version", kVersion},
+                      {"key",
+                       {{"cpu", key.cpu},
+                        {"gpu", key.gpu},
+                        {"tessera", key.tessera},
+                        {"gemm", key.gemm},
+                        {"simd", key.simd}}},
+                      {"threads", threads},
+                      {"created", created},
+                      {"command", command},
+                      {"entries", entries_json}};
+  if (!machine_load.empty()) j["load"] = machine_load;
+  if (!cpu_kind.empty()) j["cpu_kind"] = cpu_kind;
   return j.dump(2) + "\n";
 }
 
@@ -160,6 +172,8 @@ Status TuningTable::parse(const std::string& text, const std::string& source, Tu
     t.threads = j.value("threads", 0);
     t.created = j.value("created", "");
     t.command = j.value("command", "");
+    t.machine_load = j.value("load", "");
+    t.cpu_kind = j.value("cpu_kind", "");
     for (const auto& e : j.at("entries")) {
       TuningEntry entry;
       entry.bucket = e.at("bucket").get<std::string>();
@@ -209,6 +223,22 @@ Status TuningTable::save(const std::string& path) const {
   std::filesystem::rename(tmp, path, ec);
   if (ec) return internal_error("tuning table: rename to '" + path + "' failed: " + ec.message());
   return Status::Ok();
+}
+
+double load_average() {
+  std::ifstream f("/proc/loadavg");
+  double one_minute = -1;
+  if (!(f >> one_minute)) return -1;
+  return one_minute;
+}
+
+std::string describe_load(double at_start, double at_end) {
+  if (at_start < 0 || at_end < 0) return "";
+  char buf[128];
+  std::snprintf(buf, sizeof buf,
+                "1-minute load average %.2f at start, %.2f at end; %d hardware threads", at_start,
+                at_end, machine_info().hardware_threads);
+  return buf;
 }
 
 std::string default_tuning_path() {

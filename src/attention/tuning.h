@@ -2,12 +2,17 @@
 // for each shape bucket, the backends measured on this machine, fastest
 // first. A table is keyed by the machine and library versions it was
 // measured with; a table from another machine is refused, not used.
+// A shipped default ranking (attention/shipped_rankings.h) is the same
+// format with "cpu_kind" set: it applies to every CPU of that kind, and its
+// key only records where it was measured.
 //
 // File format (JSON, "format": "tessera.tuning", "version": 1):
 //   {"format": "tessera.tuning", "version": 1,
 //    "key": {"cpu": "...", "gpu": "", "tessera": "0.1.0", "gemm": "oneDNN 2.6.3",
 //            "simd": "Highway 1.0.3"},
 //    "threads": 2, "created": "2026-12-02T10:00:00Z", "command": "tessera tune",
+//    "load": "1-minute load average 0.10 at start, 0.85 at end; 2 hardware threads",
+//    "cpu_kind": "x86-avx2",   (shipped default rankings only)
 //    "entries": [{"bucket": "f32,mask=none,D<=64,Sq<=512,Sk<=512",
 //                 "shape": "B=2,S=512,H=8,D=64,dtype=f32",
 //                 "ranking": [{"backend": "cpu.flash", "median_ms": 1.2}, ...]}]}
@@ -60,9 +65,15 @@ class TuningTable {
   int threads = 0;
   std::string created;  // UTC, ISO 8601
   std::string command;
+  std::string machine_load;  // how busy the machine was while measuring
+  std::string cpu_kind;      // a shipped default ranking's CpuKind name; "" for a user's table
   std::vector<TuningEntry> entries;
   std::string source;  // where it was loaded from (not stored)
 
+  bool shipped() const { return !cpu_kind.empty(); }
+  // What explain and the runtime's note call it: "tuned table (PATH)" or
+  // "shipped default ranking for x86-avx2, measured on 'AMD EPYC' 2026-12-03".
+  std::string describe() const;
   const TuningEntry* find(const std::string& bucket) const;
   std::string to_json() const;
   // Parses and checks the format, version and fields (not the key).
@@ -74,5 +85,9 @@ class TuningTable {
 
 // ${XDG_CACHE_HOME:-$HOME/.cache}/tessera/tuning.json ("" if neither is set).
 std::string default_tuning_path();
+// "1-minute load average 2.10 at start, 2.40 at end; 2 hardware threads"
+// from two readings of /proc/loadavg (negative: unreadable).
+double load_average();
+std::string describe_load(double at_start, double at_end);
 
 }  // namespace tessera

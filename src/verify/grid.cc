@@ -328,4 +328,22 @@ std::string tune_shapes() {
   return s;
 }
 
+std::string decode_tune_shapes() {
+  constexpr const char* kHeads[] = {"B=1,Hq=32,Hkv=8", "B=1,Hq=16,Hkv=16"};
+  std::string s;
+  for (const char* dtype : {"f32", "bf16"}) {
+    for (const char* mask : {"none", "causal"}) {
+      for (int d : {64, 128}) {
+        for (int sk : {512, 2048, 8192}) {
+          for (const char* heads : kHeads) {
+            s += (s.empty() ? "" : ";") + std::string(heads) + ",Sq=1,Sk=" + std::to_string(sk) +
+                 ",D=" + std::to_string(d) + ",dtype=" + dtype + ",mask=" + mask;
+          }
+        }
+      }
+    }
+  }
+  return s;
+}
+
 }  // namespace tessera::verify

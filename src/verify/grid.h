@@ -42,5 +42,10 @@ inline constexpr std::string_view kBenchShapes =
 // bf16, without and with a causal mask. Small enough that the reference
 // backend's runs stay short.
 std::string tune_shapes();
+// The grid `tessera tune --shipped-defaults` measures (`--shapes decode`):
+// one query row against a KV cache of 512, 2048 and 8192 keys, head dim 64
+// and 128, f32 and bf16, without and with a causal mask, each bucket once
+// as GQA (32 query / 8 KV heads) and once as MHA (16 heads), batch 1.
+std::string decode_tune_shapes();
 
 }  // namespace tessera::verify

@@ -7,6 +7,8 @@
 - --profile: the summary table reaches stderr;
 - tune + --tuning: a table that ranks the reference first changes auto's
   choice, and explain cites the entry;
+- without a table, explain names the shipped default ranking for this CPU
+  kind (or its absence); tune --shipped-defaults writes one;
 - --canary: the served output is bit-identical and the record reaches
   `tessera backends`.
 
@@ -14,6 +16,7 @@ Usage: cli_observe_test.py /path/to/tessera
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -173,6 +176,35 @@ with tempfile.TemporaryDirectory() as tmp:
     p = run(["--tuning", table, "backends", "--explain", shape, "--json"])
     check(json.loads(p.stdout)["chosen"] == chosen_before, "foreign table ignored")
     check("Another CPU" in p.stderr, f"foreign table warning: {p.stderr}")
+
+    # --- without a table: the ranking shipped for this CPU kind, or priority ---
+    decode = "B=1,Sq=1,Sk=512,Hq=4,Hkv=2,D=64,dtype=f32"
+    e = json.loads(run(["backends", "--explain", decode, "--json"]).stdout)
+    kind = re.search(r"default ranking for ([\w-]+)", e["tuning"])
+    check(kind is not None, f"explain names the shipped ranking or its absence: {e['tuning']}")
+    kind = kind.group(1) if kind else "generic"
+    why = [b for b in e["backends"] if b["name"] == e["chosen"]][0]["reasons"][0]
+    if e["tuning"].startswith("no tuned table; auto uses the shipped default ranking"):
+        check("of the shipped default ranking for " + kind in why, f"decode cites it: {why}")
+    else:
+        check("no shipped default ranking for " + kind in e["tuning"], e["tuning"])
+    # tune --shipped-defaults writes <kind>.json, and refuses another kind's file.
+    p = run(["tune", "--shipped-defaults", f"{tmp}/x86-none.json", "--shapes", decode],
+            expect_ok=False)
+    check(p.returncode != 0 and f"this CPU is of kind {kind}" in p.stderr, p.stderr)
+    shipped = f"{tmp}/{kind}.json"
+    run(["--threads", "1", "tune", "--shipped-defaults", shipped, "--shapes", decode,
+         "--iters", "1", "--min-seconds", "0"])
+    with open(shipped) as f:
+        t = json.load(f)
+    check(t["cpu_kind"] == kind and t["threads"] == 1, f"kind and threads: {t}")
+    check(t["command"].startswith(f"tessera --threads 1 tune --shipped-defaults {shipped}"),
+          t["command"])
+    check("load average" in t.get("load", "") or not os.path.exists("/proc/loadavg"), t)
+    ranking = t["entries"][0]["ranking"]
+    names = [m["backend"] for m in ranking]
+    check("reference" not in names and names, f"the reference is never timed: {names}")
+    check([m["median_ms"] for m in ranking] == sorted(m["median_ms"] for m in ranking), ranking)
 
     # --- canary: the served output stays bit-identical ---
     record = f"{tmp}/canary.json"

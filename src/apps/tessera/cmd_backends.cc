@@ -37,6 +37,15 @@ std::vector<std::string> dtypes_of(const Capabilities& c) {
   return d;
 }
 
+// What `auto` orders by: the tuned table's path, else the runtime's note
+// (the shipped default ranking for this CPU kind, or the priority order, and
+// why no tuned table).
+std::string tuning_text(const AppState& state) {
+  const ObserveState& obs = state.observe_state();
+  if (!obs.tuning_path.empty()) return "tuned table " + obs.tuning_path;
+  return obs.tuning_note.empty() ? "auto uses the priority order" : obs.tuning_note;
+}
+
 int list_backends(AppState& state, bool json) {
   nlohmann::json rows = nlohmann::json::array();
   // What `--canary NAME` runs recorded (docs/OBSERVABILITY.md).
@@ -85,10 +94,7 @@ int list_backends(AppState& state, bool json) {
                 it == canary.end() ? "none (run with --canary NAME to earn one)"
                                    : canary_summary(it->second).c_str());
   }
-  const ObserveState& obs = state.observe_state();
-  std::printf("tuning: %s\n", !obs.tuning_path.empty()    ? obs.tuning_path.c_str()
-                               : !obs.tuning_note.empty() ? obs.tuning_note.c_str()
-                                                          : "no table; auto uses the priority order");
+  std::printf("tuning: %s\n", tuning_text(state).c_str());
   return 0;
 }
 
@@ -121,11 +127,12 @@ int explain(AppState& state, const std::string& shape_text, bool json) {
                           {"args_valid", ex.args_status.ok()},
                           {"args_error", ex.args_status.ok() ? "" : ex.args_status.message()},
                           {"chosen", ex.chosen},
+                          {"tuning", tuning_text(state)},
                           {"backends", verdicts}};
     std::printf("%s\n", out.dump(2).c_str());
   } else {
-    std::printf("shape:  %s\npolicy: %s\n", describe_shape(args).c_str(),
-                state.policy().to_string().c_str());
+    std::printf("shape:  %s\npolicy: %s\ntuning: %s\n", describe_shape(args).c_str(),
+                state.policy().to_string().c_str(), tuning_text(state).c_str());
     if (!ex.args_status.ok()) std::printf("invalid args: %s\n", ex.args_status.message().c_str());
     std::printf("chosen: %s\n\n", ex.chosen.empty() ? "(none)" : ex.chosen.c_str());
     for (const auto& v : ex.verdicts) {

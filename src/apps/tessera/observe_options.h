@@ -32,7 +32,7 @@ void add_observe_options(CLI::App& app, ObserveOptions* o);
 // settled on, for finish_observability and the commands that report it.
 struct ObserveState {
   std::string tuning_path;  // the table in use ("" when none)
-  std::string tuning_note;  // why no table is in use, when one was looked for
+  std::string tuning_note;  // without one: why, and what auto uses (shipped ranking or priority)
   std::string canary_record_path;
   std::shared_ptr<ShadowObserver> shadow;  // attached to the dispatcher, when on
   std::shared_ptr<CanaryObserver> canary;
