@@ -3,6 +3,7 @@
 #
 #   tessera_add_backend(NAME <folder> SOURCES <file>...
 #                       [FACTORY <function>]   # default make_<folder>_backend
+#                       [VARIANTS <function>]  # more backends of the same kernel
 #                       [HEADER <path>]        # default <folder>/<folder>_backend.h
 #                       [LINK <lib>...]        # private dependencies
 #                       [PUBLIC_LINK <lib>...])# dependencies its headers expose
@@ -18,8 +19,19 @@
 # rather than re-declaring the factory itself: a return type is not part of a
 # C++ mangled name, so a generated declaration that disagreed with the real one
 # would still link, silently; through the header the compiler checks it.
+#
+# VARIANTS names a function HEADER also declares,
+# `std::vector<std::unique_ptr<tessera::Backend>> VARIANTS();`, returning
+# backends that run the folder's kernel one fixed way (cpu.flash:f32,
+# cpu.flash:amx: a forced product path), named "<main name>:<what>" and
+# registered right after the main one. Each is a backend like any other
+# (availability, check, priority), so the dispatcher, explain, tune and the
+# conformance suite see it with no code of their own; give it a priority
+# below every other backend of its device, so that `auto` never falls back
+# from the kernel into a variant of the same kernel.
 function(tessera_add_backend)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;FACTORY;HEADER" "SOURCES;LINK;PUBLIC_LINK")
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;FACTORY;VARIANTS;HEADER"
+                        "SOURCES;LINK;PUBLIC_LINK")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "tessera_add_backend: unknown arguments ${arg_UNPARSED_ARGUMENTS}")
   endif()
@@ -54,6 +66,7 @@ function(tessera_add_backend)
   set_property(GLOBAL APPEND PROPERTY TESSERA_BACKENDS ${arg_NAME})
   set_property(GLOBAL PROPERTY TESSERA_BACKEND_${arg_NAME}_FACTORY ${arg_FACTORY})
   set_property(GLOBAL PROPERTY TESSERA_BACKEND_${arg_NAME}_HEADER ${arg_HEADER})
+  set_property(GLOBAL PROPERTY TESSERA_BACKEND_${arg_NAME}_VARIANTS "${arg_VARIANTS}")
 
   if(TESSERA_BUILD_TESTS AND EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/tests/CMakeLists.txt")
     add_subdirectory(tests)
@@ -64,8 +77,9 @@ function(tessera_add_backend)
 endfunction()
 
 # Writes OUTPUT, the source of register_builtin_backends(): one #include and
-# one registry.add() per backend recorded so far, in recording order. It is
-# rewritten only when that list changes, so a reconfigure rebuilds nothing.
+# one registry.add() per backend recorded so far, in recording order, each
+# followed by its variants' adds. It is rewritten only when that list
+# changes, so a reconfigure rebuilds nothing.
 # Sets <out_var> to the backend library targets, for linking.
 function(tessera_generate_backend_registry template output out_var)
   get_property(names GLOBAL PROPERTY TESSERA_BACKENDS)
@@ -75,9 +89,14 @@ function(tessera_generate_backend_registry template output out_var)
   foreach(name IN LISTS names)
     get_property(factory GLOBAL PROPERTY TESSERA_BACKEND_${name}_FACTORY)
     get_property(header GLOBAL PROPERTY TESSERA_BACKEND_${name}_HEADER)
+    get_property(variants GLOBAL PROPERTY TESSERA_BACKEND_${name}_VARIANTS)
     string(APPEND TESSERA_BACKEND_INCLUDES "#include \"${header}\"\n")
     string(APPEND TESSERA_BACKEND_CALLS
            "  (void)registry.add(${factory}());  // src/backends/${name}\n")
+    if(variants)
+      string(APPEND TESSERA_BACKEND_CALLS
+             "  for (auto& variant : ${variants}()) (void)registry.add(std::move(variant));\n")
+    endif()
     list(APPEND targets tessera_backend_${name})
   endforeach()
   configure_file("${template}" "${output}" @ONLY)

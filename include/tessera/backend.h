@@ -80,6 +80,9 @@ class Backend {
   virtual size_t workspace_bytes(const AttentionProblem& /*p*/, const Context& /*ctx*/) const {
     return 0;
   }
+  // Which of its kernel's paths run() takes for `p` (cpu.flash: "f32",
+  // "bf16dot", "amx"), named in the dispatch span; "" for one path.
+  virtual std::string_view kernel_path(const AttentionProblem& /*p*/) const { return {}; }
   // Computes out (and lse). Called only with a problem check() accepted. On
   // error the dispatcher falls back to the next backend.
   virtual Status run(const AttentionProblem& p, Context& ctx) = 0;

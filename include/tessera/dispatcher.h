@@ -19,13 +19,14 @@ namespace tessera {
 
 // Policy text (CLI --attention=, env TESSERA_ATTENTION), clauses joined by ';':
 //   auto                     fastest supported: tuned table, else priority (the default)
-//   NAME[,NAME...]           shorthand for only:NAME,...
+//   NAME[,NAME...]           shorthand for only:NAME,... (names without ':')
 //   only:NAME[,NAME...]      use just these, in this order
 //   prefer:NAME[,NAME...]    try these first, then the rest by priority
 //   deny:NAME[,NAME...]      never use these
 //   allow:experimental       let auto serve from experimental backends too
 // An experimental backend serves only under allow:experimental or when named
-// in an only: or prefer: list.
+// in an only: or prefer: list. A name may hold ':' after the clause's own, as
+// variants do: only:cpu.flash:bf16dot.
 struct Policy {
   std::vector<std::string> only;
   std::vector<std::string> prefer;

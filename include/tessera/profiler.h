@@ -22,6 +22,7 @@ namespace tessera {
 struct Span {
   std::string name;      // "attention", "model.layer0.qkv_gemm", ...
   std::string backend;   // backend that produced the result ("" for stages)
+  std::string path;      // the backend's kernel path for this call ("bf16dot"); "" for one path
   std::string decision;  // why that backend, and why not the others (record_decisions)
   std::string shape;     // "B=2,Sq=128,Sk=128,Hq=8,Hkv=8,D=64,dtype=bf16,mask=causal"
   std::string device;    // "cpu", "cuda:0"; "" when not known

@@ -207,8 +207,8 @@ nb::list profile(RuntimeHandle& h) {
 nb::list spans(RuntimeHandle& h) {
   nb::list out;
   for (const Span& s : h.runtime->context().profiler().spans()) {
-    out.append(dict_of("name"_a = s.name, "backend"_a = s.backend, "decision"_a = s.decision,
-                       "shape"_a = s.shape, "device"_a = s.device, "start_ns"_a = s.start_ns,
+    out.append(dict_of("name"_a = s.name, "backend"_a = s.backend, "path"_a = s.path,
+                       "decision"_a = s.decision, "shape"_a = s.shape, "device"_a = s.device, "start_ns"_a = s.start_ns,
                        "duration_ns"_a = s.duration_ns, "flops"_a = s.flops,
                        "workspace_bytes"_a = s.workspace_bytes, "fallbacks"_a = s.fallbacks,
                        "ok"_a = s.ok, "thread"_a = s.thread));

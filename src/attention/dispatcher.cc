@@ -38,6 +38,7 @@ std::string rejected_text(const Explanation& ex) {
 
 void fill_span(const AttentionProblem& p, Backend& backend, const Context& ctx, Span* span) {
   fill_attention_span_basics(p.args(), backend, kDispatchSpan, span);
+  span->path = std::string(backend.kernel_path(p));
   const AttentionDims& d = p.dims();
   span->b = d.batch;
   span->hq = d.hq;

@@ -100,6 +100,10 @@ Explanation Dispatcher::explain(const AttentionProblem& problem, const Context& 
         v.kind = BackendVerdict::Kind::kChosen;
         ex.chosen = c.name;
         v.reasons.push_back(chosen_reason(c, policy, table, tuned, bucket, use_table));
+        // Which of its kernel's paths it would take (cpu.flash: the product path).
+        if (const std::string_view path = c.backend->kernel_path(problem); !path.empty()) {
+          v.reasons.back() += "; kernel path " + std::string(path);
+        }
       } else {
         v.kind = BackendVerdict::Kind::kEligible;
         v.reasons.push_back("eligible; fallback if the chosen backend fails");

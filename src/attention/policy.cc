@@ -16,15 +16,16 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// Backend names are short identifiers ("cpu.flash"); checking the form here
-// keeps a hostile TESSERA_ATTENTION from being echoed whole by every report
-// that names an unknown backend.
+// Backend names are short identifiers ("cpu.flash", a variant
+// "cpu.flash:bf16dot"); checking the form here keeps a hostile
+// TESSERA_ATTENTION from being echoed whole by every report that names an
+// unknown backend.
 constexpr size_t kMaxNameBytes = 64;
 bool plausible_name(std::string_view name) {
   if (name.size() > kMaxNameBytes) return false;
   for (char c : name) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '_' || c == '-';
+                    c == '.' || c == '_' || c == '-' || c == ':';
     if (!ok) return false;
   }
   return true;
@@ -41,7 +42,7 @@ Status split_names(std::string_view list, std::string_view clause, std::vector<s
     if (!plausible_name(name)) {
       return invalid_argument("attention policy clause " + quote_bounded(clause) +
                               ": backend name " + quote_bounded(name) + " is not a name (up to " +
-                              std::to_string(kMaxNameBytes) + " of A-Z a-z 0-9 . _ -)");
+                              std::to_string(kMaxNameBytes) + " of A-Z a-z 0-9 . _ - :)");
     }
     out->emplace_back(name);
     if (comma == std::string_view::npos) break;
@@ -65,6 +66,8 @@ Status parse_policy(std::string_view text, Policy* out) {
     const std::string_view clause = trim(text.substr(0, semi));
     text = semi == std::string_view::npos ? std::string_view{} : text.substr(semi + 1);
     if (clause.empty() || clause == "auto") continue;
+    // A clause is KIND:NAMES, split at its first ':' (names may hold more:
+    // "only:cpu.flash:bf16dot"), or a bare list without any ':'.
     const size_t colon = clause.find(':');
     if (colon == std::string_view::npos) {
       TESSERA_RETURN_IF_ERROR(split_names(clause, clause, &policy.only));
@@ -88,7 +91,8 @@ Status parse_policy(std::string_view text, Policy* out) {
       return invalid_argument("attention policy: unknown clause " + quote_bounded(kind) + " in " +
                               quote_bounded(clause) +
                               "; expected auto, only:, prefer:, deny:, allow:experimental or a "
-                              "backend list");
+                              "backend list (a name with ':', such as cpu.flash:f32, needs its "
+                              "clause: only:cpu.flash:f32)");
     }
     TESSERA_RETURN_IF_ERROR(split_names(names, clause, target));
   }

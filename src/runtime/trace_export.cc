@@ -19,6 +19,7 @@ std::string category_of(const std::string& name) {
 nlohmann::json args_of(const Span& s) {
   nlohmann::json a = {{"ok", s.ok}};
   if (!s.backend.empty()) a["backend"] = s.backend;
+  if (!s.path.empty()) a["path"] = s.path;
   if (!s.decision.empty()) a["decision"] = s.decision;
   if (!s.shape.empty()) a["shape"] = s.shape;
   if (!s.device.empty()) a["device"] = s.device;

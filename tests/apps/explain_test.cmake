@@ -26,3 +26,26 @@ string(JSON name GET "${out}" 0 name)
 if(NOT rc EQUAL 0 OR NOT name STREQUAL "reference")
   message(FATAL_ERROR "backends --json: rc=${rc} first=${name}\n${out}")
 endif()
+# A variant's name holds ':' after the clause's: the policy parses, explain
+# lists the variant and either chooses it or says why it is unavailable here;
+# the chosen cpu.flash names its product path.
+execute_process(
+  COMMAND ${TESSERA} --attention=only:cpu.flash:bf16dot backends --explain
+          B=2,Sq=128,Sk=128,Hq=8,Hkv=8,D=64,dtype=bf16,mask=causal
+  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT out MATCHES "policy: only:cpu.flash:bf16dot" OR
+   NOT out MATCHES "cpu.flash:bf16dot +(chosen +first eligible|rejected +unavailable: [^\n]+)")
+  message(FATAL_ERROR "explain with only:cpu.flash:bf16dot (rc=${rc}):\n${out}${err}")
+endif()
+execute_process(
+  COMMAND ${TESSERA} backends --explain B=1,Sq=16,Sk=16,Hq=2,Hkv=2,D=64,dtype=bf16
+  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+foreach(needle "cpu.flash:f32" "cpu.flash:bf16dot" "cpu.flash:amx")
+  string(FIND "${out}" "${needle}" pos)
+  if(pos EQUAL -1)
+    message(FATAL_ERROR "explain does not list ${needle}:\n${out}${err}")
+  endif()
+endforeach()
+if(NOT out MATCHES "cpu.flash +chosen [^\n]*; kernel path (f32|bf16dot|amx)")
+  message(FATAL_ERROR "explain does not name cpu.flash's product path:\n${out}${err}")
+endif()

@@ -16,14 +16,48 @@
 namespace tessera {
 namespace {
 
+bool is_variant(const Backend& b) { return b.name().find(':') != std::string_view::npos; }
+
 // TESSERA_BUILTIN_BACKEND_COUNT: how many folders built in this configuration
 // (tests/attention/CMakeLists.txt). Fewer registered means two folders claim
-// one name, and registry.add() refused the second.
+// one name, and registry.add() refused the second. A folder's VARIANTS come
+// on top, named "<backend>:<what>".
 TEST(BuiltinBackends, EveryFolderRegistersUnderItsOwnName) {
   Registry registry;
   register_builtin_backends(registry);
-  EXPECT_EQ(registry.backends().size(), size_t{TESSERA_BUILTIN_BACKEND_COUNT});
+  const std::vector<Backend*> all = registry.backends();
+  EXPECT_EQ(std::count_if(all.begin(), all.end(), [](Backend* b) { return !is_variant(*b); }),
+            TESSERA_BUILTIN_BACKEND_COUNT);
   EXPECT_NE(registry.find("reference"), nullptr);
+}
+
+// A variant follows its backend in registration order, shares its device and
+// ranks below every other backend of that device, so `auto` never falls back
+// from a kernel into a variant of the same kernel.
+TEST(BuiltinBackends, VariantsFollowTheirBackendAndRankLast) {
+  Registry registry;
+  register_builtin_backends(registry);
+  const std::vector<Backend*> all = registry.backends();
+  std::string_view owner;  // the last backend that is not a variant
+  int variants = 0;
+  for (const Backend* b : all) {
+    if (!is_variant(*b)) {
+      owner = b->name();
+      continue;
+    }
+    ++variants;
+    const std::string_view name = b->name();
+    EXPECT_EQ(name.substr(0, name.find(':')), owner) << name << " does not follow its backend";
+    const Backend* parent = registry.find(owner);
+    ASSERT_NE(parent, nullptr);
+    EXPECT_EQ(b->device(), parent->device()) << name;
+    for (const Backend* other : all) {
+      if (!is_variant(*other) && other->device() == b->device()) {
+        EXPECT_LT(b->priority(), other->priority()) << name << " vs " << other->name();
+      }
+    }
+  }
+  if (variants == 0) GTEST_SKIP() << "no folder of this build registers variants";
 }
 
 // Args of a shape any backend accepts, placed on `device` (never read: the

@@ -19,6 +19,24 @@ TEST(Policy, ParsesEveryClause) {
   EXPECT_EQ(p.to_string(), "auto");
 }
 
+// Variants are named "<backend>:<what>": a clause splits at its first ':'.
+TEST(Policy, NamesMayHoldColonsAfterTheClause) {
+  Policy p;
+  ASSERT_TRUE(parse_policy("only:cpu.flash:bf16dot", &p).ok());
+  EXPECT_EQ(p.only, (std::vector<std::string>{"cpu.flash:bf16dot"}));
+  ASSERT_TRUE(parse_policy("prefer:cpu.flash:amx, cpu.flash:f32; deny:cpu.flash", &p).ok());
+  EXPECT_EQ(p.prefer, (std::vector<std::string>{"cpu.flash:amx", "cpu.flash:f32"}));
+  EXPECT_EQ(p.deny, (std::vector<std::string>{"cpu.flash"}));
+  Policy again;
+  ASSERT_TRUE(parse_policy(p.to_string(), &again).ok());
+  EXPECT_EQ(again.to_string(), p.to_string());
+  // A bare list has no clause to split off: the text before ':' would be
+  // read as one, so it is refused with the spelling that works.
+  const Status s = parse_policy("cpu.flash:f32", &p);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("only:cpu.flash:f32"), std::string::npos) << s.message();
+}
+
 TEST(Policy, RejectsUnknownClause) {
   Policy p;
   Status s = parse_policy("favour:x", &p);

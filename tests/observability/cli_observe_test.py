@@ -1,12 +1,13 @@
 """The observability outputs of the real `tessera` binary.
 
 - --trace: the JSON parses and holds one "attention" span per dispatch, with
-  the decision, and a shadow span when --shadow 1;
+  the decision (and cpu.flash's product path), and a shadow span when
+  --shadow 1;
 - --metrics: passes a Prometheus exposition-format check (prometheus_client's
   parser, plus the grouping and histogram rules it does not enforce);
 - --profile: the summary table reaches stderr;
-- tune + --tuning: a table that ranks the reference first changes auto's
-  choice, and explain cites the entry;
+- tune + --tuning: tune times cpu.flash's variants too; a table that ranks
+  the reference first changes auto's choice, and explain cites the entry;
 - without a table, explain names the shipped default ranking for this CPU
   kind (or its absence); tune --shipped-defaults writes one;
 - --canary: the served output is bit-identical and the record reaches
@@ -112,6 +113,8 @@ with tempfile.TemporaryDirectory() as tmp:
     check(d["backend"] == served, f"span backend {d['backend']} != served {served}")
     check(d["decision"].startswith(served + ": first eligible"), f"decision: {d['decision']}")
     check((d["B"], d["Sq"], d["Hq"], d["D"], d["dtype"]) == (2, 16, 4, 8, "f32"), f"dims {d}")
+    if served == "cpu.flash":  # the product path that served (f32 inputs: f32)
+        check(d.get("path") == "f32", f"cpu.flash span path: {d.get('path')}")
     shadows = [e for e in spans if e["name"].startswith("attention.shadow")]
     check(len(shadows) == (0 if served == "reference" else 1), f"shadow spans: {len(shadows)}")
     check("SPAN" in p.stderr and "attention" in p.stderr, "--profile table on stderr")
@@ -149,7 +152,12 @@ with tempfile.TemporaryDirectory() as tmp:
     # --- tune, then a table that ranks the reference first ---
     shape = "B=1,S=16,H=2,D=8,dtype=f32"
     table = f"{tmp}/tuning.json"
-    run(["tune", "--shapes", shape, "--output", table, "--iters", "1", "--min-seconds", "0"])
+    tuned = run(["tune", "--shapes", shape, "--output", table, "--iters", "1",
+                 "--min-seconds", "0"])
+    # cpu.flash's product paths are backends tune times too (cpu.flash:f32 runs
+    # f32; its timing may be given up on, as any backend's, so it is the
+    # per-backend progress line that is checked, not the ranking).
+    check(" cpu.flash:f32 " in tuned.stderr, f"tune did not time cpu.flash:f32: {tuned.stderr}")
     with open(table) as f:
         t = json.load(f)
     check(t["format"] == "tessera.tuning" and t["version"] == 1, "table header")

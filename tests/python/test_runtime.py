@@ -53,6 +53,25 @@ def test_profile_spans_and_memory_are_reachable():
     assert "tessera_attention_calls_total{backend=" in metrics
 
 
+def test_a_variant_is_chosen_by_a_policy_with_colons():
+    """cpu.flash's product paths are backends named cpu.flash:<path>."""
+    rows = {b["name"]: b for b in tessera.backends()}
+    assert {"cpu.flash:f32", "cpu.flash:bf16dot", "cpu.flash:amx"} <= set(rows)
+    rt = tessera.Runtime(threads=1)
+    q = np.ones((1, 2, 4, 8), np.float32)
+    tessera.scaled_dot_product_attention(q, q, q, policy="only:cpu.flash:f32", runtime=rt)
+    tessera.scaled_dot_product_attention(q, q, q, backend="cpu.flash:f32", runtime=rt)
+    assert rt.stats()["cpu.flash:f32"]["calls"] == 2
+    spans = [s for s in rt.spans() if s["name"] == "attention"]
+    assert [s["path"] for s in spans] == ["f32", "f32"]
+    bf16dot = rows["cpu.flash:bf16dot"]
+    if not bf16dot["available"]:
+        assert bf16dot["reason"]
+        with pytest.raises(RuntimeError, match="unavailable"):
+            tessera.scaled_dot_product_attention(q, q, q, policy="only:cpu.flash:bf16dot",
+                                                 runtime=rt)
+
+
 def test_policy_errors_are_value_errors():
     with pytest.raises(ValueError, match="policy"):
         tessera.Runtime(attention="only:nope")

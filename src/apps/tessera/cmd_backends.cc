@@ -53,7 +53,7 @@ int list_backends(AppState& state, bool json) {
   CanaryRecords canary;
   if (Status s = load_canary_records(record_path, &canary); !s.ok()) return fail(s);
   if (!json) {
-    std::printf("%-14s %-7s %-5s %-12s %-14s %-9s %-13s %s\n", "NAME", "DEVICE", "PRIO", "MATURITY",
+    std::printf("%-18s %-7s %-5s %-12s %-14s %-9s %-13s %s\n", "NAME", "DEVICE", "PRIO", "MATURITY",
                 "DTYPES", "HEAD DIM", "AVAILABLE", "FEATURES");
   }
   for (Backend* b : state.registry().backends()) {
@@ -77,7 +77,7 @@ int list_backends(AppState& state, bool json) {
       continue;
     }
     std::printf(
-        "%-14.*s %-7s %-5d %-12.*s %-14s %-9s %-13s %s\n", static_cast<int>(b->name().size()),
+        "%-18.*s %-7s %-5d %-12.*s %-14s %-9s %-13s %s\n", static_cast<int>(b->name().size()),
         b->name().data(), b->device().to_string().c_str(), b->priority(),
         static_cast<int>(maturity_name(caps.maturity).size()), maturity_name(caps.maturity).data(),
         join(dtypes_of(caps), ",").c_str(), head_dims.c_str(),
@@ -90,7 +90,7 @@ int list_backends(AppState& state, bool json) {
   std::printf("\ncanary records (%s):\n", record_path.c_str());
   for (Backend* b : state.registry().backends()) {
     const auto it = canary.find(std::string(b->name()));
-    std::printf("  %-14.*s %s\n", static_cast<int>(b->name().size()), b->name().data(),
+    std::printf("  %-18.*s %s\n", static_cast<int>(b->name().size()), b->name().data(),
                 it == canary.end() ? "none (run with --canary NAME to earn one)"
                                    : canary_summary(it->second).c_str());
   }
@@ -136,7 +136,7 @@ int explain(AppState& state, const std::string& shape_text, bool json) {
     if (!ex.args_status.ok()) std::printf("invalid args: %s\n", ex.args_status.message().c_str());
     std::printf("chosen: %s\n\n", ex.chosen.empty() ? "(none)" : ex.chosen.c_str());
     for (const auto& v : ex.verdicts) {
-      std::printf("  %-14s %-9s %s\n", v.name.c_str(), verdict_name(v.kind),
+      std::printf("  %-18s %-9s %s\n", v.name.c_str(), verdict_name(v.kind),
                   join(v.reasons, "; ").c_str());
     }
   }

@@ -132,9 +132,9 @@ int run_tune(AppState& state, const TuneOptions& o) {
     tuner.measure(*valid, shapes[i].text, ctx, [](const Tuner::Measurement& m) {
       const std::string name(m.backend);
       if (m.status.ok()) {
-        std::fprintf(stderr, "  %-12s %10.3f ms\n", name.c_str(), m.median_ms);
+        std::fprintf(stderr, "  %-18s %10.3f ms\n", name.c_str(), m.median_ms);
       } else {
-        std::fprintf(stderr, "  %-12s failed: %s\n", name.c_str(), m.status.to_string().c_str());
+        std::fprintf(stderr, "  %-18s failed: %s\n", name.c_str(), m.status.to_string().c_str());
       }
     });
   }
@@ -148,7 +148,7 @@ int run_tune(AppState& state, const TuneOptions& o) {
   // Every measured bucket, ranked, shipped ones included: the file is the
   // record of the measurement (docs/DECISIONS.md).
   table.entries = tuner.entries();
-  std::printf("%-44s %-12s %s\n", "BUCKET", "FASTEST", "RANKING (median ms)");
+  std::printf("%-44s %-18s %s\n", "BUCKET", "FASTEST", "RANKING (median ms)");
   for (const TuningEntry& entry : table.entries) {
     std::string ranking;
     for (const auto& m : entry.ranking) {
@@ -157,7 +157,7 @@ int run_tune(AppState& state, const TuneOptions& o) {
                     m.median_ms);
       ranking += buf;
     }
-    std::printf("%-44s %-12s %s\n", entry.bucket.c_str(), entry.ranking.front().backend.c_str(),
+    std::printf("%-44s %-18s %s\n", entry.bucket.c_str(), entry.ranking.front().backend.c_str(),
                 ranking.c_str());
   }
   if (Status s = table.save(output); !s.ok()) return fail(s);

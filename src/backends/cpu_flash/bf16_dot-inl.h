@@ -5,9 +5,10 @@
 // Highway 1.0.3 has no target with AVX512_BF16 (its bf16 multiply-add is
 // emulated), so these few functions use the intrinsics directly, compiled
 // for the AVX3 targets with avx512bf16 added to the function's target
-// attribute; the host only enables them when the CPU has the instruction
-// and TESSERA_CPU_FLASH_BF16_DOT=1 (flash_params.cc: opt-in, as it measured
-// slower than the f32 products on the Intel Xeon it was built on; see
+// attribute; the host takes this path only when the CPU has the instruction
+// and the product-path table (product_paths.h) ranks it first for this CPU
+// kind, or cpu.flash:bf16dot forces it (it measured slower than the f32
+// products on the Intel Xeon it was built on, faster on a Zen 5; see
 // docs/DECISIONS.md). Other targets get kHasBf16Dot = false and no code.
 //
 // Operands are bf16 pairs packed in 32-bit words (low half the even element):

@@ -6,11 +6,22 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "tessera/backend.h"
 
 namespace tessera {
 
+// cpu.flash: its product path per problem from the measured table for this
+// CPU's kind (cpu_flash/product_paths.h).
 std::unique_ptr<Backend> make_cpu_flash_backend();
+
+// The same kernel with the product path forced, so the dispatcher, explain,
+// tune and the conformance suite see each path: cpu.flash:f32 (every
+// problem cpu.flash runs), cpu.flash:bf16dot (bf16, D even) and cpu.flash:amx
+// (bf16, D % 32 == 0). Unavailable where the CPU lacks the path; below every
+// other CPU backend in priority, so only a policy, a tuned table or a name
+// chooses them.
+std::vector<std::unique_ptr<Backend>> make_cpu_flash_variants();
 
 }  // namespace tessera

@@ -16,6 +16,7 @@
 #include "cpu_flash/decode-inl.h"
 // clang-format on
 #include "cpu_flash/flash_forward.h"
+#include "cpu_flash/product_paths.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -45,6 +46,13 @@ void FlashForward(const FlashParams& p, ThreadPool& pool, float* workspace) {
 
 const char* KernelTargetName() { return hwy::TargetName(HWY_TARGET); }
 
+// Whether this target runs `path` when asked to: the kernel's own choice.
+bool TargetHasPath(Products path) {
+  FlashParams p;
+  p.products = path;
+  return TargetProducts(p) == path;
+}
+
 }  // namespace tessera::cpu_flash::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -53,12 +61,15 @@ namespace tessera::cpu_flash {
 
 HWY_EXPORT(FlashForward);
 HWY_EXPORT(KernelTargetName);
+HWY_EXPORT(TargetHasPath);
 
 void flash_forward(const FlashParams& p, ThreadPool& pool, float* workspace) {
   HWY_DYNAMIC_DISPATCH(FlashForward)(p, pool, workspace);
 }
 
 const char* flash_target_name() { return HWY_DYNAMIC_DISPATCH(KernelTargetName)(); }
+
+bool target_has_path(Products path) { return HWY_DYNAMIC_DISPATCH(TargetHasPath)(path); }
 
 }  // namespace tessera::cpu_flash
 #endif  // HWY_ONCE

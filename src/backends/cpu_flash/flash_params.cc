@@ -3,15 +3,8 @@
 #include "cpu_flash/flash_params.h"
 
 #include <algorithm>
-#include <atomic>
-#include <cstdlib>
-#include <string_view>
 
-#if defined(__x86_64__)
-#include <cpuid.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
+#include "cpu_flash/product_paths.h"
 
 namespace tessera::cpu_flash {
 
@@ -27,39 +20,6 @@ constexpr int64_t kMinTilesPerSplit = 4;
 std::array<int64_t, 4> strides4(const TensorView& t) {
   return {t.strides[0], t.strides[1], t.strides[2], t.strides[3]};
 }
-
-std::atomic<bool>& bf16_dot_switch() {
-  static std::atomic<bool> allowed{[] {
-    const char* env = std::getenv("TESSERA_CPU_FLASH_BF16_DOT");
-    // Off unless asked for: on the Intel Xeon (AVX512_BF16) this was built
-    // on it ran S2 bf16 1.6x slower than the f32 products (DECISIONS).
-    return env != nullptr && std::string_view(env) == "1";
-  }()};
-  return allowed;
-}
-
-std::atomic<bool>& amx_switch() {
-  static std::atomic<bool> allowed{[] {
-    const char* env = std::getenv("TESSERA_CPU_FLASH_AMX");
-    return env == nullptr || std::string_view(env) != "0";
-  }()};
-  return allowed;
-}
-
-#if defined(__x86_64__)
-// CPUID leaf 7: EDX bit 22 AMX-BF16, bit 24 AMX-TILE. Linux keeps the 8 KiB
-// tile state out of a process until it asks (ARCH_REQ_XCOMP_PERM for
-// XFEATURE_XTILEDATA); a tile instruction without that permission faults.
-bool request_amx() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
-  if ((edx & (1u << 22)) == 0 || (edx & (1u << 24)) == 0) return false;
-  if (!cpu_has_bf16_dot()) return false;  // the kernels also use AVX512_BF16
-  constexpr long kArchReqXcompPerm = 0x1023;
-  constexpr long kXfeatureXtiledata = 18;
-  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
-}
-#endif
 
 // Whether every sequence has at most one query position (varlen: read from
 // cu_seqlens_q, B + 1 host integers).
@@ -82,40 +42,10 @@ bool use_decode_form(const FlashParams& p) {
          decode_layout(p.hq, p.d, p.dv).total * 4 <= kL2Bytes / 2;
 }
 
-Products choose_products(const FlashParams& p) {
-  if (p.dtype != DType::kBF16) return Products::kF32;
-  if (p.d % kAmxDvStep == 0 && amx_allowed() && cpu_has_amx()) return Products::kAmx;
-  if (p.d % 2 == 0 && bf16_dot_allowed() && cpu_has_bf16_dot()) return Products::kBf16Dot;
-  return Products::kF32;
-}
-
 }  // namespace
 
-bool cpu_has_amx() {
-#if defined(__x86_64__)
-  static const bool has = request_amx();
-  return has;
-#else
-  return false;
-#endif
-}
-
-void set_amx_allowed(bool allowed) { amx_switch().store(allowed); }
-bool amx_allowed() { return amx_switch().load(); }
-
-bool cpu_has_bf16_dot() {
-#if defined(__x86_64__) || defined(__i386__)
-  static const bool has = __builtin_cpu_supports("avx512bf16") != 0;
-  return has;
-#else
-  return false;
-#endif
-}
-
-void set_bf16_dot_allowed(bool allowed) { bf16_dot_switch().store(allowed); }
-bool bf16_dot_allowed() { return bf16_dot_switch().load(); }
-
-void make_params(const AttentionArgs& args, int threads, FlashParams* p) {
+void make_params(const AttentionArgs& args, int threads, FlashParams* p,
+                 std::optional<Products> forced) {
   const AttentionDims dims = dims_of(args);
   *p = FlashParams{};
   p->q = args.q.data;
@@ -150,7 +80,11 @@ void make_params(const AttentionArgs& args, int threads, FlashParams* p) {
   p->mask = args.mask;
   p->scale = args.effective_scale();
   p->softcap = args.softcap;
-  p->products = choose_products(*p);
+  // A forced path that does not apply would read past D's pairs or tiles,
+  // one this CPU lacks would fault: the variants' check() refuses both, and
+  // this keeps it so for direct callers (they get the default path).
+  const bool force = forced && path_applies(*forced, p->dtype, p->d) && path_available(*forced);
+  p->products = force ? *forced : product_path_for(p->dtype, p->d);
 
   const int64_t target = kItemsPerThread * threads;
   const int64_t key_tiles = (p->sk + kBlockKeys - 1) / kBlockKeys;

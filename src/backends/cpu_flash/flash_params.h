@@ -13,6 +13,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "tessera/attention.h"
 
@@ -195,7 +196,7 @@ struct FlashParams {
   float scale = 1.0f;
   float softcap = 0.0f;
   // How the AVX-512 targets run the two products for bf16 inputs (other
-  // targets, and other dtypes, always take the f32 products).
+  // targets, and other dtypes, always take the f32 products): product_paths.h.
   Products products = Products::kF32;
 
   // Decode form (decode-inl.h): one item per (sequence, key split) over
@@ -218,24 +219,11 @@ struct FlashParams {
   int64_t partial_floats = 0;  // one (unit, split) partial result: O, m, l per block
 };
 
-// Whether this CPU has the bf16 dot product (AVX512_BF16).
-bool cpu_has_bf16_dot();
-// Whether this CPU has AMX-BF16 and the kernel granted this process the
-// tile state (arch_prctl ARCH_REQ_XCOMP_PERM, asked once, on first call).
-bool cpu_has_amx();
-// Allows or forbids the AMX path for later calls (default: allowed unless
-// TESSERA_CPU_FLASH_AMX=0); it takes precedence over the bf16 dot path.
-void set_amx_allowed(bool allowed);
-bool amx_allowed();
-// Allows or forbids the bf16 dot-product path for later calls (default:
-// forbidden unless TESSERA_CPU_FLASH_BF16_DOT=1, since it measured slower
-// where it was built; see docs/DECISIONS.md); benchmarks and tests use it to
-// compare both paths on one machine.
-void set_bf16_dot_allowed(bool allowed);
-bool bf16_dot_allowed();
-
-// Fills `p` from valid args for a pool of `threads`.
-void make_params(const AttentionArgs& args, int threads, FlashParams* p);
+// Fills `p` from valid args for a pool of `threads`. The products run on
+// `forced` when given (a variant, a test) if it applies to the args and
+// runs here (product_paths.h), else on the path product_path_for(args) picks.
+void make_params(const AttentionArgs& args, int threads, FlashParams* p,
+                 std::optional<Products> forced = std::nullopt);
 // Total workspace in bytes: `threads` scratches plus the split partials.
 size_t workspace_bytes(const FlashParams& p, int threads);
 

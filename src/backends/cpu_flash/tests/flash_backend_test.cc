@@ -1,18 +1,16 @@
 // cpu.flash against reference on odd shapes crossed with every feature, on
-// every Highway target this CPU supports (see compare_on_all_targets), judged
-// by verify's tolerance rule.
+// every Highway target this CPU supports and every product path it has there
+// (see compare_paths_on_all_targets), judged by verify's tolerance rule.
 #include <gtest/gtest.h>
 
-#include "cpu_flash/cpu_flash_backend.h"
-#include "cpu_flash/flash_params.h"
 #include "flash_test_util.h"
 
 namespace tessera::flash_test {
 namespace {
 
+// Plain cpu.flash and every other product path the case can take here.
 void expect_matches(const AttentionCase& c, int threads = 2) {
-  auto backend = make_cpu_flash_backend();
-  const std::string failures = compare_on_all_targets(*backend, c, threads);
+  const std::string failures = compare_paths_on_all_targets(c, threads);
   EXPECT_TRUE(failures.empty()) << c.name() << "\n" << failures;
 }
 
@@ -238,8 +236,8 @@ TEST(CpuFlash, EmptySequences) {
   expect_matches(c);
 }
 
-// bf16 inputs on every feature: on a CPU with AVX512_BF16 this runs the
-// bf16 dot-product path and the f32-product path (compare_on_all_targets),
+// bf16 inputs on every feature: on a CPU with AVX512_BF16 (or AMX) this runs
+// every bf16 path and the f32-product path (compare_paths_on_all_targets),
 // including window masks whose first visible key sits at an odd tile offset
 // and odd key counts (key pairs padded), varlen, bias, softcap, GQA, splits.
 TEST(CpuFlash, Bf16InputsOnEveryFeature) {
@@ -284,44 +282,6 @@ TEST(CpuFlash, Bf16InputsOnEveryFeature) {
   odd_d.d = 59;
   cases.push_back(odd_d);
   for (const AttentionCase& c : cases) expect_matches(c);
-}
-
-// The AMX path serves bf16 inputs with D % 32 == 0 when the CPU has AMX
-// and its switch allows it; the bf16 dot-product path bf16 inputs with even
-// D when the CPU has the instruction, its switch allows it and AMX does not
-// take the case; everything else takes the f32 products.
-TEST(CpuFlash, Bf16PathsAreChosenOnlyWhereTheyApply) {
-  using cpu_flash::Products;
-  const bool dot_allowed = cpu_flash::bf16_dot_allowed(), amx_allowed = cpu_flash::amx_allowed();
-  const bool amx = cpu_flash::cpu_has_amx(), dot = cpu_flash::cpu_has_bf16_dot();
-  const auto products = [](DType dtype, int64_t d) {
-    AttentionCase c;
-    c.dtype = dtype;
-    c.sq = c.sk = 64;
-    c.d = c.dv = d;
-    const OwnedCase tensors(c);
-    cpu_flash::FlashParams p;
-    cpu_flash::make_params(tensors.args, 2, &p);
-    return p.products;
-  };
-  cpu_flash::set_amx_allowed(true);
-  cpu_flash::set_bf16_dot_allowed(true);
-  EXPECT_EQ(products(DType::kBF16, 64), amx ? Products::kAmx : dot ? Products::kBf16Dot
-                                                                    : Products::kF32);
-  EXPECT_EQ(products(DType::kBF16, 48), dot ? Products::kBf16Dot : Products::kF32);
-  EXPECT_EQ(products(DType::kBF16, 59), Products::kF32);
-  EXPECT_EQ(products(DType::kF32, 64), Products::kF32);
-  EXPECT_EQ(products(DType::kF16, 64), Products::kF32);
-  cpu_flash::set_amx_allowed(false);
-  EXPECT_EQ(products(DType::kBF16, 64), dot ? Products::kBf16Dot : Products::kF32);
-  cpu_flash::set_bf16_dot_allowed(false);
-  EXPECT_EQ(products(DType::kBF16, 64), Products::kF32);
-  cpu_flash::set_amx_allowed(amx_allowed);
-  cpu_flash::set_bf16_dot_allowed(dot_allowed);
-  if (!amx || !dot) {
-    GTEST_SKIP() << "this CPU lacks " << (amx ? "" : "AMX-BF16 ") << (dot ? "" : "AVX512_BF16")
-                 << ": the choice was checked, the missing paths are not run here";
-  }
 }
 
 }  // namespace

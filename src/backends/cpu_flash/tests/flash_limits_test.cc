@@ -11,13 +11,6 @@
 namespace tessera::flash_test {
 namespace {
 
-bool mentions(const std::vector<std::string>& reasons, const std::string& word) {
-  for (const auto& r : reasons) {
-    if (r.find(word) != std::string::npos) return true;
-  }
-  return false;
-}
-
 TEST(CpuFlashLimits, RejectsHeadDimsAboveTheTileMaximum) {
   auto backend = make_cpu_flash_backend();
   Context ctx(ContextOptions{1});

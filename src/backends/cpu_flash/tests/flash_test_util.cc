@@ -1,16 +1,22 @@
 // Test helpers for cpu.flash (see flash_test_util.h).
 #include "flash_test_util.h"
 
+#include <memory>
 #include <vector>
 
-#include "cpu_flash/flash_params.h"
+#include "cpu_flash/cpu_flash_backend.h"
+#include "cpu_flash/product_paths.h"
 #include "hwy/targets.h"
 #include "reference/reference_backend.h"
 #include "verify/runner.h"
 
 namespace tessera::flash_test {
 
-std::string compare_on_all_targets(Backend& backend, const AttentionCase& c, int threads) {
+namespace {
+
+// Runs, on each target, every backend `pick` returns for that target.
+template <typename Pick>
+std::string compare_each_target(const AttentionCase& c, int threads, Pick&& pick) {
   Context case_ctx(ContextOptions{threads});
   auto reference = make_reference_backend();
   verify::MaterializedCase m;
@@ -18,53 +24,71 @@ std::string compare_on_all_targets(Backend& backend, const AttentionCase& c, int
   Status s = verify::MaterializedCase::create(c, case_ctx.allocator(), &m);
   if (s.ok()) s = verify::Expected::compute(m, *reference, case_ctx, &expected);
   if (!s.ok()) return "harness: " + s.to_string();
-  // On a CPU with AMX or the bf16 dot product, bf16 cases run the AVX-512
-  // targets once per bf16 path there is (P rounded to bf16, as the naive
-  // formula the rule compares with rounds it) and once with both switched
-  // off (the f32 products); the other targets run once.
-  struct Path {
-    const char* name;
-    bool amx, dot;
-  };
-  std::vector<Path> paths;
-  if (c.dtype == DType::kBF16 && c.d % cpu_flash::kAmxDvStep == 0 && cpu_flash::cpu_has_amx()) {
-    paths.push_back({" (amx)", true, false});
-  }
-  if (c.dtype == DType::kBF16 && c.d % 2 == 0 && cpu_flash::cpu_has_bf16_dot()) {
-    paths.push_back({" (bf16 dot)", false, true});
-  }
-  paths.push_back({paths.empty() ? "" : " (bf16 paths off)", false, false});
-  const bool dot_allowed = cpu_flash::bf16_dot_allowed(), amx_allowed = cpu_flash::amx_allowed();
   std::string failures;
-  for (size_t i = 0; i < paths.size(); ++i) {
-    const Path& path = paths[i];
-    cpu_flash::set_amx_allowed(path.amx);
-    cpu_flash::set_bf16_dot_allowed(path.dot);
-    for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
-      const bool avx512 = target == HWY_AVX3 || target == HWY_AVX3_DL;
-      // Targets without the bf16 paths run the f32 products whatever the
-      // switches say: once is enough.
-      if (i > 0 && !avx512) continue;
-      hwy::SetSupportedTargetsForTest(target);
+  for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    for (Backend* backend : pick()) {
       std::string why;
       {
         Context ctx(ContextOptions{threads});
-        const verify::CaseOutcome outcome = verify::check_backend(backend, m, expected, ctx);
+        const verify::CaseOutcome outcome = verify::check_backend(*backend, m, expected, ctx);
         if (outcome.verdict != verify::Verdict::kPass) {
           why = std::string(verify::verdict_name(outcome.verdict)) + ": " + outcome.summary();
         }
         for (const auto& leak : ctx.allocator().leaks()) why += " leak: " + leak.owner;
       }
       if (!why.empty()) {
-        failures +=
-            std::string(hwy::TargetName(target)) + (avx512 ? path.name : "") + ": " + why + "\n";
+        failures += std::string(hwy::TargetName(target)) + " " + std::string(backend->name()) +
+                    ": " + why + "\n";
       }
     }
   }
-  cpu_flash::set_bf16_dot_allowed(dot_allowed);
-  cpu_flash::set_amx_allowed(amx_allowed);
   hwy::SetSupportedTargetsForTest(0);
   return failures;
+}
+
+}  // namespace
+
+std::string compare_on_all_targets(Backend& backend, const AttentionCase& c, int threads) {
+  // The problem only for can_run(): a variant whose path this target lacks
+  // is unavailable there, and not run.
+  const OwnedCase tensors(c);
+  std::optional<AttentionProblem> problem;
+  if (Status s = AttentionProblem::make(tensors.args, &problem); !s.ok()) return s.to_string();
+  const Context check_ctx(ContextOptions{threads});
+  return compare_each_target(c, threads, [&] {
+    std::vector<Backend*> run;
+    if (backend.can_run(*problem, check_ctx)) run.push_back(&backend);
+    return run;
+  });
+}
+
+std::string compare_paths_on_all_targets(const AttentionCase& c, int threads) {
+  auto plain = make_cpu_flash_backend();
+  const std::vector<std::unique_ptr<Backend>> variants = make_cpu_flash_variants();
+  return compare_each_target(c, threads, [&] {
+    // The default path of this case on this target, then each other path
+    // that applies to it and runs here, through its variant.
+    std::vector<Backend*> run = {plain.get()};
+    const cpu_flash::Products taken = cpu_flash::product_path_for(c.dtype, c.d);
+    for (const auto& variant : variants) {
+      for (const cpu_flash::Products path : cpu_flash::kAllPaths) {
+        if (variant->name() == "cpu.flash:" + std::string(cpu_flash::path_name(path)) &&
+            path != taken && cpu_flash::path_applies(path, c.dtype, c.d) &&
+            cpu_flash::path_available(path)) {
+          run.push_back(variant.get());
+        }
+      }
+    }
+    return run;
+  });
+}
+
+bool mentions(const std::vector<std::string>& reasons, const std::string& word) {
+  for (const auto& r : reasons) {
+    if (r.find(word) != std::string::npos) return true;
+  }
+  return false;
 }
 
 }  // namespace tessera::flash_test

@@ -1,0 +1,91 @@
+// cpu.flash's product paths (flash_params.h, Products): which problems each
+// one can compute, which ones this process can run, and which one plain
+// cpu.flash takes by default: the first path of a measured table row for
+// this CPU's kind (runtime/cpu_kind.h) that applies to the problem and runs
+// here. The variants cpu.flash:f32, cpu.flash:bf16dot and cpu.flash:amx
+// (cpu_flash_backend.h) force one path instead. Why a shipped table and not
+// a calibration at first use: docs/DECISIONS.md ("cpu.flash picks its
+// product path from a measured table per CPU kind").
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "cpu_flash/flash_params.h"
+#include "runtime/cpu_kind.h"
+
+namespace tessera::cpu_flash {
+
+inline constexpr std::array<Products, 3> kAllPaths = {Products::kF32, Products::kBf16Dot,
+                                                      Products::kAmx};
+
+// "f32", "bf16dot", "amx": the variants' name suffixes and the span's path.
+std::string_view path_name(Products path);
+
+// Why `path` cannot compute a problem of this dtype and head dim D, naming
+// the value; "" when it can. f32 computes everything; the bf16 paths take
+// bf16 inputs only, bf16dot an even D (bf16 pairs), amx D % 32 == 0 (tiles).
+std::string path_refusal(Products path, DType dtype, int64_t d);
+bool path_applies(Products path, DType dtype, int64_t d);
+
+// Whether this process runs `path`: the CPU has the instructions, the OS
+// granted the AMX tile state, and the SIMD target the kernel dispatches to
+// has the path's code. Cheap after the first call (plain cpu.flash asks per
+// call). The reason is "" when it runs.
+bool path_available(Products path);
+std::string path_unavailable_reason(Products path);
+// The SIMD target's part of that (flash_forward.cc): whether the target
+// flash_forward() dispatches to now runs `path` when asked (Highway 1.0.3's
+// AVX3 and AVX3_DL do; a Highway with Zen 4 or SPR targets would not, and
+// the path must then say so rather than run the f32 products under its name).
+bool target_has_path(Products path);
+
+// Whether this CPU has the bf16 dot product (AVX512_BF16).
+bool cpu_has_bf16_dot();
+// Whether this CPU has AMX-BF16 (and AVX512_BF16, which the kernels also
+// use) and the kernel granted this process the tile state (arch_prctl
+// ARCH_REQ_XCOMP_PERM, asked once, on first call).
+bool cpu_has_amx();
+
+// One row of the shipped table (product_path_table.cc): the figures the
+// order was chosen from, as measured on one machine of the kind.
+struct ProductPathRow {
+  CpuKind kind;
+  // The order plain cpu.flash tries the paths in, fastest measured first:
+  // the first that applies to the problem and runs here serves (f32, which
+  // applies to everything, is always listed).
+  std::array<Products, 3> order;
+  int paths;  // entries of `order` in use
+  // S2 (B=1, S=4096, H=16, D=64, bf16) GFLOP/s per path, indexed by
+  // Products; 0 where not measured.
+  std::array<double, 3> s2_bf16_gflops;
+  std::string_view machine;  // `lscpu` model name of the machine measured
+  std::string_view measured;  // when, and the commands
+  std::string_view source;    // where the full figures are
+  std::string_view note;      // why the row says what it says
+};
+
+// Every CpuKind has exactly one row.
+std::span<const ProductPathRow> product_path_table();
+const ProductPathRow& product_path_row(CpuKind kind);
+
+// The path `row` gives a problem of this dtype and D, among the paths
+// `runs` accepts: the first of row.order that applies and runs, else f32.
+template <typename Runs>
+Products path_from_row(const ProductPathRow& row, DType dtype, int64_t d, Runs&& runs) {
+  for (int i = 0; i < row.paths; ++i) {
+    const Products path = row.order[static_cast<size_t>(i)];
+    if (path_applies(path, dtype, d) && runs(path)) return path;
+  }
+  return Products::kF32;
+}
+
+// The path plain cpu.flash takes for `args` in this process: the row of
+// cpu_kind(), among the paths that are available here.
+Products product_path_for(const AttentionArgs& args);
+Products product_path_for(DType dtype, int64_t d);
+
+}  // namespace tessera::cpu_flash
