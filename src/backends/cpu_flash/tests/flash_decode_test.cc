@@ -1,5 +1,8 @@
 // cpu.flash's decode loop (decode-inl.h): which problems it serves, and that
 // it matches reference on them, on every Highway target, with key splits.
+// The loop is the f32 products' decode form: on CPUs whose default path for
+// bf16 is bf16dot or amx (product_paths.h), bf16 decode runs there unless
+// cpu.flash:f32 is asked for, so these tests run the cpu.flash:f32 variant.
 #include <gtest/gtest.h>
 
 #include "cpu_flash/cpu_flash_backend.h"
@@ -13,14 +16,19 @@ bool takes_decode_loop(const AttentionCase& c, int threads = 2) {
   const OwnedCase tensors(c);
   EXPECT_TRUE(tensors.status().ok()) << tensors.status().message();
   cpu_flash::FlashParams p;
-  cpu_flash::make_params(tensors.args, threads, &p);
+  cpu_flash::make_params(tensors.args, threads, &p, cpu_flash::Products::kF32);
   return p.decode;
 }
 
+// Judged on cpu.flash:f32 (the path the decode loop belongs to).
 void expect_matches(const AttentionCase& c, int threads) {
-  auto backend = make_cpu_flash_backend();
-  const std::string failures = compare_on_all_targets(*backend, c, threads);
-  EXPECT_TRUE(failures.empty()) << c.name() << " threads=" << threads << "\n" << failures;
+  for (auto& variant : make_cpu_flash_variants()) {
+    if (variant->name() != "cpu.flash:f32") continue;
+    const std::string failures = compare_on_all_targets(*variant, c, threads);
+    EXPECT_TRUE(failures.empty()) << c.name() << " threads=" << threads << "\n" << failures;
+    return;
+  }
+  ADD_FAILURE() << "no cpu.flash:f32 variant";
 }
 
 AttentionCase decode_case(DType dtype, int64_t hq, int64_t hkv, int64_t d, int64_t sk) {
