@@ -447,46 +447,54 @@ HWY_NOINLINE void RunItem(DF df, const FlashParams& p, int64_t item, float* scra
   }
 }
 
-// Combines the key splits of each block of one unit by their log-sum-exp
+// Combines `splits` partial results of `rows` rows by their log-sum-exp
 // (m in log2 units):
 //   m = max_s m_s ; w_s = 2^(m_s - m) ; l = sum w_s l_s ; O = sum w_s O_s
+// part_of(s) points at split s's partial: O [rows x ld_dv], then m [rows],
+// then l [rows]. Writes o [rows x ld_dv], m and l.
+template <class DF, class PartOf>
+HWY_INLINE void MergeRows(DF df, int64_t rows, int64_t ld_dv, int64_t splits, PartOf part_of,
+                          float* o, float* m, float* l) {
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  const int64_t o_floats = rows * ld_dv;
+  for (int64_t r = 0; r < rows; ++r) {
+    float mr = neg_inf, lr = 0.0f;
+    for (int64_t sp = 0; sp < splits; ++sp) mr = std::max(mr, part_of(sp)[o_floats + r]);
+    const float m_safe = mr == neg_inf ? 0.0f : mr;
+    float* orow = o + r * ld_dv;
+    std::fill(orow, orow + ld_dv, 0.0f);
+    for (int64_t sp = 0; sp < splits; ++sp) {
+      const float* part = part_of(sp);
+      const float l_s = part[o_floats + rows + r];
+      if (l_s == 0.0f) continue;  // nothing visible in this split (O_s is 0)
+      const float w = std::exp2(part[o_floats + r] - m_safe);
+      lr += w * l_s;  // NaN l_s stays NaN
+      const auto vw = hn::Set(df, w);
+      const float* o_s = part + r * ld_dv;
+      for (int64_t d = 0; d < ld_dv; d += static_cast<int64_t>(hn::Lanes(df))) {
+        hn::Store(hn::MulAdd(vw, hn::LoadU(df, o_s + d), hn::Load(df, orow + d)), df, orow + d);
+      }
+    }
+    m[r] = mr;
+    l[r] = lr;
+  }
+}
+
+// Combines the key splits of each block of one unit (MergeRows).
 template <class DF>
 HWY_NOINLINE void MergeSplits(DF df, const FlashParams& p, int64_t unit, float* scratch,
                               const float* partials) {
   const Scratch s = CarveScratch(p, static_cast<int64_t>(hn::Lanes(df)), scratch);
-  const int64_t ld_dv = s.lay.ld_dv;
-  const float neg_inf = -std::numeric_limits<float>::infinity();
   for (int64_t sub = 0; sub < p.sub_blocks; ++sub) {
     Block b;
     if (!decode_block(p, unit, sub, &b.g)) continue;
     CarveBlock(s, sub, &b);
-    const int64_t o_floats = b.g.rows * ld_dv;
     const auto part_of = [&](int64_t split) {
       return partials + (unit * p.splits + split) * p.partial_floats +
              sub * partial_block_floats(p.rows, p.dv);
     };
-    for (int64_t r = 0; r < b.g.rows; ++r) {
-      float m = neg_inf, l = 0.0f;
-      for (int64_t sp = 0; sp < p.splits; ++sp) m = std::max(m, part_of(sp)[o_floats + r]);
-      const float m_safe = m == neg_inf ? 0.0f : m;
-      float* o = b.o + r * ld_dv;
-      std::fill(o, o + ld_dv, 0.0f);
-      for (int64_t sp = 0; sp < p.splits; ++sp) {
-        const float* part = part_of(sp);
-        const float l_s = part[o_floats + b.g.rows + r];
-        if (l_s == 0.0f) continue;  // nothing visible in this split (O_s is 0)
-        const float w = std::exp2(part[o_floats + r] - m_safe);
-        l += w * l_s;  // NaN l_s stays NaN
-        const auto vw = hn::Set(df, w);
-        const float* o_s = part + r * ld_dv;
-        for (int64_t d = 0; d < ld_dv; d += static_cast<int64_t>(hn::Lanes(df))) {
-          hn::Store(hn::MulAdd(vw, hn::LoadU(df, o_s + d), hn::Load(df, o + d)), df, o + d);
-        }
-      }
-      b.m[r] = m;
-      b.l[r] = l;
-    }
-    WriteRows(df, p, b.g, b.o, ld_dv, b.m, b.l);
+    MergeRows(df, b.g.rows, s.lay.ld_dv, p.splits, part_of, b.o, b.m, b.l);
+    WriteRows(df, p, b.g, b.o, s.lay.ld_dv, b.m, b.l);
   }
 }
 

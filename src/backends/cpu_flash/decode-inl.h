@@ -90,16 +90,9 @@ inline UnitGeom DecodeGeom(const FlashParams& p, int64_t seq, int64_t* key_lo, i
   g.npos = std::min<int64_t>(g.q_len, 1);
   g.nh = p.hq;
   g.rows = g.npos * p.hq;
-  // Visible keys [lo, hi] of the one query (bottom-right aligned, as
-  // row_bounds in flash_unit.cc).
-  const int64_t key_pos = g.k_len - g.q_len;
-  int64_t lo = 0, hi = g.k_len - 1;
-  if (p.mask.kind == MaskKind::kCausal) {
-    hi = std::min(hi, key_pos);
-  } else if (p.mask.kind == MaskKind::kWindow) {
-    if (p.mask.window_left >= 0) lo = std::max(lo, key_pos - p.mask.window_left);
-    if (p.mask.window_right >= 0) hi = std::min(hi, key_pos + p.mask.window_right);
-  }
+  // The one query's visible keys [lo, hi] (position 0).
+  int64_t lo = 0, hi = 0;
+  visible_keys(p, g, 0, &lo, &hi);
   *key_lo = lo;
   *key_hi = hi + 1;
   return g;
@@ -354,43 +347,21 @@ HWY_INLINE void DecodeItem(DF df, const FlashParams& p, int64_t item, float* scr
   }
 }
 
-// Combines the splits of sequence `seq` by their log-sum-exp, as
-// MergeSplits does for the tile loop.
+// Combines the splits of sequence `seq` (MergeRows, attention_unit-inl.h).
 template <class DF>
 HWY_NOINLINE void DecodeMerge(DF df, const FlashParams& p, int64_t seq, float* scratch,
                               const float* partials) {
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   const DecodeLayout lay = decode_layout(p.hq, p.d, p.dv);
-  float* o = scratch + lay.o;
-  float* m = scratch + lay.m;
-  float* l = scratch + lay.l;
   int64_t begin = 0, end = 0;
   const UnitGeom g = DecodeGeom(p, seq, &begin, &end);
   if (g.rows == 0) return;
-  const float neg_inf = -std::numeric_limits<float>::infinity();
-  const int64_t o_floats = p.hq * lay.ld_dv;
-  const auto part_of = [&](int64_t split) { return partials + (seq * p.splits + split) * p.partial_floats; };
-  for (int64_t h = 0; h < p.hq; ++h) {
-    float mh = neg_inf, lh = 0.0f;
-    for (int64_t sp = 0; sp < p.splits; ++sp) mh = std::max(mh, part_of(sp)[o_floats + h]);
-    const float m_safe = mh == neg_inf ? 0.0f : mh;
-    float* oh = o + h * lay.ld_dv;
-    std::fill(oh, oh + lay.ld_dv, 0.0f);
-    for (int64_t sp = 0; sp < p.splits; ++sp) {
-      const float* part = part_of(sp);
-      const float l_s = part[o_floats + p.hq + h];
-      if (l_s == 0.0f) continue;  // nothing visible in this split (O_s is 0)
-      const float w = std::exp2(part[o_floats + h] - m_safe);
-      lh += w * l_s;  // NaN l_s stays NaN
-      const auto vw = hn::Set(df, w);
-      const float* o_s = part + h * lay.ld_dv;
-      for (int64_t d = 0; d < lay.ld_dv; d += lanes) {
-        hn::Store(hn::MulAdd(vw, hn::Load(df, o_s + d), hn::Load(df, oh + d)), df, oh + d);
-      }
-    }
-    m[h] = mh;
-    l[h] = lh;
-  }
+  const auto part_of = [&](int64_t split) {
+    return partials + (seq * p.splits + split) * p.partial_floats;
+  };
+  float* o = scratch + lay.o;
+  float* m = scratch + lay.m;
+  float* l = scratch + lay.l;
+  MergeRows(df, p.hq, lay.ld_dv, p.splits, part_of, o, m, l);
   WriteRows(df, p, g, o, lay.ld_dv, m, l);
 }
 

@@ -59,6 +59,17 @@ inline constexpr int64_t kAmxDvStep = 32;
 
 constexpr int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
+// Hands out consecutive scratch regions, each rounded up to kMaxLanes floats
+// so every region starts 64-byte aligned.
+struct ScratchCarver {
+  int64_t at = 0;
+  constexpr int64_t take(int64_t floats) {
+    const int64_t here = at;
+    at += round_up(floats, kMaxLanes);
+    return here;
+  }
+};
+
 // Query blocks a unit can hold in L2 for this shape.
 constexpr int64_t sub_blocks_for(int64_t rows, int64_t d, int64_t dv) {
   const int64_t bytes = rows * (d + dv) * 4;
@@ -93,28 +104,23 @@ constexpr ScratchLayout scratch_layout(int64_t rows, int64_t d, int64_t dv, int6
   s.ld_rows = round_up(rows, lanes);
   s.ld_dv = round_up(dv, lanes);
   s.dv_tiles = amx ? round_up(dv, kAmxDvStep) : 0;
-  int64_t at = 0;
-  const auto take = [&at](int64_t floats) {
-    const int64_t here = at;
-    at += round_up(floats, kMaxLanes);
-    return here;
-  };
-  s.kt = take(kBlockKeys * d);
-  s.vt = take(amx ? s.dv_tiles * kBlockKeys / 2 : kBlockKeys * s.ld_dv);
-  s.vp = take(amx ? kBlockKeys / 2 * s.ld_dv : 0);
-  s.st = take(kBlockKeys * s.ld_rows);
-  s.sub = at;
-  at = 0;
-  s.qt = take(d * s.ld_rows);
-  s.o = take(rows * s.ld_dv);
-  s.ot = take(s.dv_tiles * s.ld_rows);
-  s.m = take(s.ld_rows);
-  s.l = take(s.ld_rows);
-  s.alpha = take(s.ld_rows);
-  s.lo = take(s.ld_rows);
-  s.hi = take(s.ld_rows);
-  s.bias_base = take(2 * s.ld_rows);  // int64 = two f32 slots
-  s.sub_stride = at;
+  ScratchCarver shared;
+  s.kt = shared.take(kBlockKeys * d);
+  s.vt = shared.take(amx ? s.dv_tiles * kBlockKeys / 2 : kBlockKeys * s.ld_dv);
+  s.vp = shared.take(amx ? kBlockKeys / 2 * s.ld_dv : 0);
+  s.st = shared.take(kBlockKeys * s.ld_rows);
+  s.sub = shared.at;
+  ScratchCarver block;
+  s.qt = block.take(d * s.ld_rows);
+  s.o = block.take(rows * s.ld_dv);
+  s.ot = block.take(s.dv_tiles * s.ld_rows);
+  s.m = block.take(s.ld_rows);
+  s.l = block.take(s.ld_rows);
+  s.alpha = block.take(s.ld_rows);
+  s.lo = block.take(s.ld_rows);
+  s.hi = block.take(s.ld_rows);
+  s.bias_base = block.take(2 * s.ld_rows);  // int64 = two f32 slots
+  s.sub_stride = block.at;
   s.total = s.sub + sub_blocks * s.sub_stride;
   return s;
 }
@@ -148,18 +154,13 @@ struct DecodeLayout {
 constexpr DecodeLayout decode_layout(int64_t hq, int64_t d, int64_t dv) {
   DecodeLayout s;
   s.ld_dv = round_up(dv, kMaxLanes);
-  int64_t at = 0;
-  const auto take = [&at](int64_t floats) {
-    const int64_t here = at;
-    at += round_up(floats, kMaxLanes);
-    return here;
-  };
-  s.q = take(hq * d);
-  s.o = take(hq * s.ld_dv);
-  s.m = take(hq);
-  s.l = take(hq);
-  s.s = take(hq * kDecodeKeys);
-  s.total = at;
+  ScratchCarver c;
+  s.q = c.take(hq * d);
+  s.o = c.take(hq * s.ld_dv);
+  s.m = c.take(hq);
+  s.l = c.take(hq);
+  s.s = c.take(hq * kDecodeKeys);
+  s.total = c.at;
   return s;
 }
 // The split-K partial result of one decode item: O [Hq x ld_dv], m, l.

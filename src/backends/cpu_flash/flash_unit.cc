@@ -36,19 +36,26 @@ bool decode_block(const FlashParams& p, int64_t unit, int64_t sub, UnitGeom* g) 
   return g->rows > 0;
 }
 
+void visible_keys(const FlashParams& p, const UnitGeom& g, int64_t pos, int64_t* lo,
+                  int64_t* hi) {
+  const int64_t key_pos = pos + g.k_len - g.q_len;  // bottom-right aligned
+  *lo = 0;
+  *hi = g.k_len - 1;
+  if (p.mask.kind == MaskKind::kCausal) {
+    *hi = std::min(*hi, key_pos);
+  } else if (p.mask.kind == MaskKind::kWindow) {
+    if (p.mask.window_left >= 0) *lo = std::max(*lo, key_pos - p.mask.window_left);
+    if (p.mask.window_right >= 0) *hi = std::min(*hi, key_pos + p.mask.window_right);
+  }
+}
+
 KeyRange row_bounds(const FlashParams& p, const UnitGeom& g, int64_t ld, float* lo, float* hi) {
   KeyRange kr;
   int64_t begin = std::numeric_limits<int64_t>::max(), end = 0;
   int64_t max_lo = 0, min_hi = g.k_len - 1;
   for (int64_t r = 0; r < g.rows; ++r) {
-    const int64_t key_pos = g.pos(r) + g.k_len - g.q_len;  // bottom-right aligned
-    int64_t a = 0, z = g.k_len - 1;
-    if (p.mask.kind == MaskKind::kCausal) {
-      z = std::min(z, key_pos);
-    } else if (p.mask.kind == MaskKind::kWindow) {
-      if (p.mask.window_left >= 0) a = std::max(a, key_pos - p.mask.window_left);
-      if (p.mask.window_right >= 0) z = std::min(z, key_pos + p.mask.window_right);
-    }
+    int64_t a = 0, z = 0;
+    visible_keys(p, g, g.pos(r), &a, &z);
     lo[r] = static_cast<float>(a);
     hi[r] = static_cast<float>(z);
     max_lo = std::max(max_lo, a);

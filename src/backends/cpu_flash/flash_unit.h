@@ -38,6 +38,11 @@ struct KeyRange {
   bool empty() const { return end <= begin; }
 };
 
+// The first and last key (sequence-local) query position `pos` of the
+// block's sequence sees under p.mask (bottom-right aligned); lo > hi when
+// none.
+void visible_keys(const FlashParams& p, const UnitGeom& g, int64_t pos, int64_t* lo, int64_t* hi);
+
 // Writes each row's first/last visible key (f32, sequence-local) to lo/hi
 // for `ld` columns (padding columns get an empty range) and returns the
 // block's key range.
