@@ -8,16 +8,18 @@
 // and touches a new page on every key: hardware prefetchers stop at page
 // boundaries, so each K and V row waited for memory (S4 f32 ran at 18-25% of
 // the triad bandwidth). Here a work item is (sequence, key range) over every
-// head, so for each key the loop reads the key's whole [Hkv, D] row, K and V
-// each one sequential stream, and the scores, probabilities and outputs of
-// all Hq heads stay in L1/L2:
-//   for each tile of kDecodeKeys keys:
-//     S[h][j] = (q_h . k_j) * scale * log2(e)        keys in order, all heads
-//     online softmax per head over the tile          m, l, O *= alpha
-//     O[h] += p[h][j] * v_j                          keys in order, all heads
+// head, so K and V are read key after key, each key's whole [Hkv, D] row,
+// and the scores, probabilities and outputs of all Hq heads stay in L1/L2:
+//   for each step of kDecodeStep keys:
+//     s[j][h] = (q_h . k_j) * scale * log2(e)   (K and V rows kDecodePrefetch
+//                                                bytes ahead are prefetched)
+//     online softmax over the step, vectors across heads: m, l, O *= alpha
+//     O[h] += p[j][h] * v_j                      keys in order, per KV head
 //   out = O / l, lse = m ln 2 + ln l (or the split's partial O, m, l)
 // Masks are a key range (one query position sees a contiguous range of keys
 // under causal and window masks), so no per-element mask test is needed.
+// docs/DECISIONS.md "cpu.flash decode: steps of 16 keys, prefetch spread
+// over the products" has the measurements behind the shape of this loop.
 #if defined(TESSERA_CPU_FLASH_DECODE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef TESSERA_CPU_FLASH_DECODE_INL_H_
 #undef TESSERA_CPU_FLASH_DECODE_INL_H_
@@ -53,8 +55,8 @@ HWY_INLINE hn::Vec<DF> LoadAsF32(DF df, const T* HWY_RESTRICT row, int64_t i) {
   }
 }
 
-// Asks for the cache lines of n elements from row: the other stream's
-// rows are prefetched while this one is computed on (see DecodeItemOf).
+// Asks for the cache lines of n elements from row (a K or V row some keys
+// ahead, see DecodeItemOf).
 template <typename T>
 HWY_INLINE void PrefetchRow(const T* row, int64_t n) {
   const char* bytes = reinterpret_cast<const char*>(row);
@@ -98,37 +100,69 @@ inline UnitGeom DecodeGeom(const FlashParams& p, int64_t seq, int64_t* key_lo, i
   return g;
 }
 
+
+// The sums of 8 vectors, in order, as one vector (8 lanes only): a
+// transpose-add (pairs of lanes, pairs of pairs within each 128-bit block,
+// then the two blocks) instead of 8 horizontal sums.
+#if HWY_TARGET != HWY_SCALAR
+template <class DF, class V = hn::Vec<DF>>
+HWY_INLINE V SumsOf8(DF df, const V* a) {
+  const hn::Repartition<double, DF> dd;
+  const auto pairs = [&](V x, V y) {
+    return hn::Add(hn::InterleaveLower(df, x, y), hn::InterleaveUpper(df, x, y));
+  };
+  const auto quads = [&](V xy, V zw) {
+    const auto x = hn::BitCast(dd, xy), y = hn::BitCast(dd, zw);
+    return hn::Add(hn::BitCast(df, hn::InterleaveLower(dd, x, y)),
+                   hn::BitCast(df, hn::InterleaveUpper(dd, x, y)));
+  };
+  const V lo = quads(pairs(a[0], a[1]), pairs(a[2], a[3]));
+  const V hi = quads(pairs(a[4], a[5]), pairs(a[6], a[7]));
+  return hn::Add(hn::ConcatLowerLower(df, hi, lo), hn::ConcatUpperUpper(df, hi, lo));
+}
+#endif
+
 // Dots of kKeys K rows with kHeads query rows (q + i * d_len): each K
 // vector load feeds every head and each q vector load every key, with
 // kKeys * kHeads independent accumulators (the counts are template
 // arguments so the accumulators stay in registers).
-// out[i * out_stride + j] = (q_i . k_j) * mul.
+// out[j * ld_out + i] = (q_i . k_j) * mul.
 template <int kKeys, int kHeads, typename T, class DF>
 HWY_INLINE void DotTile(DF df, const T* HWY_RESTRICT k_row, int64_t k_stride,
                         const float* HWY_RESTRICT q, int64_t d_len, float mul,
-                        float* HWY_RESTRICT out, int64_t out_stride) {
+                        float* HWY_RESTRICT out, int64_t ld_out) {
   using V = hn::Vec<DF>;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
-  V acc[kKeys][kHeads];
-  for (int j = 0; j < kKeys; ++j) {
-    for (int i = 0; i < kHeads; ++i) acc[j][i] = hn::Zero(df);
-  }
+  V acc[kKeys * kHeads];
+  for (int a = 0; a < kKeys * kHeads; ++a) acc[a] = hn::Zero(df);
   int64_t d = 0;
   for (; d + lanes <= d_len; d += lanes) {
     V k[kKeys];
     for (int j = 0; j < kKeys; ++j) k[j] = LoadAsF32(df, k_row + j * k_stride, d);
     for (int i = 0; i < kHeads; ++i) {
       const V qi = hn::LoadU(df, q + i * d_len + d);
-      for (int j = 0; j < kKeys; ++j) acc[j][i] = hn::MulAdd(k[j], qi, acc[j][i]);
+      for (int j = 0; j < kKeys; ++j) acc[j * kHeads + i] = hn::MulAdd(k[j], qi, acc[j * kHeads + i]);
     }
   }
+#if HWY_TARGET != HWY_SCALAR
+  if constexpr (kKeys * kHeads == 8 && hn::MaxLanes(df) == 8) {
+    if (d == d_len) {
+      alignas(32) float sums[8];
+      hn::Store(hn::Mul(SumsOf8(df, acc), hn::Set(df, mul)), df, sums);
+      for (int j = 0; j < kKeys; ++j) {
+        for (int i = 0; i < kHeads; ++i) out[j * ld_out + i] = sums[j * kHeads + i];
+      }
+      return;
+    }
+  }
+#endif
   for (int j = 0; j < kKeys; ++j) {
     for (int i = 0; i < kHeads; ++i) {
-      float dot = hn::GetLane(hn::SumOfLanes(df, acc[j][i]));
+      float dot = hn::GetLane(hn::SumOfLanes(df, acc[j * kHeads + i]));
       for (int64_t t = d; t < d_len; ++t) {  // D not a multiple of the lanes
         dot += ScalarAsF32(k_row + j * k_stride, t) * q[i * d_len + t];
       }
-      out[i * out_stride + j] = dot * mul;
+      out[j * ld_out + i] = dot * mul;
     }
   }
 }
@@ -137,85 +171,48 @@ HWY_INLINE void DotTile(DF df, const T* HWY_RESTRICT k_row, int64_t k_stride,
 template <int kKeys, typename T, class DF>
 HWY_INLINE void DotTileHeads(DF df, int64_t heads, const T* k_row, int64_t k_stride,
                              const float* q, int64_t d_len, float mul, float* out,
-                             int64_t out_stride) {
+                             int64_t ld_out) {
   switch (heads) {
-    case 4: return DotTile<kKeys, 4>(df, k_row, k_stride, q, d_len, mul, out, out_stride);
-    case 3: return DotTile<kKeys, 3>(df, k_row, k_stride, q, d_len, mul, out, out_stride);
-    case 2: return DotTile<kKeys, 2>(df, k_row, k_stride, q, d_len, mul, out, out_stride);
-    default: return DotTile<kKeys, 1>(df, k_row, k_stride, q, d_len, mul, out, out_stride);
+    case 4: return DotTile<kKeys, 4>(df, k_row, k_stride, q, d_len, mul, out, ld_out);
+    case 3: return DotTile<kKeys, 3>(df, k_row, k_stride, q, d_len, mul, out, ld_out);
+    case 2: return DotTile<kKeys, 2>(df, k_row, k_stride, q, d_len, mul, out, ld_out);
+    default: return DotTile<kKeys, 1>(df, k_row, k_stride, q, d_len, mul, out, ld_out);
   }
 }
 
-// Scores of keys [j0, j0 + kb) for every head, two keys at a time in key
-// order so K is read as one stream: s[h * kDecodeKeys + j - j0] =
-// (q_h . k_j) * mul, q f32 [Hq x D]. The same keys' V rows are prefetched
-// meanwhile, for DecodeAccumulate.
+// Keys per DotTile call for chunks of `heads` query heads: 8 accumulators
+// (enough to hide the FMA latency on two FMA pipes) where they fit.
+constexpr int64_t DecodeTileKeys(int64_t heads) { return heads == 1 ? 8 : heads == 2 ? 4 : 2; }
+
+// s[j * ld_s + i] = (q_i . k_j) * mul for `keys` keys and `heads` heads.
 template <typename T, class DF>
-HWY_INLINE void DecodeScores(DF df, const FlashParams& p, const UnitGeom& g, const float* q,
-                             int64_t j0, int64_t kb, float mul, float* HWY_RESTRICT s) {
-  const T* k_base = static_cast<const T*>(p.k) + g.tb * p.ks[0] + (g.k_begin + j0) * p.ks[1];
-  const T* v_base = static_cast<const T*>(p.v) + g.tb * p.vs[0] + (g.k_begin + j0) * p.vs[1];
-  for (int64_t j = 0; j < kb; j += 2) {
-    const bool pair = j + 1 < kb;
-    for (int64_t kvh = 0; kvh < p.hkv; ++kvh) {
-      const T* k_row = k_base + j * p.ks[1] + kvh * p.ks[2];
-      PrefetchRow(v_base + j * p.vs[1] + kvh * p.vs[2], p.dv);
-      if (pair) PrefetchRow(v_base + (j + 1) * p.vs[1] + kvh * p.vs[2], p.dv);
-      for (int64_t h = kvh * p.group; h < (kvh + 1) * p.group; h += 4) {
-        const int64_t heads = std::min<int64_t>(4, (kvh + 1) * p.group - h);
-        float* out = s + h * kDecodeKeys + j;
-        if (pair) {
-          DotTileHeads<2>(df, heads, k_row, p.ks[1], q + h * p.d, p.d, mul, out, kDecodeKeys);
-        } else {
-          DotTileHeads<1>(df, heads, k_row, p.ks[1], q + h * p.d, p.d, mul, out, kDecodeKeys);
-        }
-      }
+HWY_INLINE void ScoreKeys(DF df, int64_t heads, int64_t keys, const T* k_row, int64_t k_stride,
+                          const float* q, int64_t d_len, float mul, float* s, int64_t ld_s) {
+  int64_t j = 0;
+  if (heads == 1) {
+    for (; j + 8 <= keys; j += 8) {
+      DotTile<8, 1>(df, k_row + j * k_stride, k_stride, q, d_len, mul, s + j * ld_s, ld_s);
+    }
+  } else if (heads == 2) {
+    for (; j + 4 <= keys; j += 4) {
+      DotTile<4, 2>(df, k_row + j * k_stride, k_stride, q, d_len, mul, s + j * ld_s, ld_s);
     }
   }
+  for (; j + 2 <= keys; j += 2) {
+    DotTileHeads<2>(df, heads, k_row + j * k_stride, k_stride, q, d_len, mul, s + j * ld_s, ld_s);
+  }
+  if (j < keys) {
+    DotTileHeads<1>(df, heads, k_row + j * k_stride, k_stride, q, d_len, mul, s + j * ld_s, ld_s);
+  }
 }
 
-// Online softmax of one head over the tile's kb scores (in place: s becomes
-// p); returns alpha, the factor O must be scaled by.
-template <class DF>
-HWY_INLINE float DecodeSoftmax(DF df, float* HWY_RESTRICT s, int64_t kb, float* m, float* l) {
-  using V = hn::Vec<DF>;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
-  const float neg_inf = -std::numeric_limits<float>::infinity();
-  // Pad the last vector with -inf (p = 0); s has room up to kDecodeKeys.
-  const int64_t kv = round_up(kb, lanes);
-  for (int64_t j = kb; j < kv; ++j) s[j] = neg_inf;
-  V mx = hn::Set(df, neg_inf);
-  auto nan_seen = hn::Lt(hn::Zero(df), hn::Zero(df));  // all false
-  for (int64_t j = 0; j < kv; j += lanes) {
-    const V v = hn::Load(df, s + j);
-    mx = hn::Max(v, mx);  // NaN is skipped here (x86 keeps the second operand)
-    if constexpr (!kExp2KeepsNaN) nan_seen = hn::Or(nan_seen, hn::IsNaN(v));
-  }
-  const float m_old = *m;
-  const float m_new = std::max(m_old, hn::GetLane(hn::MaxOfLanes(df, mx)));
-  // Nothing visible yet (every score -inf): subtract 0, so p = 2^-inf = 0.
-  const float shift = m_new == neg_inf ? 0.0f : m_new;
-  const V neg_m = hn::Set(df, -shift);
-  V sum = hn::Zero(df);
-  for (int64_t j = 0; j < kv; j += lanes) {
-    const V pj = FastExp2(df, hn::Add(hn::Load(df, s + j), neg_m));
-    hn::Store(pj, df, s + j);
-    sum = hn::Add(sum, pj);
-  }
-  const float alpha = m_old == neg_inf ? 0.0f : std::exp2(m_old - shift);
-  float total = hn::GetLane(hn::SumOfLanes(df, sum));
-  if (!hn::AllFalse(df, nan_seen)) total = std::numeric_limits<float>::quiet_NaN();
-  *l = *l * alpha + total;
-  *m = m_new;
-  return alpha;
-}
-
-// O[h .. h + kHeads)[d, d + kVecs vectors) += sum_j p[h][j] * v_j[...] over
-// the tile's kb keys, the O slice held in registers for the whole tile.
+// O[h .. h + kHeads)[d, d + kVecs vectors) += sum_j p[j][h] * v_j[...] over
+// kb keys, the O slice held in registers across the keys; p[j][i] at
+// p_rows[j * ld_p + i].
 template <int kHeads, int kVecs, typename T, class DF>
 HWY_INLINE void AccumulateSlice(DF df, const T* HWY_RESTRICT v_row, int64_t v_stride, int64_t kb,
-                                const float* HWY_RESTRICT p_rows, float* HWY_RESTRICT o,
-                                int64_t ld_dv) {
+                                const float* HWY_RESTRICT p_rows, int64_t ld_p,
+                                float* HWY_RESTRICT o, int64_t ld_dv) {
   using V = hn::Vec<DF>;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   V acc[kHeads][kVecs];
@@ -226,7 +223,7 @@ HWY_INLINE void AccumulateSlice(DF df, const T* HWY_RESTRICT v_row, int64_t v_st
     V v[kVecs];
     for (int c = 0; c < kVecs; ++c) v[c] = LoadAsF32(df, v_row + j * v_stride, c * lanes);
     for (int i = 0; i < kHeads; ++i) {
-      const V w = hn::Set(df, p_rows[i * kDecodeKeys + j]);
+      const V w = hn::Set(df, p_rows[j * ld_p + i]);
       for (int c = 0; c < kVecs; ++c) acc[i][c] = hn::MulAdd(w, v[c], acc[i][c]);
     }
   }
@@ -237,52 +234,90 @@ HWY_INLINE void AccumulateSlice(DF df, const T* HWY_RESTRICT v_row, int64_t v_st
 
 template <int kVecs, typename T, class DF>
 HWY_INLINE void AccumulateSliceHeads(DF df, int64_t heads, const T* v_row, int64_t v_stride,
-                                     int64_t kb, const float* p_rows, float* o, int64_t ld_dv) {
+                                     int64_t kb, const float* p_rows, int64_t ld_p, float* o,
+                                     int64_t ld_dv) {
   switch (heads) {
-    case 4: return AccumulateSlice<4, kVecs>(df, v_row, v_stride, kb, p_rows, o, ld_dv);
-    case 3: return AccumulateSlice<3, kVecs>(df, v_row, v_stride, kb, p_rows, o, ld_dv);
-    case 2: return AccumulateSlice<2, kVecs>(df, v_row, v_stride, kb, p_rows, o, ld_dv);
-    default: return AccumulateSlice<1, kVecs>(df, v_row, v_stride, kb, p_rows, o, ld_dv);
+    case 4: return AccumulateSlice<4, kVecs>(df, v_row, v_stride, kb, p_rows, ld_p, o, ld_dv);
+    case 3: return AccumulateSlice<3, kVecs>(df, v_row, v_stride, kb, p_rows, ld_p, o, ld_dv);
+    case 2: return AccumulateSlice<2, kVecs>(df, v_row, v_stride, kb, p_rows, ld_p, o, ld_dv);
+    default: return AccumulateSlice<1, kVecs>(df, v_row, v_stride, kb, p_rows, ld_p, o, ld_dv);
   }
 }
 
-// O[h] += p[h][j] * v_j for the tile's keys (in L2: DecodeScores asked for
-// them), per KV head and slice of Dv with the O slice in registers; the next
-// tile's K rows are prefetched meanwhile. O's padding columns (up to ld_dv)
-// stay 0: a slice past Dv would read V past its row, so the last columns
-// go one vector, then one element, at a time.
+// O[h .. h + heads) += P V over Dv for kb keys: slices of 8 / heads vectors
+// (8 accumulators where Dv allows), then narrower ones, then one column at a
+// time. O's padding columns (up to ld_dv) stay 0: a slice past Dv would read
+// V past its row.
 template <typename T, class DF>
-HWY_INLINE void DecodeAccumulate(DF df, const FlashParams& p, const UnitGeom& g, int64_t j0,
-                                 int64_t kb, int64_t next_kb, const float* HWY_RESTRICT s,
-                                 int64_t ld_dv, float* HWY_RESTRICT o) {
+HWY_INLINE void AccumulateHeads(DF df, int64_t heads, const T* v_row, int64_t v_stride,
+                                int64_t dv, int64_t kb, const float* p_rows, int64_t ld_p,
+                                float* o, int64_t ld_dv) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
-  const T* v_base = static_cast<const T*>(p.v) + g.tb * p.vs[0] + (g.k_begin + j0) * p.vs[1];
-  const T* k_next = static_cast<const T*>(p.k) + g.tb * p.ks[0] + (g.k_begin + j0 + kb) * p.ks[1];
-  for (int64_t kvh = 0; kvh < p.hkv; ++kvh) {
-    for (int64_t j = 0; j < next_kb; ++j) PrefetchRow(k_next + j * p.ks[1] + kvh * p.ks[2], p.d);
-    const T* v_row = v_base + kvh * p.vs[2];
-    for (int64_t h = kvh * p.group; h < (kvh + 1) * p.group; h += 4) {
-      const int64_t heads = std::min<int64_t>(4, (kvh + 1) * p.group - h);
-      const float* p_rows = s + h * kDecodeKeys;
-      float* oh = o + h * ld_dv;
-      int64_t d = 0;
-      for (; d + 2 * lanes <= p.dv; d += 2 * lanes) {
-        AccumulateSliceHeads<2>(df, heads, v_row + d, p.vs[1], kb, p_rows, oh + d, ld_dv);
-      }
-      for (; d + lanes <= p.dv; d += lanes) {
-        AccumulateSliceHeads<1>(df, heads, v_row + d, p.vs[1], kb, p_rows, oh + d, ld_dv);
-      }
-      for (; d < p.dv; ++d) {
-        for (int64_t i = 0; i < heads; ++i) {
-          float sum = oh[i * ld_dv + d];
-          for (int64_t j = 0; j < kb; ++j) {
-            sum += p_rows[i * kDecodeKeys + j] * ScalarAsF32(v_row + j * p.vs[1], d);
-          }
-          oh[i * ld_dv + d] = sum;
-        }
-      }
+  int64_t d = 0;
+  if (heads == 1) {
+    for (; d + 8 * lanes <= dv; d += 8 * lanes) {
+      AccumulateSlice<1, 8>(df, v_row + d, v_stride, kb, p_rows, ld_p, o + d, ld_dv);
     }
   }
+  if (heads <= 2) {
+    for (; d + 4 * lanes <= dv; d += 4 * lanes) {
+      AccumulateSliceHeads<4>(df, heads, v_row + d, v_stride, kb, p_rows, ld_p, o + d, ld_dv);
+    }
+  }
+  for (; d + 2 * lanes <= dv; d += 2 * lanes) {
+    AccumulateSliceHeads<2>(df, heads, v_row + d, v_stride, kb, p_rows, ld_p, o + d, ld_dv);
+  }
+  for (; d + lanes <= dv; d += lanes) {
+    AccumulateSliceHeads<1>(df, heads, v_row + d, v_stride, kb, p_rows, ld_p, o + d, ld_dv);
+  }
+  for (; d < dv; ++d) {
+    for (int64_t i = 0; i < heads; ++i) {
+      float sum = o[i * ld_dv + d];
+      for (int64_t j = 0; j < kb; ++j) {
+        sum += p_rows[j * ld_p + i] * ScalarAsF32(v_row + j * v_stride, d);
+      }
+      o[i * ld_dv + d] = sum;
+    }
+  }
+}
+
+// The online softmax of one step of kb keys, vectors across the heads
+// (s[j * hp + h], hp = Hq rounded up to the lanes, padding lanes 0): s
+// becomes p, m and l move on, alpha[h] is the factor O[h] must be scaled by.
+// Returns whether any alpha is not 1. A NaN score is skipped by the max and
+// marked in nan_seen (where FastExp2 does not keep NaN).
+template <class DF, class M>
+HWY_INLINE bool StepSoftmax(DF df, int64_t hp, int64_t kb, float* HWY_RESTRICT s,
+                            float* HWY_RESTRICT m, float* HWY_RESTRICT l,
+                            float* HWY_RESTRICT alpha, M* nan_seen) {
+  using V = hn::Vec<DF>;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  const V neg_inf = hn::Set(df, -std::numeric_limits<float>::infinity());
+  const V one = hn::Set(df, 1.0f);
+  bool rescale = false;
+  for (int64_t hv = 0; hv < hp; hv += lanes) {
+    const V m_old = hn::Load(df, m + hv);
+    V mx = m_old;
+    for (int64_t j = 0; j < kb; ++j) {
+      const V sj = hn::Load(df, s + j * hp + hv);
+      mx = hn::Max(sj, mx);  // NaN is skipped here (x86 keeps the second operand)
+      if constexpr (!kExp2KeepsNaN) *nan_seen = hn::Or(*nan_seen, hn::IsNaN(sj));
+    }
+    // Nothing visible yet (every score -inf): subtract 0, so p = 2^-inf = 0.
+    const V shift = hn::IfThenElseZero(hn::Ne(mx, neg_inf), mx);
+    const V a = FastExp2(df, hn::Sub(m_old, shift));  // m_old = -inf: 0
+    V sum = hn::Zero(df);
+    for (int64_t j = 0; j < kb; ++j) {
+      const V pj = FastExp2(df, hn::Sub(hn::Load(df, s + j * hp + hv), shift));
+      hn::Store(pj, df, s + j * hp + hv);
+      sum = hn::Add(sum, pj);
+    }
+    hn::Store(hn::MulAdd(hn::Load(df, l + hv), a, sum), df, l + hv);
+    hn::Store(mx, df, m + hv);
+    hn::Store(a, df, alpha + hv);
+    rescale = rescale || !hn::AllTrue(df, hn::Eq(a, one));
+  }
+  return rescale;
 }
 
 // Item = seq * splits + split: keys of that split for every head. Writes
@@ -290,20 +325,24 @@ HWY_INLINE void DecodeAccumulate(DF df, const FlashParams& p, const UnitGeom& g,
 template <typename T, class DF>
 HWY_NOINLINE void DecodeItemOf(DF df, const FlashParams& p, int64_t item, float* scratch,
                                float* partials) {
+  using V = hn::Vec<DF>;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   const DecodeLayout lay = decode_layout(p.hq, p.d, p.dv);
+  const int64_t hp = round_up(p.hq, lanes);  // heads padded to whole vectors
   float* q = scratch + lay.q;
   float* o = scratch + lay.o;
   float* m = scratch + lay.m;
   float* l = scratch + lay.l;
-  float* s = scratch + lay.s;
+  float* s = scratch + lay.s;          // [kDecodeStep][hp]: scores, then p
+  float* alpha = scratch + lay.alpha;  // [hp]
   const int64_t seq = item / p.splits, split = item % p.splits;
   int64_t begin = 0, end = 0;
   const UnitGeom g = DecodeGeom(p, seq, &begin, &end);
   if (g.rows == 0) return;  // an empty varlen query: nothing to write
   split_keys(p, split, &begin, &end);
-  std::fill(m, m + p.hq, -std::numeric_limits<float>::infinity());
-  std::fill(l, l + p.hq, 0.0f);
+  std::fill(m, m + hp, -std::numeric_limits<float>::infinity());
+  std::fill(l, l + hp, 0.0f);
+  std::fill(s, s + kDecodeStep * hp, 0.0f);  // the padding heads' lanes stay 0
   std::fill(o, o + p.hq * lay.ld_dv, 0.0f);
   if (begin < end) {
     for (int64_t h = 0; h < p.hq; ++h) {
@@ -311,21 +350,60 @@ HWY_NOINLINE void DecodeItemOf(DF df, const FlashParams& p, int64_t item, float*
     }
   }
   const float mul = p.scale * 1.44269504088896341f;  // scores in log2 units
-  for (int64_t j0 = begin; j0 < end; j0 += kDecodeKeys) {
-    const int64_t kb = std::min(kDecodeKeys, end - j0);
-    DecodeScores<T>(df, p, g, q, j0, kb, mul, s);
-    for (int64_t h = 0; h < p.hq; ++h) {
-      const float alpha = DecodeSoftmax(df, s + h * kDecodeKeys, kb, m + h, l + h);
-      if (alpha != 1.0f) {
+  const T* k_seq = static_cast<const T*>(p.k) + g.tb * p.ks[0] + g.k_begin * p.ks[1];
+  const T* v_seq = static_cast<const T*>(p.v) + g.tb * p.vs[0] + g.k_begin * p.vs[1];
+  // Keys per score call, and how far ahead the K and V rows are asked for.
+  const int64_t tile = DecodeTileKeys(std::min<int64_t>(p.group, 4));
+  const int64_t row_bytes = p.hkv * p.d * static_cast<int64_t>(sizeof(T));
+  const int64_t ahead = std::max<int64_t>(tile, kDecodePrefetchBytes / std::max<int64_t>(row_bytes, 1));
+  auto nan_seen = hn::Lt(hn::Zero(df), hn::Zero(df));  // all false
+  for (int64_t j0 = begin; j0 < end; j0 += kDecodeStep) {
+    const int64_t kb = std::min(kDecodeStep, end - j0);
+    // Scores, `tile` keys at a time in key order over every KV head, so K is
+    // read as one stream; the rows `ahead` keys on are prefetched meanwhile,
+    // spread over the products (a burst of prefetches would stall on full
+    // line-fill buffers).
+    for (int64_t j = 0; j < kb; j += tile) {
+      const int64_t keys = std::min(tile, kb - j);
+      const int64_t jp = j0 + j + ahead;
+      const int64_t pf_keys = std::min(keys, end - jp);
+      for (int64_t kvh = 0; kvh < p.hkv; ++kvh) {
+        for (int64_t t = 0; t < pf_keys; ++t) {
+          PrefetchRow(k_seq + (jp + t) * p.ks[1] + kvh * p.ks[2], p.d);
+          PrefetchRow(v_seq + (jp + t) * p.vs[1] + kvh * p.vs[2], p.dv);
+        }
+        const T* k_row = k_seq + (j0 + j) * p.ks[1] + kvh * p.ks[2];
+        for (int64_t h = kvh * p.group; h < (kvh + 1) * p.group; h += 4) {
+          const int64_t heads = std::min<int64_t>(4, (kvh + 1) * p.group - h);
+          ScoreKeys(df, heads, keys, k_row, p.ks[1], q + h * p.d, p.d, mul, s + j * hp + h, hp);
+        }
+      }
+    }
+    if (StepSoftmax(df, hp, kb, s, m, l, alpha, &nan_seen)) {
+      for (int64_t h = 0; h < p.hq; ++h) {
+        if (alpha[h] == 1.0f) continue;
         float* oh = o + h * lay.ld_dv;
-        const auto va = hn::Set(df, alpha);
+        const V va = hn::Set(df, alpha[h]);
         for (int64_t d = 0; d < lay.ld_dv; d += lanes) {
           hn::Store(hn::Mul(hn::Load(df, oh + d), va), df, oh + d);
         }
       }
     }
-    const int64_t next_kb = std::min(kDecodeKeys, end - (j0 + kb));
-    DecodeAccumulate<T>(df, p, g, j0, kb, next_kb, s, lay.ld_dv, o);
+    // O[h] += sum_j p[j][h] v_j, per KV head and group of heads.
+    for (int64_t kvh = 0; kvh < p.hkv; ++kvh) {
+      const T* v_row = v_seq + j0 * p.vs[1] + kvh * p.vs[2];
+      for (int64_t h = kvh * p.group; h < (kvh + 1) * p.group; h += 4) {
+        const int64_t heads = std::min<int64_t>(4, (kvh + 1) * p.group - h);
+        AccumulateHeads(df, heads, v_row, p.vs[1], p.dv, kb, s + h, hp, o + h * lay.ld_dv,
+                        lay.ld_dv);
+      }
+    }
+  }
+  if constexpr (!kExp2KeepsNaN) {
+    const V nan = hn::Set(df, std::numeric_limits<float>::quiet_NaN());
+    for (int64_t hv = 0; hv < hp; hv += lanes) {
+      hn::Store(hn::IfThenElse(nan_seen, nan, hn::Load(df, l + hv)), df, l + hv);
+    }
   }
   if (p.splits == 1) {
     WriteRows(df, p, g, o, lay.ld_dv, m, l);

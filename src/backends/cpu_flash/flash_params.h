@@ -144,22 +144,27 @@ static_assert(sub_blocks_for(kBlockRows, 64, 64) == kMaxSubBlocks,
 static_assert(kBlockKeys * kMaxLanes * kMicroVecs * 4 <= kL1Bytes / 2,
               "a V panel must leave half of L1 for the rest");
 
-// Decode (one query position per sequence, decode-inl.h): keys per tile,
-// and the per-thread scratch for Hq heads:
-//   q [Hq x D] f32   o [Hq x ld_dv]   m, l [Hq]   s [Hq x kDecodeKeys]
-inline constexpr int64_t kDecodeKeys = 32;
+// Decode (one query position per sequence, decode-inl.h): keys per step,
+// how far ahead of the products K and V rows are prefetched (bytes of one
+// tensor's rows), and the per-thread scratch for Hq heads (hp = Hq rounded
+// up to the widest vector, so the softmax runs in vectors across heads):
+//   q [Hq x D] f32   o [Hq x ld_dv]   m, l, alpha [hp]   s [kDecodeStep x hp]
+inline constexpr int64_t kDecodeStep = 16;
+inline constexpr int64_t kDecodePrefetchBytes = 32 * 1024;
 struct DecodeLayout {
-  int64_t ld_dv = 0, q = 0, o = 0, m = 0, l = 0, s = 0, total = 0;
+  int64_t ld_dv = 0, q = 0, o = 0, m = 0, l = 0, alpha = 0, s = 0, total = 0;
 };
 constexpr DecodeLayout decode_layout(int64_t hq, int64_t d, int64_t dv) {
   DecodeLayout s;
   s.ld_dv = round_up(dv, kMaxLanes);
+  const int64_t hp = round_up(hq, kMaxLanes);
   ScratchCarver c;
   s.q = c.take(hq * d);
   s.o = c.take(hq * s.ld_dv);
-  s.m = c.take(hq);
-  s.l = c.take(hq);
-  s.s = c.take(hq * kDecodeKeys);
+  s.m = c.take(hp);
+  s.l = c.take(hp);
+  s.alpha = c.take(hp);
+  s.s = c.take(kDecodeStep * hp);
   s.total = c.at;
   return s;
 }
@@ -167,7 +172,6 @@ constexpr DecodeLayout decode_layout(int64_t hq, int64_t d, int64_t dv) {
 constexpr int64_t decode_partial_floats(int64_t hq, int64_t dv) {
   return round_up(hq * round_up(dv, kMaxLanes) + 2 * hq, kMaxLanes);
 }
-static_assert(kDecodeKeys % kMaxLanes == 0, "a head's scores must fill whole vectors");
 
 // The two products' path (the online softmax is f32 on every path):
 //   kF32      Q, K, V converted to f32, FMA micro-kernel (tile_gemm-inl.h)
