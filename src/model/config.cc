@@ -179,9 +179,10 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
     bool have_transformer = false;
     for (const json& m : modules) {
       std::string type, sub;
-      if (!m.is_object())
+      if (!m.is_object()) {
         return invalid_argument(modules_path + ": module " + json_input::render(m) +
                                 " is not an object");
+      }
       TESSERA_RETURN_IF_ERROR(get_string(m, modules_path, "type", &type));
       TESSERA_RETURN_IF_ERROR(get_string(m, modules_path, "path", &sub));
       const std::string dir = sub.empty() ? model_dir : model_dir + "/" + sub;

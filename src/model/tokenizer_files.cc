@@ -47,8 +47,9 @@ class Fields {
   Status get_bool(const json& obj, const std::string& prefix, const char* key, bool* out) const {
     const auto it = obj.find(key);
     if (it == obj.end()) return Status::Ok();  // keep the default
-    if (!it->is_boolean())
+    if (!it->is_boolean()) {
       return error(prefix + key, "must be true or false, not " + json_input::render(*it));
+    }
     *out = it->get<bool>();
     return Status::Ok();
   }
@@ -56,8 +57,9 @@ class Fields {
                     std::string* out) const {
     const auto it = obj.find(key);
     if (it == obj.end()) return Status::Ok();
-    if (!it->is_string())
+    if (!it->is_string()) {
       return error(prefix + key, "must be a string, not " + json_input::render(*it));
+    }
     *out = it->get<std::string>();
     return Status::Ok();
   }

@@ -82,9 +82,10 @@ bool is_control(char32_t c) {
 }
 
 bool is_punctuation(char32_t c) {
-  if (c < 0x80)
+  if (c < 0x80) {
     return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) ||
            (c >= 0x7B && c <= 0x7E);
+  }
   if (const CategoryOverride* o = changed_since_8(c)) return o->punctuation;
   if ((U_GET_GC_MASK(static_cast<UChar32>(c)) & U_GC_P_MASK) == 0) return false;
   return in_category_data(c);

@@ -100,8 +100,9 @@ Status load_checkpoint(const std::string& path, Checkpoint* out, bool* found) {
   // A checkpoint is 4 levels deep; a deeper file is not one, and copying or
   // printing a hostile nesting would recurse off the stack.
   const auto shallow = [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-    if (depth > kMaxDepth)
+    if (depth > kMaxDepth) {
       throw std::length_error("nested deeper than " + std::to_string(kMaxDepth));
+    }
     return true;
   };
   nlohmann::json j;

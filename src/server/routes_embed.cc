@@ -107,8 +107,9 @@ Reply handle_embed(RouteContext& rc, std::string_view body) {
   ApiError e = parse_embed_request(body, parse_limits(rc), &req);
   if (e.ok()) e = check_normalize(rc, req.normalize);
   PreparedInputs inputs;
-  if (e.ok())
+  if (e.ok()) {
     e = prepare_inputs(rc.model, req.inputs, req.truncate, "inputs", kTeiTruncateHint, &inputs);
+  }
   std::shared_ptr<EmbedJob> job;
   if (e.ok()) e = run_job(rc, inputs, "inputs", &job);
   if (!e.ok()) return tei_error_reply(e);
@@ -136,8 +137,10 @@ Reply handle_openai_embeddings(RouteContext& rc, std::string_view body) {
                                            std::to_string(dim) + " (it cannot be shortened)");
   }
   PreparedInputs inputs;
-  if (e.ok()) e = prepare_inputs(rc.model, req.inputs, req.truncate, "input",
-                                "start the server with --auto-truncate to cut it", &inputs);
+  if (e.ok()) {
+    e = prepare_inputs(rc.model, req.inputs, req.truncate, "input",
+                       "start the server with --auto-truncate to cut it", &inputs);
+  }
   const int64_t tokens = inputs.tokens;
   std::shared_ptr<EmbedJob> job;
   if (e.ok()) e = run_job(rc, inputs, "input", &job);

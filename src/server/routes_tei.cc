@@ -85,8 +85,9 @@ Reply handle_embed_all(RouteContext& rc, std::string_view body) {
   EmbedAllRequest req;
   ApiError e = parse_embed_all_request(body, parse_limits(rc), &req);
   PreparedInputs inputs;
-  if (e.ok())
+  if (e.ok()) {
     e = prepare_inputs(rc.model, req.inputs, req.truncate, "inputs", kTeiTruncateHint, &inputs);
+  }
   std::vector<int64_t> lengths;
   for (const auto& s : inputs.sequences) lengths.push_back(static_cast<int64_t>(s.size()));
   std::shared_ptr<EmbedJob> job;

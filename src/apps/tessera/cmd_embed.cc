@@ -172,8 +172,9 @@ int run_embed(AppState& state, EmbedOptions& opt) {
     j["weights"] = model::weight_precision_name(model.encoder().weight_precision());
     std::ofstream f(opt.summary_json);
     f << j.dump(2) << "\n";
-    if (!f)
+    if (!f) {
       std::fprintf(stderr, "tessera: cannot write --summary-json %s\n", opt.summary_json.c_str());
+    }
   }
   return job_skipped > 0 ? kExitSkipped : kExitOk;
 }

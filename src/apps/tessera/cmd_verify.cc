@@ -143,8 +143,9 @@ void print_json(const std::vector<Tally>& tallies, bool full, bool ok) {
   nlohmann::json backends = nlohmann::json::array();
   for (const Tally& t : tallies) {
     nlohmann::json failures = nlohmann::json::array();
-    for (const Failure& f : t.failures)
+    for (const Failure& f : t.failures) {
       failures.push_back({{"case", f.name}, {"messages", f.messages}});
+    }
     nlohmann::json skips = nlohmann::json::array();
     for (const auto& [reason, count] : t.skip_reasons) {
       skips.push_back({{"reason", reason}, {"cases", count}});
