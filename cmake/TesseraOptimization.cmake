@@ -37,3 +37,31 @@ function(tessera_driver_code)
     endforeach()
   endif()
 endfunction()
+
+# tessera_unity_build(<target>...): the target's files compile as unity
+# batches (CMake's UNITY_BUILD: up to 8 files #included into one translation
+# unit), so the heavy headers almost every file includes (CLI11, nlohmann/json,
+# GoogleTest, cpp-httplib, the standard library) are parsed, and their inline
+# code generated, once per batch instead of once per file (docs/DECISIONS.md,
+# "CI time", stop 22). Files with their own compile options stay alone (CMake
+# leaves them out); a file whose file-local names clash with another's
+# compiles alone (tessera_unity_skip). Not for Highway's foreach_target
+# files, which include themselves once per SIMD target.
+function(tessera_unity_build)
+  foreach(target IN LISTS ARGN)
+    if(TARGET ${target})
+      set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+    endif()
+  endforeach()
+endfunction()
+
+# tessera_unity_skip(<target> <file>...): files (paths from the source root)
+# that compile alone: their file-local names clash with another file's of the
+# same target once both are in one batch.
+function(tessera_unity_skip target)
+  if(TARGET ${target})
+    list(TRANSFORM ARGN PREPEND ${PROJECT_SOURCE_DIR}/)
+    set_source_files_properties(${ARGN} TARGET_DIRECTORY ${target}
+                                PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+  endif()
+endfunction()
