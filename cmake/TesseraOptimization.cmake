@@ -48,6 +48,9 @@ endfunction()
 # compiles alone (tessera_unity_skip). Not for Highway's foreach_target
 # files, which include themselves once per SIMD target.
 function(tessera_unity_build)
+  if(NOT TESSERA_UNITY_BUILD)
+    return()
+  endif()
   foreach(target IN LISTS ARGN)
     if(TARGET ${target})
       set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
