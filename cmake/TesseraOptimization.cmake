@@ -43,7 +43,7 @@ endfunction()
 # unit), so the heavy headers almost every file includes (CLI11, nlohmann/json,
 # GoogleTest, cpp-httplib, the standard library) are parsed, and their inline
 # code generated, once per batch instead of once per file (docs/DECISIONS.md,
-# "CI time", stop 22). Files with their own compile options stay alone (CMake
+# "CI time", stop 18). Files with their own compile options stay alone (CMake
 # leaves them out); a file whose file-local names clash with another's
 # compiles alone (tessera_unity_skip). Not for Highway's foreach_target
 # files, which include themselves once per SIMD target.
