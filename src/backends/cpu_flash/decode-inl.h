@@ -11,8 +11,9 @@
 // head, so K and V are read key after key, each key's whole [Hkv, D] row,
 // and the scores, probabilities and outputs of all Hq heads stay in L1/L2:
 //   for each step of kDecodeStep keys:
-//     s[j][h] = (q_h . k_j) * scale * log2(e)   (K and V rows kDecodePrefetch
-//                                                bytes ahead are prefetched)
+//     s[j][h] = (q_h . k_j) * scale * log2(e)   (the K and V rows
+//                                                kDecodePrefetchBytes ahead
+//                                                are prefetched meanwhile)
 //     online softmax over the step, vectors across heads: m, l, O *= alpha
 //     O[h] += p[j][h] * v_j                      keys in order, per KV head
 //   out = O / l, lse = m ln 2 + ln l (or the split's partial O, m, l)
@@ -100,7 +101,6 @@ inline UnitGeom DecodeGeom(const FlashParams& p, int64_t seq, int64_t* key_lo, i
   return g;
 }
 
-
 // Pins v to a register. GCC folds the load of a vector that several FMAs
 // read into each of them (DotTile's q: once per key), which doubles the
 // loads of a loop that is then bound by its loads, not its FMAs.
@@ -158,7 +158,9 @@ HWY_INLINE void DotTile(DF df, const T* HWY_RESTRICT k_row, int64_t k_stride,
     for (int i = 0; i < kHeads; ++i) {
       V qi = hn::LoadU(df, q + i * d_len + d);
       if constexpr (kKeys > 1) KeepInRegister(qi);
-      for (int j = 0; j < kKeys; ++j) acc[j * kHeads + i] = hn::MulAdd(k[j], qi, acc[j * kHeads + i]);
+      for (int j = 0; j < kKeys; ++j) {
+        acc[j * kHeads + i] = hn::MulAdd(k[j], qi, acc[j * kHeads + i]);
+      }
     }
   }
 #if HWY_TARGET != HWY_SCALAR
@@ -372,7 +374,8 @@ HWY_NOINLINE void DecodeItemOf(DF df, const FlashParams& p, int64_t item, float*
   // Keys per score call, and how far ahead the K and V rows are asked for.
   const int64_t tile = DecodeTileKeys(std::min<int64_t>(p.group, 4));
   const int64_t row_bytes = p.hkv * p.d * static_cast<int64_t>(sizeof(T));
-  const int64_t ahead = std::max<int64_t>(tile, kDecodePrefetchBytes / std::max<int64_t>(row_bytes, 1));
+  const int64_t ahead =
+      std::max<int64_t>(tile, kDecodePrefetchBytes / std::max<int64_t>(row_bytes, 1));
   auto nan_seen = hn::Lt(hn::Zero(df), hn::Zero(df));  // all false
   for (int64_t j0 = begin; j0 < end; j0 += kDecodeStep) {
     const int64_t kb = std::min(kDecodeStep, end - j0);
