@@ -193,7 +193,7 @@ class EmbedCli(unittest.TestCase):
             # still proves --attention reaches it and its rows match);
             # Golden.EveryCpuBackendMatchesSentenceTransformers
             # (tests/model/golden_test.cc) checks it on all 40, and the fast
-            # backends run all 40 here (docs/DECISIONS.md, "CI time", stop 22).
+            # backends run all 40 here (docs/DECISIONS.md, "CI time", stop 18).
             inputs, golden = self.golden(subset=backend == "reference")
             with self.subTest(backend=backend):
                 path = os.path.join(self.tmp.name, "golden-%s.jsonl" % backend)
