@@ -19,7 +19,7 @@ import corpus  # noqa: E402  (bench/ray/corpus.py: the generated corpus)
 # 500 documents (two of them long, 125 and 375) cut into 20 shards of 25:
 # every shard boundary, retry and ordering rule the test checks is there; the
 # 2,000 the bench uses (bench/ray/bench.py) cost this module ~40 s more of model
-# forwards for the same assertions (docs/DECISIONS.md, "CI time", stop 22).
+# forwards for the same assertions (docs/DECISIONS.md, "CI time", stop 18).
 GENERATED_DOCUMENTS = 500
 
 ray = pytest.importorskip("ray", reason="ray is installed by scripts/install-deps.sh")
