@@ -419,6 +419,15 @@ HWY_INLINE void WriteRows(DF df, const FlashParams& p, const UnitGeom& g, const 
   }
 }
 
+// One split's partial result, in the layout MergeRows reads: O [rows x
+// ld_dv], then m [rows], then l [rows].
+inline void WritePartial(float* part, int64_t rows, int64_t ld_dv, const float* o,
+                         const float* m, const float* l) {
+  std::memcpy(part, o, sizeof(float) * rows * ld_dv);
+  std::memcpy(part + rows * ld_dv, m, sizeof(float) * rows);
+  std::memcpy(part + rows * ld_dv + rows, l, sizeof(float) * rows);
+}
+
 // Item = unit * splits + split. Without splits the rows are written here;
 // with splits each block's partial (O, m, l) goes to partials[item] for
 // MergeSplits.
@@ -440,10 +449,7 @@ HWY_NOINLINE void RunItem(DF df, const FlashParams& p, int64_t item, float* scra
       continue;
     }
     float* part = partials + item * p.partial_floats + sub * partial_block_floats(p.rows, p.dv);
-    const int64_t o_floats = b.g.rows * ld_dv;
-    std::memcpy(part, b.o, sizeof(float) * o_floats);
-    std::memcpy(part + o_floats, b.m, sizeof(float) * b.g.rows);
-    std::memcpy(part + o_floats + b.g.rows, b.l, sizeof(float) * b.g.rows);
+    WritePartial(part, b.g.rows, ld_dv, b.o, b.m, b.l);
   }
 }
 

@@ -429,10 +429,7 @@ HWY_NOINLINE void DecodeItemOf(DF df, const FlashParams& p, int64_t item, float*
     WriteRows(df, p, g, o, lay.ld_dv, m, l);
     return;
   }
-  float* part = partials + item * p.partial_floats;
-  std::memcpy(part, o, sizeof(float) * p.hq * lay.ld_dv);
-  std::memcpy(part + p.hq * lay.ld_dv, m, sizeof(float) * p.hq);
-  std::memcpy(part + p.hq * lay.ld_dv + p.hq, l, sizeof(float) * p.hq);
+  WritePartial(partials + item * p.partial_floats, p.hq, lay.ld_dv, o, m, l);
 }
 
 template <class DF>

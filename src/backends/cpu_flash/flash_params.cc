@@ -97,7 +97,7 @@ void make_params(const AttentionArgs& args, int threads, FlashParams* p,
                                       std::max<int64_t>(1, key_tiles / kMinTilesPerSplit));
     }
     p->thread_floats = decode_layout(p->hq, p->d, p->dv).total;
-    p->partial_floats = p->splits == 1 ? 0 : decode_partial_floats(p->hq, p->dv);
+    p->partial_floats = p->splits == 1 ? 0 : partial_block_floats(p->hq, p->dv);
     return;
   }
 

@@ -125,7 +125,8 @@ constexpr ScratchLayout scratch_layout(int64_t rows, int64_t d, int64_t dv, int6
   return s;
 }
 
-// The split-K partial result of one query block: O [rows x ld_dv], m, l.
+// The split-K partial result of one query block (or one decode item, rows =
+// Hq): O [rows x ld_dv], m, l (WritePartial and MergeRows, attention_unit-inl.h).
 constexpr int64_t partial_block_floats(int64_t rows, int64_t dv) {
   return round_up(rows * round_up(dv, kMaxLanes), kMaxLanes) + 2 * round_up(rows, kMaxLanes);
 }
@@ -167,10 +168,6 @@ constexpr DecodeLayout decode_layout(int64_t hq, int64_t d, int64_t dv) {
   s.s = c.take(kDecodeStep * hp);
   s.total = c.at;
   return s;
-}
-// The split-K partial result of one decode item: O [Hq x ld_dv], m, l.
-constexpr int64_t decode_partial_floats(int64_t hq, int64_t dv) {
-  return round_up(hq * round_up(dv, kMaxLanes) + 2 * hq, kMaxLanes);
 }
 
 // The two products' path (the online softmax is f32 on every path):
