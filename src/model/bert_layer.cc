@@ -12,31 +12,44 @@ namespace tessera::model {
 
 namespace {
 
-// y[T, n] = epilogue(x[T, k] W^T), W: [n, k] (PyTorch Linear layout), packed f32 or bf16.
-Status project(Context& ctx, const LayerScratch& s, const std::string& stage, const float* x,
-               int64_t tokens, const PackedWeights& w, const LinearEpilogue& epilogue, float* y) {
-  const bool bf16 = w.type() == WeightType::kBf16;
-  StageSpan span(ctx.profiler(), stage,
-                 "M=" + std::to_string(tokens) + ",N=" + std::to_string(w.n()) +
-                     ",K=" + std::to_string(w.k()) + (bf16 ? ",W=bf16" : ""),
-                 2.0 * tokens * w.n() * w.k());
-  Status st =
-      linear(ctx.pool(), tokens, x, w, epilogue, y, s.gemm_workspace, s.gemm_workspace_bytes);
-  span.set_ok(st.ok());
-  return st;
-}
-
-// The four products of a layer with the epilogues run_bert_layer gives them.
+// The four products of a layer with the epilogues run_bert_layer gives them,
+// and their activations' types. With bf16 weights the products that feed
+// attention or the FFN's second product write bf16, and those two read it:
+// QKV, attention's output and the FFN's inner activations stay bf16 in memory
+// (half the traffic, no conversion pass); the residual stream (hidden), the
+// LayerNorms and softmax's statistics stay f32.
 struct Projection {
   const PackedWeights* w;
   LinearEpilogue epilogue;
+  LinearTypes types;
 };
 
+DType activation_type(const LayerWeights& w) {
+  return w.qkv_w.type() == WeightType::kBf16 ? DType::kBF16 : DType::kF32;
+}
+
 std::array<Projection, 4> projections(const LayerWeights& w) {
-  return {Projection{&w.qkv_w, {w.qkv_b, false, false}},
-          Projection{&w.attn_out_w, {w.attn_out_b, false, true}},
-          Projection{&w.ffn_in_w, {w.ffn_in_b, true, false}},
-          Projection{&w.ffn_out_w, {w.ffn_out_b, false, true}}};
+  const DType a = activation_type(w), f32 = DType::kF32;
+  return {Projection{&w.qkv_w, {w.qkv_b, false, false}, {f32, a}},
+          Projection{&w.attn_out_w, {w.attn_out_b, false, true}, {a, f32}},
+          Projection{&w.ffn_in_w, {w.ffn_in_b, true, false}, {f32, a}},
+          Projection{&w.ffn_out_w, {w.ffn_out_b, false, true}, {a, f32}}};
+}
+
+// y[T, n] = epilogue(x[T, k] W^T), W: [n, k] (PyTorch Linear layout), packed f32 or bf16.
+Status project(Context& ctx, const LayerScratch& s, const std::string& stage, const void* x,
+               int64_t tokens, const Projection& p, void* y) {
+  const PackedWeights& w = *p.w;
+  std::string shape = "M=" + std::to_string(tokens) + ",N=" + std::to_string(w.n()) +
+                      ",K=" + std::to_string(w.k());
+  if (w.type() == WeightType::kBf16) shape += ",W=bf16";
+  if (p.types.x == DType::kBF16) shape += ",x=bf16";
+  if (p.types.y == DType::kBF16) shape += ",y=bf16";
+  StageSpan span(ctx.profiler(), stage, shape, 2.0 * tokens * w.n() * w.k());
+  Status st = linear(ctx.pool(), tokens, p.types, x, w, p.epilogue, y, s.gemm_workspace,
+                     s.gemm_workspace_bytes);
+  span.set_ok(st.ok());
+  return st;
 }
 
 }  // namespace
@@ -45,7 +58,8 @@ Status bert_layer_gemm_workspace(const LayerWeights& w, int64_t tokens, int thre
   *out = 0;
   for (const Projection& p : projections(w)) {
     size_t bytes = 0;
-    TESSERA_RETURN_IF_ERROR(linear_workspace_bytes(threads, tokens, *p.w, p.epilogue, &bytes));
+    TESSERA_RETURN_IF_ERROR(
+        linear_workspace_bytes(threads, tokens, *p.w, p.epilogue, &bytes, p.types));
     *out = std::max(*out, bytes);
   }
   return Status::Ok();
@@ -62,31 +76,34 @@ Status run_bert_layer(int index, const LayerWeights& w, const BertConfig& c,
 
   const std::array<Projection, 4> proj = projections(w);
   // QKV: wide[T, 3H] = hidden Wqkv^T + bqkv.
-  TESSERA_RETURN_IF_ERROR(
-      project(ctx, s, name + "qkv_gemm", s.hidden, t, *proj[0].w, proj[0].epilogue, s.wide));
+  TESSERA_RETURN_IF_ERROR(project(ctx, s, name + "qkv_gemm", s.hidden, t, proj[0], s.wide));
 
-  // Attention over views into the QKV rows: [1, T, heads, dh], row stride 3H.
+  // Attention over views into the QKV rows: [1, T, heads, dh], row stride 3H
+  // (elements of the activations' type: wide and context hold bf16 values in
+  // the first half of their bytes when the weights are bf16).
   AttentionArgs args;
-  auto view = [&](float* base, int64_t row_stride) {
+  const DType a = activation_type(w);
+  const size_t esize = dtype_size(a);
+  auto view = [&](void* buffer, int64_t element_offset, int64_t row_stride) {
     TensorView v;
-    v.data = base;
-    v.dtype = DType::kF32;
+    v.data = static_cast<char*>(buffer) + element_offset * static_cast<int64_t>(esize);
+    v.dtype = a;
     v.rank = 4;
     v.shape = {1, t, heads, dh};
     v.strides = {t * row_stride, row_stride, dh, 1};
     return v;
   };
-  args.q = view(s.wide, 3 * h);
-  args.k = view(s.wide + h, 3 * h);
-  args.v = view(s.wide + 2 * h, 3 * h);
-  args.out = view(s.context, h);
+  args.q = view(s.wide, 0, 3 * h);
+  args.k = view(s.wide, h, 3 * h);
+  args.v = view(s.wide, 2 * h, 3 * h);
+  args.out = view(s.context, 0, h);
   args.varlen = Varlen{batch.cu_seqlens, batch.cu_seqlens, batch.count};
   TESSERA_RETURN_IF_ERROR(attention.run(args, ctx));
 
   // hidden = LN(hidden + context Wo^T + bo): the residual add and the bias
   // happen in the product's epilogue, the LayerNorm in place.
-  TESSERA_RETURN_IF_ERROR(project(ctx, s, name + "attn_out_gemm", s.context, t, *proj[1].w,
-                                  proj[1].epilogue, s.hidden));
+  TESSERA_RETURN_IF_ERROR(
+      project(ctx, s, name + "attn_out_gemm", s.context, t, proj[1], s.hidden));
   {
     StageSpan span(ctx.profiler(), name + "attn_norm");
     for_row_blocks(pool, t, 2 * h, [&](int64_t r0, int64_t r1) {
@@ -98,10 +115,8 @@ Status run_bert_layer(int index, const LayerWeights& w, const BertConfig& c,
 
   // Feed-forward: wide[T, I] = gelu(hidden W1^T + b1) (GELU in the epilogue);
   // hidden = LN(hidden + wide W2^T + b2).
-  TESSERA_RETURN_IF_ERROR(
-      project(ctx, s, name + "ffn_in_gemm", s.hidden, t, *proj[2].w, proj[2].epilogue, s.wide));
-  TESSERA_RETURN_IF_ERROR(
-      project(ctx, s, name + "ffn_out_gemm", s.wide, t, *proj[3].w, proj[3].epilogue, s.hidden));
+  TESSERA_RETURN_IF_ERROR(project(ctx, s, name + "ffn_in_gemm", s.hidden, t, proj[2], s.wide));
+  TESSERA_RETURN_IF_ERROR(project(ctx, s, name + "ffn_out_gemm", s.wide, t, proj[3], s.hidden));
   {
     StageSpan span(ctx.profiler(), name + "ffn_norm");
     for_row_blocks(pool, t, 2 * h, [&](int64_t r0, int64_t r1) {

@@ -1,6 +1,7 @@
 // One BERT encoder layer over a packed (varlen) batch: no padding rows exist,
 // so no FLOP is spent on them.
 //   qkv = x Wqkv^T + b            [T, 3H]   one GEMM for Q, K and V
+// (with bf16 weights, qkv, ctx and f are bf16 in memory; x stays f32)
 //   ctx = attention(q, k, v)      [T, H]    through the dispatcher, varlen views into qkv
 //   x   = LN(x + ctx Wo^T + bo)   [T, H]
 //   f   = gelu(x W1^T + b1)       [T, I]
@@ -30,6 +31,7 @@ struct PackedBatch {
 // Working memory of one forward pass, reused by every layer.
 struct LayerScratch {
   float* hidden = nullptr;   // [T, H]: the layer's input and output
+  // Sized for f32; with bf16 weights these two hold bf16 values (run_bert_layer).
   float* context = nullptr;  // [T, H]: attention output
   float* wide = nullptr;     // [T, max(3H, I)]: QKV, then the FFN's inner activations
   void* gemm_workspace = nullptr;  // linear()'s workspace, reused by every product

@@ -53,6 +53,11 @@ class Encoder {
   const ModelConfig& config() const { return config_; }
   size_t weight_bytes() const { return weights_.bytes(); }
   WeightPrecision weight_precision() const { return weights_.precision; }
+  // The element type attention runs in: bf16 with bf16 weights (the layer's
+  // activations stay bf16 between its products; model/bert_layer.h), else f32.
+  DType attention_dtype() const {
+    return weights_.precision == WeightPrecision::kBf16 ? DType::kBF16 : DType::kF32;
+  }
   // Working memory embed() takes for a batch of `tokens` tokens, besides the
   // bf16 GEMM workspace (bf16 weights only; up to 2 bytes per token x
   // intermediate_size).

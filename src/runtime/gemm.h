@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "tessera/allocator.h"
+#include "tessera/dtype.h"
 #include "tessera/status.h"
 #include "tessera/thread_pool.h"
 
@@ -67,9 +68,19 @@ struct LinearEpilogue {
   bool accumulate = false;      // add to y's old values (a residual) instead of overwriting
 };
 
+// The element types of linear()'s activations. f32 in and out is the default;
+// with bf16 weights x and y may also be bf16 (dense, row-major), so that a
+// chain of bf16 stages never widens its activations to f32 in memory
+// (products still accumulate in f32; a bf16 y is rounded once, after the
+// epilogue). bf16 activations with f32 weights are refused.
+struct LinearTypes {
+  DType x = DType::kF32;
+  DType y = DType::kF32;
+};
+
 // y[m, n] = epilogue(x[m, k] W^T); x and y dense f32 row-major (oneDNN 2.6's
 // fast kernels take no row padding: with it, they fall back to reference
-// loops 100x slower, so the interface does not offer it). With bf16 weights x is rounded to bf16 per call (into `workspace`);
+// loops 100x slower, so the interface does not offer it). With bf16 weights an f32 x is rounded to bf16 per call (into `workspace`);
 // products accumulate in f32 either way. The rows are split into one piece
 // per thread of `pool`, each a single-threaded library call: the library
 // starts no threads of its own, so nothing competes with the pool (see
@@ -78,15 +89,21 @@ struct LinearEpilogue {
 // bf16 conversion itself). Not reentrant on `pool` (it runs parallel_for).
 Status linear(ThreadPool& pool, int64_t m, const float* x, const PackedWeights& w,
               const LinearEpilogue& epilogue, float* y, void* workspace, size_t workspace_bytes);
+// The same with x and y of `types` (see LinearTypes).
+Status linear(ThreadPool& pool, int64_t m, LinearTypes types, const void* x,
+              const PackedWeights& w, const LinearEpilogue& epilogue, void* y, void* workspace,
+              size_t workspace_bytes);
 // The workspace bytes that call needs on a pool of `threads` (64-byte
 // aligned, like every Buffer).
 Status linear_workspace_bytes(int threads, int64_t m, const PackedWeights& w,
-                              const LinearEpilogue& epilogue, size_t* out);
+                              const LinearEpilogue& epilogue, size_t* out,
+                              LinearTypes types = LinearTypes{});
 
 // The library's kernel for products with `type` weights on this CPU, e.g.
 // "brg:avx512_core" (f32) or "brg:avx512_core_amx_bf16"; "ref:any" for its
 // reference loops; "none" where it has no kernel at all.
-std::string linear_kernel(WeightType type);
+// With `types`, the kernel of products with those activation types.
+std::string linear_kernel(WeightType type, LinearTypes types = LinearTypes{});
 
 // Threads the library may use for one call from this thread (OpenMP ICV:
 // per calling thread). 1 inside our own parallel loops.

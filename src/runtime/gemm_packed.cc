@@ -2,7 +2,8 @@
 // door (runtime/gemm.h). The weights are reordered once into the layout a
 // reference primitive asks for; bias, GELU and a residual add run as the
 // primitive's post-ops. oneDNN 2.6's bf16 matmul needs src and weights both
-// bf16, so x is reordered f32 -> bf16 per call there. Primitives exist per M
+// bf16, so an f32 x is reordered f32 -> bf16 per call there (a bf16 x, from
+// a stage that already writes bf16, goes in as it is). Primitives exist per M
 // (brgemm, the kernel that reaches the FMA / AMX peak, has no runtime
 // dimensions in 2.6; see docs/DECISIONS.md) and are kept in a small LRU cache.
 //
@@ -47,6 +48,7 @@ dnnl::engine& cpu_engine() {
 }
 
 Dt data_type(WeightType t) { return t == WeightType::kBf16 ? Dt::bf16 : Dt::f32; }
+Dt data_type(DType t) { return t == DType::kBF16 ? Dt::bf16 : Dt::f32; }
 const char* type_name(WeightType t) { return t == WeightType::kBf16 ? "bf16" : "f32"; }
 
 // W [n, k] row-major seen as the matmul's weights [k, n] (strides {1, k}).
@@ -72,9 +74,10 @@ dnnl::primitive_attr attributes(const LinearEpilogue& e) {
 }
 
 dnnl::matmul::primitive_desc matmul_pd(int64_t m, Dt src_type, const memory::desc& weights,
-                                       int64_t n, int64_t k, const LinearEpilogue& e) {
+                                       int64_t n, int64_t k, const LinearEpilogue& e,
+                                       Dt dst_type = Dt::f32) {
   const memory::desc src({m, k}, src_type, Tag::ab);
-  const memory::desc dst({m, n}, Dt::f32, Tag::ab);
+  const memory::desc dst({m, n}, dst_type, Tag::ab);
   const auto desc = e.bias ? dnnl::matmul::desc(src, weights, bias_desc(n), dst)
                            : dnnl::matmul::desc(src, weights, dst);
   return dnnl::matmul::primitive_desc(desc, attributes(e), cpu_engine());
@@ -154,11 +157,11 @@ struct PackedWeights::Plan {
 namespace {
 
 using Plan = PackedWeights::Plan;
-// m, n, k, type, bias, gelu, accumulate
-using PlanKey = std::tuple<int64_t, int64_t, int64_t, int, bool, bool, bool>;
+// m, n, k, weight type, bias, gelu, accumulate, x type, y type
+using PlanKey = std::tuple<int64_t, int64_t, int64_t, int, bool, bool, bool, int, int>;
 
 Status build_plan(const PlanKey& key, const memory::desc& weights, Plan* plan) {
-  const auto [m, n, k, type, bias, gelu, accumulate] = key;
+  const auto [m, n, k, type, bias, gelu, accumulate, x_type, y_type] = key;
   LinearEpilogue e;
   static const float kAnyBias = 0.0f;  // only its presence shapes the primitive
   e.bias = bias ? &kAnyBias : nullptr;
@@ -166,12 +169,14 @@ Status build_plan(const PlanKey& key, const memory::desc& weights, Plan* plan) {
   e.accumulate = accumulate;
   const bool bf16 = static_cast<WeightType>(type) == WeightType::kBf16;
   try {
-    plan->x = memory::desc({m, k}, Dt::f32, Tag::ab);
-    const auto pd = matmul_pd(m, bf16 ? Dt::bf16 : Dt::f32, weights, n, k, e);
+    const Dt x_dt = data_type(static_cast<DType>(x_type));
+    plan->x = memory::desc({m, k}, x_dt, Tag::ab);
+    const auto pd = matmul_pd(m, bf16 ? Dt::bf16 : Dt::f32, weights, n, k, e,
+                              data_type(static_cast<DType>(y_type)));
     plan->product = dnnl::matmul(pd);
     plan->y = pd.dst_desc();
     plan->scratch = pd.scratchpad_desc();
-    if (bf16) {
+    if (bf16 && x_dt == Dt::f32) {
       plan->convert_x = true;
       plan->x_bf16 = pd.src_desc();
       const dnnl::reorder::primitive_desc convert(cpu_engine(), plan->x, cpu_engine(), plan->x_bf16,
@@ -245,11 +250,11 @@ Pieces cut(int64_t m, int threads) {
 // linear()'s access to the weights' layout and the plan cache.
 class LinearPlanner {
  public:
-  static Status plan(const PackedWeights& w, int64_t m, const LinearEpilogue& e,
+  static Status plan(const PackedWeights& w, int64_t m, const LinearEpilogue& e, LinearTypes t,
                      std::shared_ptr<const Plan>* out) {
-    return plan_cache().get(
-        {m, w.n_, w.k_, static_cast<int>(w.type_), e.bias != nullptr, e.gelu, e.accumulate},
-        w.layout_->desc, out);
+    return plan_cache().get({m, w.n_, w.k_, static_cast<int>(w.type_), e.bias != nullptr, e.gelu,
+                             e.accumulate, static_cast<int>(t.x), static_cast<int>(t.y)},
+                            w.layout_->desc, out);
   }
   static memory weights(const PackedWeights& w) {
     return memory(w.layout_->desc, cpu_engine(), const_cast<void*>(w.data_.data()));
@@ -261,9 +266,9 @@ class LinearPlanner {
     size_t slot_bytes = 0;
   };
   static Status piece_plans(const PackedWeights& w, const Pieces& p, int64_t m,
-                            const LinearEpilogue& e, PiecePlans* out) {
-    TESSERA_RETURN_IF_ERROR(plan(w, p.rows, e, &out->full));
-    TESSERA_RETURN_IF_ERROR(plan(w, m - (p.count - 1) * p.rows, e, &out->last));
+                            const LinearEpilogue& e, LinearTypes t, PiecePlans* out) {
+    TESSERA_RETURN_IF_ERROR(plan(w, p.rows, e, t, &out->full));
+    TESSERA_RETURN_IF_ERROR(plan(w, m - (p.count - 1) * p.rows, e, t, &out->last));
     out->slot_bytes = std::max(out->full->workspace(), out->last->workspace());
     return Status::Ok();
   }
@@ -322,12 +327,23 @@ Status PackedWeights::unpack(float* w) const {
 
 namespace {
 
-Status check_shape(int64_t m, const PackedWeights& w) {
+Status check_shape(int64_t m, const PackedWeights& w, LinearTypes t) {
   if (w.empty()) {
     return invalid_argument("linear: empty weights");
   }
   if (m < 0) {
     return invalid_argument("linear: M = " + std::to_string(m) + " is negative");
+  }
+  for (const auto& [name, type] : {std::pair{"x", t.x}, std::pair{"y", t.y}}) {
+    if (type != DType::kF32 && type != DType::kBF16) {
+      return invalid_argument(std::string("linear: ") + name + " is " +
+                              std::string(dtype_name(type)) + "; activations are f32 or bf16");
+    }
+    if (type == DType::kBF16 && w.type() != WeightType::kBf16) {
+      return invalid_argument(std::string("linear: ") + name +
+                              " is bf16 but the weights are f32; bf16 activations need bf16 "
+                              "weights");
+    }
   }
   return Status::Ok();
 }
@@ -335,22 +351,28 @@ Status check_shape(int64_t m, const PackedWeights& w) {
 }  // namespace
 
 Status linear_workspace_bytes(int threads, int64_t m, const PackedWeights& w,
-                              const LinearEpilogue& epilogue, size_t* out) {
-  TESSERA_RETURN_IF_ERROR(check_shape(m, w));
+                              const LinearEpilogue& epilogue, size_t* out, LinearTypes types) {
+  TESSERA_RETURN_IF_ERROR(check_shape(m, w, types));
   const Pieces p = cut(m, threads);
   if (p.count == 0) {
     *out = 0;
     return Status::Ok();
   }
   LinearPlanner::PiecePlans plans;
-  TESSERA_RETURN_IF_ERROR(LinearPlanner::piece_plans(w, p, m, epilogue, &plans));
+  TESSERA_RETURN_IF_ERROR(LinearPlanner::piece_plans(w, p, m, epilogue, types, &plans));
   *out = plans.slot_bytes * static_cast<size_t>(std::max(1, threads));
   return Status::Ok();
 }
 
 Status linear(ThreadPool& pool, int64_t m, const float* x, const PackedWeights& w,
               const LinearEpilogue& epilogue, float* y, void* workspace, size_t workspace_bytes) {
-  TESSERA_RETURN_IF_ERROR(check_shape(m, w));
+  return linear(pool, m, LinearTypes{}, x, w, epilogue, y, workspace, workspace_bytes);
+}
+
+Status linear(ThreadPool& pool, int64_t m, LinearTypes types, const void* x,
+              const PackedWeights& w, const LinearEpilogue& epilogue, void* y, void* workspace,
+              size_t workspace_bytes) {
+  TESSERA_RETURN_IF_ERROR(check_shape(m, w, types));
   if (m == 0) {
     return Status::Ok();
   }
@@ -358,13 +380,15 @@ Status linear(ThreadPool& pool, int64_t m, const float* x, const PackedWeights& 
   const Pieces p = cut(m, threads);
   // Every plan is made (and the workspace checked) before any row is written.
   LinearPlanner::PiecePlans plans;
-  TESSERA_RETURN_IF_ERROR(LinearPlanner::piece_plans(w, p, m, epilogue, &plans));
+  TESSERA_RETURN_IF_ERROR(LinearPlanner::piece_plans(w, p, m, epilogue, types, &plans));
   const size_t slot = plans.slot_bytes;
   if (workspace_bytes < slot * static_cast<size_t>(threads)) {
     return invalid_argument("linear: workspace of " + std::to_string(workspace_bytes) + " bytes; " +
                             shape_text(m, w.n(), w.k()) + " on " + std::to_string(threads) +
                             " threads needs " + std::to_string(slot * threads));
   }
+  const auto x_row = static_cast<int64_t>(dtype_size(types.x)) * w.k();
+  const auto y_row = static_cast<int64_t>(dtype_size(types.y)) * w.n();
   std::vector<Status> results(static_cast<size_t>(p.count));
   pool.parallel_for(p.count, [&](int64_t piece, int thread) {
     const int64_t r0 = piece * p.rows, rows = std::min(p.rows, m - r0);
@@ -374,13 +398,13 @@ Status linear(ThreadPool& pool, int64_t m, const float* x, const PackedWeights& 
     char* base = static_cast<char*>(workspace) + slot * static_cast<size_t>(thread);
     try {
       dnnl::engine& eng = cpu_engine();
-      memory x_f32(plan->x, eng, const_cast<float*>(x + r0 * w.k()));
-      memory out(plan->y, eng, y + r0 * w.n());
+      memory x_in(plan->x, eng, const_cast<char*>(static_cast<const char*>(x) + r0 * x_row));
+      memory out(plan->y, eng, static_cast<char*>(y) + r0 * y_row);
       memory scratch(plan->scratch, eng,
                      base + (plan->convert_x ? round_up(plan->x_bf16.get_size()) : 0));
       memory weights = LinearPlanner::weights(w);
       dnnl::stream stream(eng);
-      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, x_f32},
+      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, x_in},
                                            {DNNL_ARG_WEIGHTS, weights},
                                            {DNNL_ARG_DST, out},
                                            {DNNL_ARG_SCRATCHPAD, scratch}};
@@ -391,7 +415,7 @@ Status linear(ThreadPool& pool, int64_t m, const float* x, const PackedWeights& 
         memory x_bf16(plan->x_bf16, eng, base);
         plan->convert.execute(
             stream,
-            {{DNNL_ARG_FROM, x_f32}, {DNNL_ARG_TO, x_bf16}, {DNNL_ARG_SCRATCHPAD, scratch}});
+            {{DNNL_ARG_FROM, x_in}, {DNNL_ARG_TO, x_bf16}, {DNNL_ARG_SCRATCHPAD, scratch}});
         args[DNNL_ARG_SRC] = x_bf16;
       }
       plan->product.execute(stream, args);
@@ -406,10 +430,24 @@ Status linear(ThreadPool& pool, int64_t m, const float* x, const PackedWeights& 
   return Status::Ok();
 }
 
-std::string linear_kernel(WeightType type) {
+std::string linear_kernel(WeightType type, LinearTypes types) {
   memory::desc layout;
   std::string kernel;
-  return preferred_layout(kLayoutRows, kLayoutRows, type, &layout, &kernel).ok() ? kernel : "none";
+  if (!preferred_layout(kLayoutRows, kLayoutRows, type, &layout, &kernel).ok()) {
+    return "none";
+  }
+  if (types.x == DType::kF32 && types.y == DType::kF32) {
+    return kernel;
+  }
+  // The product proper: an f32 x is converted to the weights' type first.
+  const Dt src = types.x == DType::kF32 ? data_type(type) : data_type(types.x);
+  try {
+    return matmul_pd(kLayoutRows, src, layout, kLayoutRows, kLayoutRows, LinearEpilogue{},
+                     data_type(types.y))
+        .impl_info_str();
+  } catch (const dnnl::error&) {
+    return "none";
+  }
 }
 
 }  // namespace tessera

@@ -5,6 +5,9 @@
 // gamma_k = (k + 1) eps / (1 - (k + 1) eps), eps = 2^-24 (the bias is one more
 // addition). GELU is 1.13-Lipschitz, and the library evaluates erf to about
 // 1e-6 of GELU's size (kGeluAbsolute); the residual add is one more rounding.
+// bf16 activations (LinearTypes): a bf16 x is x rounded by the test before
+// the call (within the 2u the bound already allows for x); a bf16 y adds one
+// rounding of the result, u |ref|.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -41,10 +44,13 @@ struct Variant {
   WeightType type;
   bool bias, gelu, accumulate;
   int threads;
+  LinearTypes io{};
 };
 
 std::string describe(const Case& c, const Variant& v) {
-  return std::string(v.type == WeightType::kBf16 ? "bf16" : "f32") + " M=" + std::to_string(c.m) +
+  return std::string(v.type == WeightType::kBf16 ? "bf16" : "f32") + " x " +
+         std::string(dtype_name(v.io.x)) + " -> " + std::string(dtype_name(v.io.y)) +
+         " M=" + std::to_string(c.m) +
          " N=" + std::to_string(c.n) + " K=" + std::to_string(c.k) + (v.bias ? " +bias" : "") +
          (v.gelu ? " +gelu" : "") + (v.accumulate ? " +accumulate" : "") +
          " threads=" + std::to_string(v.threads);
@@ -78,6 +84,24 @@ bool check_case(const Case& c, const Variant& v, TrackingAllocator& alloc) {
     }
   }
   const std::vector<float> y_old = y;
+  // The arguments as the call sees them: bf16 copies where the types say so
+  // (x then holds the rounded values the product really gets).
+  std::vector<uint16_t> x_bf16, y_bf16;
+  const void* x_arg = x.data();
+  void* y_arg = y.data();
+  if (v.io.x == DType::kBF16) {
+    for (float& e : x) {
+      x_bf16.push_back(f32_to_bf16(e));
+      e = bf16_to_f32(x_bf16.back());
+    }
+    x_arg = x_bf16.data();
+  }
+  if (v.io.y == DType::kBF16) {
+    for (float e : y) {
+      y_bf16.push_back(f32_to_bf16(e));
+    }
+    y_arg = y_bf16.data();
+  }
 
   PackedWeights pw;
   const Status made = PackedWeights::create(w.data(), c.n, c.k, v.type, alloc, "test.weights", &pw);
@@ -91,12 +115,18 @@ bool check_case(const Case& c, const Variant& v, TrackingAllocator& alloc) {
   EXPECT_GE(pw.bytes(), static_cast<size_t>(c.n * c.k * (v.type == WeightType::kBf16 ? 2 : 4)));
   LinearEpilogue e{v.bias ? b.data() : nullptr, v.gelu, v.accumulate};
   size_t bytes = 0;
-  EXPECT_TRUE(linear_workspace_bytes(v.threads, c.m, pw, e, &bytes).ok());
+  EXPECT_TRUE(linear_workspace_bytes(v.threads, c.m, pw, e, &bytes, v.io).ok());
   Buffer work;
   EXPECT_TRUE(Buffer::allocate(alloc, bytes, "test.workspace", &work).ok());
   ThreadPool pool(v.threads);
-  const Status st = linear(pool, c.m, x.data(), pw, e, y.data(), work.data(), bytes);
+  const Status st = linear(pool, c.m, v.io, x_arg, pw, e, y_arg, work.data(), bytes);
   EXPECT_TRUE(st.ok()) << st.to_string();
+  if (v.io.y == DType::kBF16) {
+    for (size_t i = 0; i < y.size(); ++i) {
+      y[i] = bf16_to_f32(y_bf16[i]);
+    }
+  }
+  const float guard = v.io.y == DType::kBF16 ? bf16_to_f32(f32_to_bf16(kGuard)) : kGuard;
 
   const double factor = product_bound_factor(v.type, c.k);
   double worst_ratio = 0;  // |error| / bound, worst element
@@ -117,6 +147,9 @@ bool check_case(const Case& c, const Variant& v, TrackingAllocator& alloc) {
         ref += y_old[i * ldy + j];
         bound += kF32UnitRoundoff * std::fabs(ref);
       }
+      if (v.io.y == DType::kBF16) {
+        bound += kBf16UnitRoundoff * std::fabs(ref);
+      }
       const double ratio = std::fabs(y[i * ldy + j] - ref) / bound;
       if (!(ratio <= worst_ratio)) {
         worst_ratio = ratio, worst_i = i, worst_j = j;
@@ -124,7 +157,7 @@ bool check_case(const Case& c, const Variant& v, TrackingAllocator& alloc) {
     }
   }
   for (int64_t j = 0; j < c.n; ++j) {
-    if (y[c.m * ldy + j] != kGuard) {
+    if (y[c.m * ldy + j] != guard) {
       ADD_FAILURE() << "the guard row after row " << c.m - 1 << " was written (column " << j << ")";
       break;
     }
@@ -160,6 +193,27 @@ void check_all(WeightType type) {
 
 TEST(Linear, F32WithinTheRoundingBound) { check_all(WeightType::kF32); }
 TEST(Linear, Bf16WithinTheRoundingBound) { check_all(WeightType::kBf16); }
+
+// bf16 activations in, out and both, as the encoder chains them with bf16
+// weights (x bf16 into an accumulate; y bf16 out of a GELU).
+TEST(Linear, Bf16ActivationsWithinTheRoundingBound) {
+  TrackingAllocator alloc;
+  const auto bf16 = WeightType::kBf16;
+  const LinearTypes x_in{DType::kBF16, DType::kF32}, y_out{DType::kF32, DType::kBF16},
+      both{DType::kBF16, DType::kBF16};
+  const Variant variants[] = {{bf16, true, false, true, 2, x_in},  {bf16, false, false, false, 3, x_in},
+                              {bf16, true, false, false, 2, y_out}, {bf16, true, true, false, 3, y_out},
+                              {bf16, true, true, false, 1, both}};
+  for (const Variant& v : variants) {
+    for (const Case& c : kCases) {
+      if (!check_case(c, v, alloc)) {
+        GTEST_SKIP() << "no bf16 matrix kernel on this CPU";
+      }
+    }
+  }
+  EXPECT_EQ(alloc.live_bytes(), 0u);
+  EXPECT_TRUE(alloc.leaks().empty());
+}
 
 // GELU's tails through the epilogue: tiny negative outputs keep their
 // relative accuracy loosely (GELU(-5) = -1.4e-6 must not come out 0 or
@@ -248,6 +302,18 @@ TEST(Linear, RejectsBadArgumentsWithoutWriting) {
   for (float v : y) {
     EXPECT_EQ(v, kGuard);
   }
+  // bf16 activations need bf16 weights; f16 activations are not offered.
+  st = linear(pool, 2, LinearTypes{DType::kBF16, DType::kF32}, x.data(), pw, e, y.data(),
+              work.data(), bytes);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("x is bf16"), std::string::npos) << st.message();
+  st = linear(pool, 2, LinearTypes{DType::kF32, DType::kF16}, x.data(), pw, e, y.data(),
+              work.data(), bytes);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("y is f16"), std::string::npos) << st.message();
+  for (float v : y) {
+    EXPECT_EQ(v, kGuard);
+  }
   EXPECT_EQ(
       PackedWeights::create(w.data(), 0, 8, WeightType::kF32, alloc, "test.weights", &pw).code(),
       StatusCode::kInvalidArgument);
@@ -261,6 +327,15 @@ TEST(Linear, UsesTheLibrarysFastKernels) {
   EXPECT_EQ(f32.rfind("ref", 0), std::string::npos) << f32;
   // Where bf16 has only reference loops (or nothing), bf16 weights are refused.
   const std::string bf16 = linear_kernel(WeightType::kBf16);
+  if (bf16 != "none" && bf16.rfind("ref", 0) != 0) {
+    // bf16 activations in and out take the same class of kernel.
+    for (const LinearTypes t : {LinearTypes{DType::kBF16, DType::kF32},
+                                LinearTypes{DType::kF32, DType::kBF16},
+                                LinearTypes{DType::kBF16, DType::kBF16}}) {
+      const std::string k = linear_kernel(WeightType::kBf16, t);
+      EXPECT_EQ(k.rfind("ref", 0), std::string::npos) << k;
+    }
+  }
   if (bf16 == "none" || bf16.rfind("ref", 0) == 0) {
     TrackingAllocator alloc;
     const std::vector<float> w(16, 1.0f);
