@@ -136,6 +136,19 @@ HWY_INLINE V SumsOf8(DF df, const V* a) {
   const V hi = quads(pairs(a[4], a[5]), pairs(a[6], a[7]));
   return hn::Add(hn::ConcatLowerLower(df, hi, lo), hn::ConcatUpperUpper(df, hi, lo));
 }
+
+// The same for 16-lane vectors (AVX-512): each folded to 8 lanes (its two
+// 256-bit halves added), then the 8-lane transpose-add. About 37 256-bit
+// operations for the 8 sums against ~64 512-bit ones for 8 horizontal sums,
+// which cost as much as the dot products themselves in the decode loop
+// (docs/DECISIONS.md, "cpu.flash decode ... AVX-512").
+template <class DF, class V = hn::Vec<DF>>
+HWY_INLINE auto SumsOf8Wide(DF df, const V* a) {
+  const hn::Half<DF> dh;
+  hn::Vec<decltype(dh)> halves[8];
+  for (int i = 0; i < 8; ++i) halves[i] = hn::Add(hn::LowerHalf(dh, a[i]), hn::UpperHalf(dh, a[i]));
+  return SumsOf8(dh, halves);
+}
 #endif
 
 // Dots of kKeys K rows with kHeads query rows (q + i * d_len): each K
@@ -164,10 +177,15 @@ HWY_INLINE void DotTile(DF df, const T* HWY_RESTRICT k_row, int64_t k_stride,
     }
   }
 #if HWY_TARGET != HWY_SCALAR
-  if constexpr (kKeys * kHeads == 8 && hn::MaxLanes(df) == 8) {
+  if constexpr (kKeys * kHeads == 8 && (hn::MaxLanes(df) == 8 || hn::MaxLanes(df) == 16)) {
     if (d == d_len) {
       alignas(32) float sums[8];
-      hn::Store(hn::Mul(SumsOf8(df, acc), hn::Set(df, mul)), df, sums);
+      if constexpr (hn::MaxLanes(df) == 8) {
+        hn::Store(hn::Mul(SumsOf8(df, acc), hn::Set(df, mul)), df, sums);
+      } else {
+        const hn::Half<DF> dh;
+        hn::Store(hn::Mul(SumsOf8Wide(df, acc), hn::Set(dh, mul)), dh, sums);
+      }
       for (int j = 0; j < kKeys; ++j) {
         for (int i = 0; i < kHeads; ++i) out[j * ld_out + i] = sums[j * kHeads + i];
       }
