@@ -84,7 +84,11 @@ void make_params(const AttentionArgs& args, int threads, FlashParams* p,
   // one this CPU lacks would fault: the variants' check() refuses both, and
   // this keeps it so for direct callers (they get the default path).
   const bool force = forced && path_applies(*forced, p->dtype, p->d) && path_available(*forced);
-  p->products = force ? *forced : product_path_for(p->dtype, p->d);
+  // The form decides which ranking of the table applies: decode where the
+  // f32 products would take the decode loop (only they have it).
+  p->products = Products::kF32;
+  const ProblemForm form = use_decode_form(*p) ? ProblemForm::kDecode : ProblemForm::kTiles;
+  p->products = force ? *forced : product_path_for(p->dtype, p->d, form);
 
   const int64_t target = kItemsPerThread * threads;
   const int64_t key_tiles = (p->sk + kBlockKeys - 1) / kBlockKeys;

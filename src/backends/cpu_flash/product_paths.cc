@@ -140,13 +140,18 @@ const ProductPathRow& product_path_row(CpuKind kind) {
   return product_path_table().front();
 }
 
-Products product_path_for(DType dtype, int64_t d) {
+Products product_path_for(DType dtype, int64_t d, ProblemForm form) {
   static const ProductPathRow& row = product_path_row(cpu_kind());
-  return path_from_row(row, dtype, d, [](Products path) { return path_available(path); });
+  return path_from_ranking(row.ranking(form), dtype, d,
+                           [](Products path) { return path_available(path); });
 }
 
+// make_params decides the form (it knows the strides, bias and scratch
+// sizes the decode loop needs) and picks the path with it.
 Products product_path_for(const AttentionArgs& args) {
-  return product_path_for(args.q.dtype, dims_of(args).d);
+  FlashParams p;
+  make_params(args, 1, &p);
+  return p.products;
 }
 
 }  // namespace tessera::cpu_flash

@@ -50,42 +50,64 @@ bool cpu_has_bf16_dot();
 // ARCH_REQ_XCOMP_PERM, asked once, on first call).
 bool cpu_has_amx();
 
-// One row of the shipped table (product_path_table.cc): the figures the
-// order was chosen from, as measured on one machine of the kind.
-struct ProductPathRow {
-  CpuKind kind;
-  // The order plain cpu.flash tries the paths in, fastest measured first:
-  // the first that applies to the problem and runs here serves (f32, which
-  // applies to everything, is always listed).
+// A measured order of the paths for one form of problem: the order plain
+// cpu.flash tries them in, fastest measured first; the first that applies
+// to the problem and runs here serves (f32, which applies to everything, is
+// always listed).
+struct PathRanking {
   std::array<Products, 3> order;
   int paths;  // entries of `order` in use
-  // S2 (B=1, S=4096, H=16, D=64, bf16) GFLOP/s per path, indexed by
-  // Products; 0 where not measured.
-  std::array<double, 3> s2_bf16_gflops;
-  std::string_view machine;  // `lscpu` model name of the machine measured
+  // The figure per path the order was chosen from, indexed by Products,
+  // higher is faster; 0 where not measured.
+  std::array<double, 3> figures;
+};
+
+// The two forms ranked apart, because the same path is not the fastest for
+// both: the tile loop (prefill, Sq > 1), ranked by S2 (B=1, S=4096, H=16,
+// D=64, bf16) GFLOP/s, and one query per sequence (decode, Sq = 1: a stream
+// over K and V), ranked by S4 (B=1, Sq=1, Sk=8192, Hq=32, Hkv=8, D=128,
+// bf16) GB/s. On a Zen 4 bf16dot runs S2 1.63x the f32 products, but only
+// the f32 products have the decode loop (decode-inl.h), which streams S4
+// 1.7x faster than bf16dot's tile loop.
+enum class ProblemForm { kTiles, kDecode };
+
+// One row of the shipped table (product_path_table.cc): the orders and the
+// figures they were chosen from, as measured on machines of the kind.
+struct ProductPathRow {
+  CpuKind kind;
+  PathRanking tiles;   // figures: S2 bf16 GFLOP/s
+  PathRanking decode;  // figures: S4 bf16 GB/s; all 0: not measured apart,
+                       // and then the same order as `tiles`
+  std::string_view machine;   // `lscpu` model name of the machine(s) measured
   std::string_view measured;  // when, and the commands
   std::string_view source;    // where the full figures are
   std::string_view note;      // why the row says what it says
+
+  const PathRanking& ranking(ProblemForm form) const {
+    return form == ProblemForm::kDecode ? decode : tiles;
+  }
 };
 
 // Every CpuKind has exactly one row.
 std::span<const ProductPathRow> product_path_table();
 const ProductPathRow& product_path_row(CpuKind kind);
 
-// The path `row` gives a problem of this dtype and D, among the paths
-// `runs` accepts: the first of row.order that applies and runs, else f32.
+// The path `ranking` gives a problem of this dtype and D, among the paths
+// `runs` accepts: the first of its order that applies and runs, else f32.
 template <typename Runs>
-Products path_from_row(const ProductPathRow& row, DType dtype, int64_t d, Runs&& runs) {
-  for (int i = 0; i < row.paths; ++i) {
-    const Products path = row.order[static_cast<size_t>(i)];
+Products path_from_ranking(const PathRanking& ranking, DType dtype, int64_t d, Runs&& runs) {
+  for (int i = 0; i < ranking.paths; ++i) {
+    const Products path = ranking.order[static_cast<size_t>(i)];
     if (path_applies(path, dtype, d) && runs(path)) return path;
   }
   return Products::kF32;
 }
 
-// The path plain cpu.flash takes for `args` in this process: the row of
-// cpu_kind(), among the paths that are available here.
+// The path plain cpu.flash takes for `args` in this process: the ranking of
+// the args' form in the row of cpu_kind(), among the paths available here.
+// The form is decode where the f32 products would take the decode loop
+// (flash_params.h, takes_decode_form).
 Products product_path_for(const AttentionArgs& args);
-Products product_path_for(DType dtype, int64_t d);
+Products product_path_for(DType dtype, int64_t d, ProblemForm form);
 
 }  // namespace tessera::cpu_flash

@@ -1,7 +1,7 @@
 // cpu.flash's decode loop (decode-inl.h): which problems it serves, and that
 // it matches reference on them, on every Highway target, with key splits.
-// The loop is the f32 products' decode form: on CPUs whose default path for
-// bf16 is bf16dot or amx (product_paths.h), bf16 decode runs there unless
+// The loop is the f32 products' decode form: on CPUs whose decode ranking
+// puts amx first (product_paths.h), bf16 decode runs there unless
 // cpu.flash:f32 is asked for, so these tests run the cpu.flash:f32 variant.
 #include <gtest/gtest.h>
 

@@ -70,7 +70,8 @@ std::string compare_paths_on_all_targets(const AttentionCase& c, int threads) {
     // The default path of this case on this target, then each other path
     // that applies to it and runs here, through its variant.
     std::vector<Backend*> run = {plain.get()};
-    const cpu_flash::Products taken = cpu_flash::product_path_for(c.dtype, c.d);
+    const OwnedCase tensors(c);
+    const cpu_flash::Products taken = cpu_flash::product_path_for(tensors.args);
     for (const auto& variant : variants) {
       for (const cpu_flash::Products path : cpu_flash::kAllPaths) {
         if (variant->name() == "cpu.flash:" + std::string(cpu_flash::path_name(path)) &&
