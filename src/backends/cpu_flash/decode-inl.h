@@ -34,6 +34,8 @@
 #include <cstring>
 #include <limits>
 
+#include "cpu_flash/attention_unit-inl.h"
+#include "cpu_flash/bf16_dot-inl.h"
 #include "cpu_flash/convert-inl.h"
 #include "cpu_flash/exp2-inl.h"
 #include "cpu_flash/flash_params.h"
@@ -210,14 +212,17 @@ HWY_INLINE void DotTile(DF df, const T* HWY_RESTRICT k_row, int64_t k_stride,
 
 // DotTile for `heads` (1..4) query heads.
 template <int kKeys, typename T, class DF>
-HWY_INLINE void DotTileHeads(DF df, int64_t heads, const T* k_row, int64_t k_stride,
-                             const float* q, int64_t d_len, float mul, float* out,
-                             int64_t ld_out) {
+HWY_INLINE void DotTileHeads(DF df, int64_t heads, const T* k_row, int64_t k_stride, const float* q,
+                             int64_t d_len, float mul, float* out, int64_t ld_out) {
   switch (heads) {
-    case 4: return DotTile<kKeys, 4>(df, k_row, k_stride, q, d_len, mul, out, ld_out);
-    case 3: return DotTile<kKeys, 3>(df, k_row, k_stride, q, d_len, mul, out, ld_out);
-    case 2: return DotTile<kKeys, 2>(df, k_row, k_stride, q, d_len, mul, out, ld_out);
-    default: return DotTile<kKeys, 1>(df, k_row, k_stride, q, d_len, mul, out, ld_out);
+    case 4:
+      return DotTile<kKeys, 4>(df, k_row, k_stride, q, d_len, mul, out, ld_out);
+    case 3:
+      return DotTile<kKeys, 3>(df, k_row, k_stride, q, d_len, mul, out, ld_out);
+    case 2:
+      return DotTile<kKeys, 2>(df, k_row, k_stride, q, d_len, mul, out, ld_out);
+    default:
+      return DotTile<kKeys, 1>(df, k_row, k_stride, q, d_len, mul, out, ld_out);
   }
 }
 
@@ -246,6 +251,110 @@ HWY_INLINE void ScoreKeys(DF df, int64_t heads, int64_t keys, const T* k_row, in
     DotTileHeads<1>(df, heads, k_row + j * k_stride, k_stride, q, d_len, mul, s + j * ld_s, ld_s);
   }
 }
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// As bf16_dot-inl.h: the AVX3 target plus the instruction (Highway 1.0.3 has
+// no target with AVX512_BF16).
+#define TESSERA_DECODE_DOT_ATTR __attribute__((target(HWY_TARGET_STR ",avx512bf16")))
+
+// One step of 32 elements (`mask`: which of them exist) for DotTileBf16.
+template <int kKeys, int kHeads, class V>
+TESSERA_DECODE_DOT_ATTR HWY_INLINE void DotStepBf16(V* acc, const hwy::bfloat16_t* k_row,
+                                                    int64_t k_stride, const hwy::bfloat16_t* q,
+                                                    int64_t d_len, int64_t d, __mmask32 mask) {
+  __m512bh k[kKeys];
+  for (int j = 0; j < kKeys; ++j) {
+    k[j] = __builtin_bit_cast(__m512bh, _mm512_maskz_loadu_epi16(mask, k_row + j * k_stride + d));
+  }
+  for (int i = 0; i < kHeads; ++i) {
+    const __m512bh qi =
+        __builtin_bit_cast(__m512bh, _mm512_maskz_loadu_epi16(mask, q + i * d_len + d));
+    for (int j = 0; j < kKeys; ++j) {
+      acc[j * kHeads + i].raw = _mm512_dpbf16_ps(acc[j * kHeads + i].raw, k[j], qi);
+    }
+  }
+}
+
+// The bf16dot path's scores (bf16 q and K): DotTile on the bf16 dot product,
+// 32 elements of a row per instruction instead of 16 per FMA, and no
+// widening of K. A product of two bf16 values is exact in f32, so only the
+// order of the additions differs from DotTile. D % 32 is a masked load of
+// the tail (zeros add nothing). At most 8 accumulators (kKeys * kHeads).
+template <int kKeys, int kHeads, class DF>
+TESSERA_DECODE_DOT_ATTR HWY_INLINE void DotTileBf16(DF df,
+                                                    const hwy::bfloat16_t* HWY_RESTRICT k_row,
+                                                    int64_t k_stride,
+                                                    const hwy::bfloat16_t* HWY_RESTRICT q,
+                                                    int64_t d_len, float mul,
+                                                    float* HWY_RESTRICT out, int64_t ld_out) {
+  static_assert(kKeys * kHeads <= 8);
+  hn::Vec<DF> acc[8];
+  for (int a = 0; a < 8; ++a) acc[a] = hn::Zero(df);
+  int64_t d = 0;
+  for (; d + 32 <= d_len; d += 32) {
+    DotStepBf16<kKeys, kHeads>(acc, k_row, k_stride, q, d_len, d, ~__mmask32{0});
+  }
+  if (d < d_len) {
+    const __mmask32 tail = (__mmask32{1} << (d_len - d)) - __mmask32{1};
+    DotStepBf16<kKeys, kHeads>(acc, k_row, k_stride, q, d_len, d, tail);
+  }
+  const hn::Half<DF> dh;
+  alignas(32) float sums[8];
+  hn::Store(hn::Mul(SumsOf8Wide(df, acc), hn::Set(dh, mul)), dh, sums);
+  for (int j = 0; j < kKeys; ++j) {
+    for (int i = 0; i < kHeads; ++i) out[j * ld_out + i] = sums[j * kHeads + i];
+  }
+}
+
+template <int kKeys, class DF>
+TESSERA_DECODE_DOT_ATTR HWY_INLINE void DotTileBf16Heads(DF df, int64_t heads,
+                                                         const hwy::bfloat16_t* k_row,
+                                                         int64_t k_stride, const hwy::bfloat16_t* q,
+                                                         int64_t d_len, float mul, float* out,
+                                                         int64_t ld_out) {
+  switch (heads) {
+    case 4:
+      return DotTileBf16<kKeys, 4>(df, k_row, k_stride, q, d_len, mul, out, ld_out);
+    case 3:
+      return DotTileBf16<kKeys, 3>(df, k_row, k_stride, q, d_len, mul, out, ld_out);
+    case 2:
+      return DotTileBf16<kKeys, 2>(df, k_row, k_stride, q, d_len, mul, out, ld_out);
+    default:
+      return DotTileBf16<kKeys, 1>(df, k_row, k_stride, q, d_len, mul, out, ld_out);
+  }
+}
+
+// ScoreKeys on the bf16 dot product: the same tiles of keys and heads.
+template <class DF>
+TESSERA_DECODE_DOT_ATTR inline void ScoreKeysBf16(DF df, int64_t heads, int64_t keys,
+                                                  const hwy::bfloat16_t* k_row, int64_t k_stride,
+                                                  const hwy::bfloat16_t* q, int64_t d_len,
+                                                  float mul, float* s, int64_t ld_s) {
+  int64_t j = 0;
+  if (heads == 1) {
+    for (; j + 8 <= keys; j += 8) {
+      DotTileBf16<8, 1>(df, k_row + j * k_stride, k_stride, q, d_len, mul, s + j * ld_s, ld_s);
+    }
+  } else if (heads == 2) {
+    for (; j + 4 <= keys; j += 4) {
+      DotTileBf16<4, 2>(df, k_row + j * k_stride, k_stride, q, d_len, mul, s + j * ld_s, ld_s);
+    }
+  }
+  for (; j + 2 <= keys; j += 2) {
+    DotTileBf16Heads<2>(df, heads, k_row + j * k_stride, k_stride, q, d_len, mul, s + j * ld_s,
+                        ld_s);
+  }
+  if (j < keys) {
+    DotTileBf16Heads<1>(df, heads, k_row + j * k_stride, k_stride, q, d_len, mul, s + j * ld_s,
+                        ld_s);
+  }
+}
+#undef TESSERA_DECODE_DOT_ATTR
+#else  // no bf16 dot product on this target: DecodeItem never asks for it
+template <class DF>
+inline void ScoreKeysBf16(DF, int64_t, int64_t, const hwy::bfloat16_t*, int64_t,
+                          const hwy::bfloat16_t*, int64_t, float, float*, int64_t) {}
+#endif
 
 // O[h .. h + kHeads)[d, d + kVecs vectors) += sum_j p[j][h] * v_j[...] over
 // kb keys, the O slice held in registers across the keys; p[j][i] at
@@ -278,10 +387,14 @@ HWY_INLINE void AccumulateSliceHeads(DF df, int64_t heads, const T* v_row, int64
                                      int64_t kb, const float* p_rows, int64_t ld_p, float* o,
                                      int64_t ld_dv) {
   switch (heads) {
-    case 4: return AccumulateSlice<4, kVecs>(df, v_row, v_stride, kb, p_rows, ld_p, o, ld_dv);
-    case 3: return AccumulateSlice<3, kVecs>(df, v_row, v_stride, kb, p_rows, ld_p, o, ld_dv);
-    case 2: return AccumulateSlice<2, kVecs>(df, v_row, v_stride, kb, p_rows, ld_p, o, ld_dv);
-    default: return AccumulateSlice<1, kVecs>(df, v_row, v_stride, kb, p_rows, ld_p, o, ld_dv);
+    case 4:
+      return AccumulateSlice<4, kVecs>(df, v_row, v_stride, kb, p_rows, ld_p, o, ld_dv);
+    case 3:
+      return AccumulateSlice<3, kVecs>(df, v_row, v_stride, kb, p_rows, ld_p, o, ld_dv);
+    case 2:
+      return AccumulateSlice<2, kVecs>(df, v_row, v_stride, kb, p_rows, ld_p, o, ld_dv);
+    default:
+      return AccumulateSlice<1, kVecs>(df, v_row, v_stride, kb, p_rows, ld_p, o, ld_dv);
   }
 }
 
@@ -290,9 +403,9 @@ HWY_INLINE void AccumulateSliceHeads(DF df, int64_t heads, const T* v_row, int64
 // time. O's padding columns (up to ld_dv) stay 0: a slice past Dv would read
 // V past its row.
 template <typename T, class DF>
-HWY_INLINE void AccumulateHeads(DF df, int64_t heads, const T* v_row, int64_t v_stride,
-                                int64_t dv, int64_t kb, const float* p_rows, int64_t ld_p,
-                                float* o, int64_t ld_dv) {
+HWY_INLINE void AccumulateHeads(DF df, int64_t heads, const T* v_row, int64_t v_stride, int64_t dv,
+                                int64_t kb, const float* p_rows, int64_t ld_p, float* o,
+                                int64_t ld_dv) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   int64_t d = 0;
   if (heads == 1) {
@@ -329,8 +442,8 @@ HWY_INLINE void AccumulateHeads(DF df, int64_t heads, const T* v_row, int64_t v_
 // marked in nan_seen (where FastExp2 does not keep NaN).
 template <class DF, class M>
 HWY_INLINE bool StepSoftmax(DF df, int64_t hp, int64_t kb, float* HWY_RESTRICT s,
-                            float* HWY_RESTRICT m, float* HWY_RESTRICT l,
-                            float* HWY_RESTRICT alpha, M* nan_seen) {
+                            float* HWY_RESTRICT m, float* HWY_RESTRICT l, float* HWY_RESTRICT alpha,
+                            M* nan_seen) {
   using V = hn::Vec<DF>;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   const V neg_inf = hn::Set(df, -std::numeric_limits<float>::infinity());
@@ -362,8 +475,10 @@ HWY_INLINE bool StepSoftmax(DF df, int64_t hp, int64_t kb, float* HWY_RESTRICT s
 }
 
 // Item = seq * splits + split: keys of that split for every head. Writes
-// the rows, or (splits > 1) the partial O, m, l to partials.
-template <typename T, class DF>
+// the rows, or (splits > 1) the partial O, m, l to partials. kDot: the
+// bf16dot path (T is bf16): q stays bf16 and the scores take the bf16 dot
+// product; P V is the f32 products' either way (p stays f32).
+template <typename T, bool kDot, class DF>
 HWY_NOINLINE void DecodeItemOf(DF df, const FlashParams& p, int64_t item, float* scratch,
                                float* partials) {
   using V = hn::Vec<DF>;
@@ -385,9 +500,16 @@ HWY_NOINLINE void DecodeItemOf(DF df, const FlashParams& p, int64_t item, float*
   std::fill(l, l + hp, 0.0f);
   std::fill(s, s + kDecodeStep * hp, 0.0f);  // the padding heads' lanes stay 0
   std::fill(o, o + p.hq * lay.ld_dv, 0.0f);
+  // kDot: q as bf16 [Hq x D] in the first half of the q scratch's bytes.
+  hwy::bfloat16_t* q_bf16 = reinterpret_cast<hwy::bfloat16_t*>(q);
   if (begin < end) {
     for (int64_t h = 0; h < p.hq; ++h) {
-      RowToF32(df, element(p.q, p.dtype, q_offset(p, g, h)), p.dtype, p.qs[3], p.d, q + h * p.d);
+      if constexpr (kDot) {
+        const auto* row = static_cast<const hwy::bfloat16_t*>(p.q) + q_offset(p, g, h);
+        for (int64_t i = 0; i < p.d; ++i) q_bf16[h * p.d + i] = row[i * p.qs[3]];
+      } else {
+        RowToF32(df, element(p.q, p.dtype, q_offset(p, g, h)), p.dtype, p.qs[3], p.d, q + h * p.d);
+      }
     }
   }
   const float mul = p.scale * 1.44269504088896341f;  // scores in log2 units
@@ -417,7 +539,12 @@ HWY_NOINLINE void DecodeItemOf(DF df, const FlashParams& p, int64_t item, float*
         const T* k_row = k_seq + (j0 + j) * p.ks[1] + kvh * p.ks[2];
         for (int64_t h = kvh * p.group; h < (kvh + 1) * p.group; h += 4) {
           const int64_t heads = std::min<int64_t>(4, (kvh + 1) * p.group - h);
-          ScoreKeys(df, heads, keys, k_row, p.ks[1], q + h * p.d, p.d, mul, s + j * hp + h, hp);
+          if constexpr (kDot) {
+            ScoreKeysBf16(df, heads, keys, k_row, p.ks[1], q_bf16 + h * p.d, p.d, mul,
+                          s + j * hp + h, hp);
+          } else {
+            ScoreKeys(df, heads, keys, k_row, p.ks[1], q + h * p.d, p.d, mul, s + j * hp + h, hp);
+          }
         }
       }
     }
@@ -458,9 +585,13 @@ template <class DF>
 HWY_INLINE void DecodeItem(DF df, const FlashParams& p, int64_t item, float* scratch,
                            float* partials) {
   if (p.dtype == DType::kBF16) {
-    DecodeItemOf<hwy::bfloat16_t>(df, p, item, scratch, partials);
+    if (kHasBf16Dot && TargetProducts(p) == Products::kBf16Dot) {
+      DecodeItemOf<hwy::bfloat16_t, kHasBf16Dot>(df, p, item, scratch, partials);
+    } else {
+      DecodeItemOf<hwy::bfloat16_t, false>(df, p, item, scratch, partials);
+    }
   } else {
-    DecodeItemOf<float>(df, p, item, scratch, partials);
+    DecodeItemOf<float, false>(df, p, item, scratch, partials);
   }
 }
 

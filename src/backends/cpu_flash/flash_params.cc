@@ -32,13 +32,15 @@ bool one_query_per_sequence(const FlashParams& p) {
 }
 
 // The decode form (decode-inl.h) serves one query position per sequence on
-// the f32-products path, for f32 and bf16 inputs with unit-stride K/V rows,
-// no bias and no softcap (those take the tile loop), while every head's
-// scratch fits half of L2.
+// the f32-products path (f32 and bf16 inputs) and on the bf16dot path (bf16
+// inputs, scores on the bf16 dot product), with unit-stride K/V rows, no
+// bias and no softcap (those take the tile loop), while every head's
+// scratch fits half of L2. amx takes the tile loop.
 bool use_decode_form(const FlashParams& p) {
-  return p.products == Products::kF32 &&
-         (p.dtype == DType::kF32 || p.dtype == DType::kBF16) && p.ks[3] == 1 && p.vs[3] == 1 &&
-         p.bias == nullptr && p.softcap == 0.0f && one_query_per_sequence(p) &&
+  const bool path =
+      p.products == Products::kF32 || (p.products == Products::kBf16Dot && p.dtype == DType::kBF16);
+  return path && (p.dtype == DType::kF32 || p.dtype == DType::kBF16) && p.ks[3] == 1 &&
+         p.vs[3] == 1 && p.bias == nullptr && p.softcap == 0.0f && one_query_per_sequence(p) &&
          decode_layout(p.hq, p.d, p.dv).total * 4 <= kL2Bytes / 2;
 }
 

@@ -66,18 +66,18 @@ struct PathRanking {
 // both: the tile loop (prefill, Sq > 1), ranked by S2 (B=1, S=4096, H=16,
 // D=64, bf16) GFLOP/s, and one query per sequence (decode, Sq = 1: a stream
 // over K and V), ranked by S4 (B=1, Sq=1, Sk=8192, Hq=32, Hkv=8, D=128,
-// bf16) GB/s. On a Zen 4 bf16dot runs S2 1.63x the f32 products, but only
-// the f32 products have the decode loop (decode-inl.h), which streams S4
-// 1.7x faster than bf16dot's tile loop.
+// bf16) GB/s. The decode loop (decode-inl.h) serves the f32 products and
+// bf16dot, amx takes its tile loop; how the paths compare differs by form
+// and kind (on the Xeon amx is 3x f32 on S2; its decode is not measured).
 enum class ProblemForm { kTiles, kDecode };
 
 // One row of the shipped table (product_path_table.cc): the orders and the
 // figures they were chosen from, as measured on machines of the kind.
 struct ProductPathRow {
   CpuKind kind;
-  PathRanking tiles;   // figures: S2 bf16 GFLOP/s
-  PathRanking decode;  // figures: S4 bf16 GB/s; all 0: not measured apart,
-                       // and then the same order as `tiles`
+  PathRanking tiles;          // figures: S2 bf16 GFLOP/s
+  PathRanking decode;         // figures: S4 bf16 GB/s; all 0: not measured apart,
+                              // and then the same order as `tiles`
   std::string_view machine;   // `lscpu` model name of the machine(s) measured
   std::string_view measured;  // when, and the commands
   std::string_view source;    // where the full figures are
@@ -106,7 +106,7 @@ Products path_from_ranking(const PathRanking& ranking, DType dtype, int64_t d, R
 // The path plain cpu.flash takes for `args` in this process: the ranking of
 // the args' form in the row of cpu_kind(), among the paths available here.
 // The form is decode where the f32 products would take the decode loop
-// (flash_params.h, takes_decode_form).
+// (flash_params.cc, use_decode_form, asked with the f32 products).
 Products product_path_for(const AttentionArgs& args);
 Products product_path_for(DType dtype, int64_t d, ProblemForm form);
 

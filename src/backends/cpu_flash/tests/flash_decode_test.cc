@@ -1,34 +1,39 @@
 // cpu.flash's decode loop (decode-inl.h): which problems it serves, and that
 // it matches reference on them, on every Highway target, with key splits.
-// The loop is the f32 products' decode form: on CPUs whose decode ranking
-// puts amx first (product_paths.h), bf16 decode runs there unless
-// cpu.flash:f32 is asked for, so these tests run the cpu.flash:f32 variant.
+// The loop serves the f32 products and, for bf16, the bf16dot path (its
+// scores on the bf16 dot product); amx takes the tile loop. The tests run
+// the variants (cpu.flash:f32, cpu.flash:bf16dot) so that what they check
+// does not depend on this CPU's default path.
 #include <gtest/gtest.h>
 
 #include "cpu_flash/cpu_flash_backend.h"
 #include "cpu_flash/flash_params.h"
+#include "cpu_flash/product_paths.h"
 #include "flash_test_util.h"
 
 namespace tessera::flash_test {
 namespace {
 
-bool takes_decode_loop(const AttentionCase& c, int threads = 2) {
+bool takes_decode_loop(const AttentionCase& c, int threads = 2,
+                       cpu_flash::Products path = cpu_flash::Products::kF32) {
   const OwnedCase tensors(c);
   EXPECT_TRUE(tensors.status().ok()) << tensors.status().message();
   cpu_flash::FlashParams p;
-  cpu_flash::make_params(tensors.args, threads, &p, cpu_flash::Products::kF32);
-  return p.decode;
+  cpu_flash::make_params(tensors.args, threads, &p, path);
+  return p.decode && p.products == path;
 }
 
-// Judged on cpu.flash:f32 (the path the decode loop belongs to).
-void expect_matches(const AttentionCase& c, int threads) {
+// Judged on a variant: cpu.flash:f32 by default (the path the decode loop
+// was written for).
+void expect_matches(const AttentionCase& c, int threads,
+                    const std::string& variant_name = "cpu.flash:f32") {
   for (auto& variant : make_cpu_flash_variants()) {
-    if (variant->name() != "cpu.flash:f32") continue;
+    if (variant->name() != variant_name) continue;
     const std::string failures = compare_on_all_targets(*variant, c, threads);
     EXPECT_TRUE(failures.empty()) << c.name() << " threads=" << threads << "\n" << failures;
     return;
   }
-  ADD_FAILURE() << "no cpu.flash:f32 variant";
+  ADD_FAILURE() << "no " << variant_name << " variant";
 }
 
 AttentionCase decode_case(DType dtype, int64_t hq, int64_t hkv, int64_t d, int64_t sk) {
@@ -57,6 +62,31 @@ TEST(CpuFlashDecode, MatchesReferenceWhereItServes) {
       expect_matches(c, threads);
     }
   }
+}
+
+// The bf16dot path's decode form: scores on the bf16 dot product (32
+// elements per instruction, a masked tail where D % 32 != 0), P V as f32.
+// On targets without the instruction the variant's kernel takes the f32
+// products (compare_on_all_targets runs each target this CPU has).
+TEST(CpuFlashDecode, Bf16DotScoresMatchReference) {
+  if (!cpu_flash::path_available(cpu_flash::Products::kBf16Dot)) {
+    GTEST_SKIP() << cpu_flash::path_unavailable_reason(cpu_flash::Products::kBf16Dot);
+  }
+  struct Shape {
+    int64_t group, d, sk;
+    int threads;
+  };
+  for (const Shape& sh : {Shape{1, 64, 3001, 1}, Shape{2, 48, 777, 2}, Shape{3, 130, 1500, 3},
+                          Shape{4, 128, 4099, 2}, Shape{9, 34, 640, 2}, Shape{4, 2, 90, 1}}) {
+    AttentionCase c = decode_case(DType::kBF16, 2 * sh.group, 2, sh.d, sh.sk);
+    c.mask = sh.group == 4 ? Mask::window(700, 0) : Mask::causal();
+    ASSERT_TRUE(takes_decode_loop(c, sh.threads, cpu_flash::Products::kBf16Dot)) << c.name();
+    expect_matches(c, sh.threads, "cpu.flash:bf16dot");
+  }
+  AttentionCase varlen = decode_case(DType::kBF16, 8, 2, 96, 1);
+  varlen.set_varlen({1, 0, 1, 1}, {2000, 3, 0, 77});
+  ASSERT_TRUE(takes_decode_loop(varlen, 2, cpu_flash::Products::kBf16Dot));
+  expect_matches(varlen, 2, "cpu.flash:bf16dot");
 }
 
 // A batch of single queries, packed, with an empty query and an empty key

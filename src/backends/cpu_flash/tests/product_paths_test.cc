@@ -2,6 +2,8 @@
 // each row's default is the fastest path its own figures record), the
 // fallback order, and on this machine the path plain cpu.flash takes. Judged
 // on the table's recorded figures, never on timings taken here.
+#include "cpu_flash/product_paths.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,7 +11,6 @@
 #include <set>
 
 #include "cpu_flash/flash_forward.h"
-#include "cpu_flash/product_paths.h"
 #include "flash_test_util.h"
 #include "hwy/targets.h"
 
@@ -21,8 +22,8 @@ void PrintTo(Products path, std::ostream* os) { *os << path_name(path); }
 namespace tessera::flash_test {
 namespace {
 
-using cpu_flash::Products;
 using cpu_flash::ProductPathRow;
+using cpu_flash::Products;
 
 using cpu_flash::PathRanking;
 using cpu_flash::ProblemForm;
@@ -97,7 +98,8 @@ void expect_ranked_by_its_figures(const ProductPathRow& row, ProblemForm form) {
   for (Products path : cpu_flash::kAllPaths) {
     const bool in_order = std::find(listed.begin(), listed.end(), path) != listed.end();
     if (!in_order) {
-      EXPECT_EQ(figure(ranking, path), 0) << cpu_flash::path_name(path) << " measured but not listed";
+      EXPECT_EQ(figure(ranking, path), 0)
+          << cpu_flash::path_name(path) << " measured but not listed";
     }
     if (in_order && cpu_flash::path_applies(path, kMeasuredDtype, d) &&
         figure(ranking, path) > best_figure) {
@@ -151,9 +153,11 @@ TEST(ProductPathTable, FallsBackInTheRecordedOrder) {
             Products::kBf16Dot);
   EXPECT_EQ(cpu_flash::path_from_ranking(zen5.tiles, DType::kBF16, 59, every_path_runs),
             Products::kF32);
-  // Decode on a Zen: the f32 products' decode loop, bf16dot only if f32
-  // were refused (it never is; the order still records the measurement).
+  // Decode on a Zen: bf16dot's decode loop; odd D, which bf16dot cannot
+  // take, the f32 products'.
   EXPECT_EQ(cpu_flash::path_from_ranking(zen5.decode, DType::kBF16, 128, every_path_runs),
+            Products::kBf16Dot);
+  EXPECT_EQ(cpu_flash::path_from_ranking(zen5.decode, DType::kBF16, 59, every_path_runs),
             Products::kF32);
   // f32 and f16 inputs take the f32 products on every kind, in both forms.
   for (const ProductPathRow& row : cpu_flash::product_path_table()) {
@@ -208,8 +212,8 @@ TEST(ProductPaths, AvailabilityFollowsTheCpuAndTheTarget) {
       EXPECT_EQ(why.empty(), cpu_flash::path_available(path)) << why;
       // The CPU's own lack is named first (a Zen 4 or 5 has the bf16 dot
       // product but no AMX: the AMX path's reason is the tiles, on any target).
-      const bool cpu_has = path == Products::kAmx ? cpu_flash::cpu_has_amx()
-                                                  : cpu_flash::cpu_has_bf16_dot();
+      const bool cpu_has =
+          path == Products::kAmx ? cpu_flash::cpu_has_amx() : cpu_flash::cpu_has_bf16_dot();
       if (!cpu_has) {
         EXPECT_NE(why.find(path == Products::kAmx ? "AMX" : "AVX512_BF16"), std::string::npos)
             << why;
@@ -240,10 +244,9 @@ TEST(ProductPaths, PlainCpuFlashTakesTheTablesPathForThisCpu) {
       for (int64_t d : {64, 48, 59, 128}) {
         SCOPED_TRACE(std::string(dtype_name(dtype)) + " D=" + std::to_string(d) +
                      " Sq=" + std::to_string(f.sq));
-        const Products expected =
-            cpu_flash::path_from_ranking(row.ranking(f.form), dtype, d, [](Products path) {
-              return cpu_flash::path_available(path);
-            });
+        const Products expected = cpu_flash::path_from_ranking(
+            row.ranking(f.form), dtype, d,
+            [](Products path) { return cpu_flash::path_available(path); });
         EXPECT_EQ(cpu_flash::product_path_for(dtype, d, f.form), expected);
         AttentionCase c;
         c.dtype = dtype;
@@ -259,8 +262,9 @@ TEST(ProductPaths, PlainCpuFlashTakesTheTablesPathForThisCpu) {
         cpu_flash::FlashParams p;
         cpu_flash::make_params(tensors.args, 2, &p);
         EXPECT_EQ(p.products, expected);
-        // The decode loop reads f32 and bf16 K/V (f16 takes the tile loop).
-        EXPECT_EQ(p.decode, f.form == ProblemForm::kDecode && expected == Products::kF32 &&
+        // The decode loop reads f32 and bf16 K/V on the f32 products or
+        // bf16dot (f16 and amx take the tile loop).
+        EXPECT_EQ(p.decode, f.form == ProblemForm::kDecode && expected != Products::kAmx &&
                                 dtype != DType::kF16);
       }
     }
@@ -281,7 +285,8 @@ TEST(ProductPaths, ForcedPathOnlyWhereItAppliesAndRuns) {
         const OwnedCase tensors(c);
         cpu_flash::FlashParams p;
         cpu_flash::make_params(tensors.args, 2, &p, path);
-        const bool serves = cpu_flash::path_applies(path, dtype, d) && cpu_flash::path_available(path);
+        const bool serves =
+            cpu_flash::path_applies(path, dtype, d) && cpu_flash::path_available(path);
         EXPECT_EQ(p.products, serves ? path : cpu_flash::product_path_for(tensors.args))
             << cpu_flash::path_name(path) << " " << dtype_name(dtype) << " D=" << d;
       }

@@ -182,7 +182,8 @@ TEST(CpuFlashVariants, DispatchSpanNamesThePath) {
     const std::vector<Span> spans = ctx.profiler().spans();
     ASSERT_EQ(spans.size(), 1u) << policy;
     const std::string expected(cpu_flash::path_name(
-        policy == "auto" ? cpu_flash::product_path_for(OwnedCase(bf16_case(64)).args) : Products::kF32));
+        policy == "auto" ? cpu_flash::product_path_for(OwnedCase(bf16_case(64)).args)
+                         : Products::kF32));
     EXPECT_EQ(spans[0].backend, used);
     EXPECT_EQ(spans[0].path, expected) << policy;
     const nlohmann::json trace = nlohmann::json::parse(chrome_trace_json(spans));
