@@ -435,6 +435,123 @@ HWY_INLINE void AccumulateHeads(DF df, int64_t heads, const T* v_row, int64_t v_
   }
 }
 
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#define TESSERA_DECODE_DOT_ATTR __attribute__((target(HWY_TARGET_STR ",avx512bf16")))
+
+// The bf16dot path's P V, on the bf16 dot product over pairs of keys: P of
+// a step is rounded to bf16 pairs of consecutive keys (as the bf16dot tile
+// loop rounds P), and each V row pair is interleaved word by word, so one
+// vdpbf16ps adds p[2jp] v[2jp][d] + p[2jp+1] v[2jp+1][d] to 16 columns:
+// half the multiply instructions of the f32 FMAs and no widening of V.
+
+// pp[jp * hp + h] = p[2jp][h] (low half) and p[2jp + 1][h], as bf16, for
+// `pairs` pairs; s is the step's p [kDecodeStep x hp], hp a multiple of 16.
+TESSERA_DECODE_DOT_ATTR inline void ProbabilityPairs(int64_t hp, int64_t pairs,
+                                                     const float* HWY_RESTRICT s,
+                                                     uint32_t* HWY_RESTRICT pp) {
+  // Word 2i of the result is word i (the even key's), word 2i + 1 word
+  // 16 + i (the odd key's) of cvtne2ps_pbh(odd, even).
+  alignas(64) static constexpr uint16_t kInterleave[32] = {
+      0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
+      8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+  const __m512i interleave = _mm512_load_si512(kInterleave);
+  for (int64_t jp = 0; jp < pairs; ++jp) {
+    for (int64_t hv = 0; hv < hp; hv += 16) {
+      const __m512 even = _mm512_loadu_ps(s + 2 * jp * hp + hv);
+      const __m512 odd = _mm512_loadu_ps(s + (2 * jp + 1) * hp + hv);
+      const __m512i both = __builtin_bit_cast(__m512i, _mm512_cvtne2ps_pbh(odd, even));
+      _mm512_storeu_si512(pp + jp * hp + hv, _mm512_permutexvar_epi16(interleave, both));
+    }
+  }
+}
+
+// O[h .. h + kHeads)[0, 32) += sum over `pairs` key pairs (v_row: the first
+// key's row at column 0). An interleaved V pair's f32 lane 4k + t holds
+// column 8k + t (unpacklo) or 8k + 4 + t (unpackhi), so O's 32 columns are
+// held as those two vectors and put back in order at the end.
+template <int kHeads>
+TESSERA_DECODE_DOT_ATTR HWY_INLINE void AccumulatePairs32(const hwy::bfloat16_t* HWY_RESTRICT v_row,
+                                                          int64_t v_stride, int64_t pairs,
+                                                          const uint32_t* HWY_RESTRICT pp,
+                                                          int64_t ld_p, float* HWY_RESTRICT o,
+                                                          int64_t ld_dv) {
+  alignas(64) static constexpr int32_t kToLo[16] = {0,  1,  2,  3,  8,  9,  10, 11,
+                                                    16, 17, 18, 19, 24, 25, 26, 27};
+  alignas(64) static constexpr int32_t kToHi[16] = {4,  5,  6,  7,  12, 13, 14, 15,
+                                                    20, 21, 22, 23, 28, 29, 30, 31};
+  alignas(64) static constexpr int32_t kBack0[16] = {0, 1, 2, 3, 16, 17, 18, 19,
+                                                     4, 5, 6, 7, 20, 21, 22, 23};
+  alignas(64) static constexpr int32_t kBack1[16] = {8,  9,  10, 11, 24, 25, 26, 27,
+                                                     12, 13, 14, 15, 28, 29, 30, 31};
+  const __m512i to_lo = _mm512_load_si512(kToLo), to_hi = _mm512_load_si512(kToHi);
+  __m512 lo[kHeads], hi[kHeads];
+  for (int i = 0; i < kHeads; ++i) {
+    const __m512 o0 = _mm512_loadu_ps(o + i * ld_dv), o1 = _mm512_loadu_ps(o + i * ld_dv + 16);
+    lo[i] = _mm512_permutex2var_ps(o0, to_lo, o1);
+    hi[i] = _mm512_permutex2var_ps(o0, to_hi, o1);
+  }
+  for (int64_t jp = 0; jp < pairs; ++jp) {
+    const __m512i a = _mm512_loadu_si512(v_row + 2 * jp * v_stride);
+    const __m512i b = _mm512_loadu_si512(v_row + (2 * jp + 1) * v_stride);
+    const __m512bh v_lo = __builtin_bit_cast(__m512bh, _mm512_unpacklo_epi16(a, b));
+    const __m512bh v_hi = __builtin_bit_cast(__m512bh, _mm512_unpackhi_epi16(a, b));
+    for (int i = 0; i < kHeads; ++i) {
+      const __m512bh w =
+          __builtin_bit_cast(__m512bh, _mm512_set1_epi32(static_cast<int>(pp[jp * ld_p + i])));
+      lo[i] = _mm512_dpbf16_ps(lo[i], v_lo, w);
+      hi[i] = _mm512_dpbf16_ps(hi[i], v_hi, w);
+    }
+  }
+  const __m512i back0 = _mm512_load_si512(kBack0), back1 = _mm512_load_si512(kBack1);
+  for (int i = 0; i < kHeads; ++i) {
+    _mm512_storeu_ps(o + i * ld_dv, _mm512_permutex2var_ps(lo[i], back0, hi[i]));
+    _mm512_storeu_ps(o + i * ld_dv + 16, _mm512_permutex2var_ps(lo[i], back1, hi[i]));
+  }
+}
+
+// AccumulateHeads for the bf16dot path: columns in blocks of 32 on the dot
+// product over the step's key pairs (and an odd last key on the f32
+// FMAs), the columns past the last block on the f32 FMAs for every key.
+template <class DF>
+TESSERA_DECODE_DOT_ATTR inline void AccumulateHeadsBf16(DF df, int64_t heads,
+                                                        const hwy::bfloat16_t* v_row,
+                                                        int64_t v_stride, int64_t dv, int64_t kb,
+                                                        const float* p_rows, const uint32_t* pp,
+                                                        int64_t ld_p, float* o, int64_t ld_dv) {
+  const int64_t pairs = kb / 2, blocks_end = dv / 32 * 32;
+  for (int64_t d = 0; d < blocks_end; d += 32) {
+    switch (heads) {
+      case 4:
+        AccumulatePairs32<4>(v_row + d, v_stride, pairs, pp, ld_p, o + d, ld_dv);
+        break;
+      case 3:
+        AccumulatePairs32<3>(v_row + d, v_stride, pairs, pp, ld_p, o + d, ld_dv);
+        break;
+      case 2:
+        AccumulatePairs32<2>(v_row + d, v_stride, pairs, pp, ld_p, o + d, ld_dv);
+        break;
+      default:
+        AccumulatePairs32<1>(v_row + d, v_stride, pairs, pp, ld_p, o + d, ld_dv);
+        break;
+    }
+  }
+  if (kb % 2 != 0 && blocks_end > 0) {
+    AccumulateHeads(df, heads, v_row + (kb - 1) * v_stride, v_stride, blocks_end, 1,
+                    p_rows + (kb - 1) * ld_p, ld_p, o, ld_dv);
+  }
+  if (blocks_end < dv) {
+    AccumulateHeads(df, heads, v_row + blocks_end, v_stride, dv - blocks_end, kb, p_rows, ld_p,
+                    o + blocks_end, ld_dv);
+  }
+}
+#undef TESSERA_DECODE_DOT_ATTR
+#else  // no bf16 dot product on this target: DecodeItem never asks for it
+inline void ProbabilityPairs(int64_t, int64_t, const float*, uint32_t*) {}
+template <class DF>
+inline void AccumulateHeadsBf16(DF, int64_t, const hwy::bfloat16_t*, int64_t, int64_t, int64_t,
+                                const float*, const uint32_t*, int64_t, float*, int64_t) {}
+#endif
+
 // The online softmax of one step of kb keys, vectors across the heads
 // (s[j * hp + h], hp = Hq rounded up to the lanes, padding lanes 0): s
 // becomes p, m and l move on, alpha[h] is the factor O[h] must be scaled by.
@@ -491,6 +608,8 @@ HWY_NOINLINE void DecodeItemOf(DF df, const FlashParams& p, int64_t item, float*
   float* l = scratch + lay.l;
   float* s = scratch + lay.s;          // [kDecodeStep][hp]: scores, then p
   float* alpha = scratch + lay.alpha;  // [hp]
+  // kDot: the step's p as bf16 pairs of keys [kDecodeStep / 2][hp].
+  uint32_t* pp = reinterpret_cast<uint32_t*>(scratch + lay.pp);
   const int64_t seq = item / p.splits, split = item % p.splits;
   int64_t begin = 0, end = 0;
   const UnitGeom g = DecodeGeom(p, seq, &begin, &end);
@@ -559,12 +678,18 @@ HWY_NOINLINE void DecodeItemOf(DF df, const FlashParams& p, int64_t item, float*
       }
     }
     // O[h] += sum_j p[j][h] v_j, per KV head and group of heads.
+    if constexpr (kDot) ProbabilityPairs(hp, kb / 2, s, pp);
     for (int64_t kvh = 0; kvh < p.hkv; ++kvh) {
       const T* v_row = v_seq + j0 * p.vs[1] + kvh * p.vs[2];
       for (int64_t h = kvh * p.group; h < (kvh + 1) * p.group; h += 4) {
         const int64_t heads = std::min<int64_t>(4, (kvh + 1) * p.group - h);
-        AccumulateHeads(df, heads, v_row, p.vs[1], p.dv, kb, s + h, hp, o + h * lay.ld_dv,
-                        lay.ld_dv);
+        if constexpr (kDot) {
+          AccumulateHeadsBf16(df, heads, v_row, p.vs[1], p.dv, kb, s + h, pp + h, hp,
+                              o + h * lay.ld_dv, lay.ld_dv);
+        } else {
+          AccumulateHeads(df, heads, v_row, p.vs[1], p.dv, kb, s + h, hp, o + h * lay.ld_dv,
+                          lay.ld_dv);
+        }
       }
     }
   }

@@ -150,10 +150,11 @@ static_assert(kBlockKeys * kMaxLanes * kMicroVecs * 4 <= kL1Bytes / 2,
 // tensor's rows), and the per-thread scratch for Hq heads (hp = Hq rounded
 // up to the widest vector, so the softmax runs in vectors across heads):
 //   q [Hq x D] f32   o [Hq x ld_dv]   m, l, alpha [hp]   s [kDecodeStep x hp]
+//   pp [kDecodeStep / 2 x hp] (bf16dot: p as bf16 pairs of keys)
 inline constexpr int64_t kDecodeStep = 16;
 inline constexpr int64_t kDecodePrefetchBytes = 32 * 1024;
 struct DecodeLayout {
-  int64_t ld_dv = 0, q = 0, o = 0, m = 0, l = 0, alpha = 0, s = 0, total = 0;
+  int64_t ld_dv = 0, q = 0, o = 0, m = 0, l = 0, alpha = 0, s = 0, pp = 0, total = 0;
 };
 constexpr DecodeLayout decode_layout(int64_t hq, int64_t d, int64_t dv) {
   DecodeLayout s;
@@ -166,6 +167,7 @@ constexpr DecodeLayout decode_layout(int64_t hq, int64_t d, int64_t dv) {
   s.l = c.take(hp);
   s.alpha = c.take(hp);
   s.s = c.take(kDecodeStep * hp);
+  s.pp = c.take(kDecodeStep / 2 * hp);
   s.total = c.at;
   return s;
 }

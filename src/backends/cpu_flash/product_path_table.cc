@@ -51,21 +51,22 @@ constexpr ProductPathRow kTable[] = {
      "one path applies: AVX-512 without AVX512_BF16 has neither bf16 path; not measured"},
     {CpuKind::kAvx512Bf16Amd,
      {{P::kBf16Dot, P::kF32}, 2, {323, 451, 0}},
-     {{P::kBf16Dot, P::kF32}, 2, {24.2, 31.0, 0}},
+     {{P::kBf16Dot, P::kF32}, 2, {19.5, 25.9, 0}},
      "AMD EPYC (Zen 5: tiles; Zen 4, family 25 model 17: decode)",
      "tiles: 2026-12-03 (issue 18), Zen 5: python3 bench/attention_table.py --build "
      "build/release --boost --threads 2 --iters 5, and tessera bench attention --backends "
-     "cpu.flash with the bf16 dot path switched on; decode: 2026-12-04 12:01 UTC, Zen 4, both "
-     "paths on the decode loop (bf16dot's scores on the bf16 dot product): tessera --threads 2 "
+     "cpu.flash with the bf16 dot path switched on; decode: 2026-12-04 12:16 UTC, Zen 4, both "
+     "paths on the decode loop (bf16dot's two products on the bf16 dot product): tessera "
+     "--threads 2 "
      "bench attention --backends cpu.flash:f32,cpu.flash:bf16dot --warmup 3 --iters 30 --shapes "
      "\"B=1,Sq=1,Sk=8192,Hq=32,Hkv=8,D=128,dtype=bf16\", median of 3 runs",
      "docs/DECISIONS.md, \"cpu.flash picks its product path from a measured table per CPU "
      "kind\"; docs/BENCHMARKS.md, \"AMD EPYC Zen 4\"",
      "tiles: vdpbf16ps runs at twice the f32 FMA rate on this core (MACHINE-NOTES: 880 vs 435 "
      "GFLOP/s on the Zen 5), so bf16dot wins, 1.40x the f32 products (a Zen 4 measured 301 "
-     "vs 185, 1.63x); decode: bf16dot's decode loop (scores on the dot product, no widening "
-     "of K) 1.28x the f32 products' (runs: 31.7/29.1/31.0 vs 27.5/22.5/24.2 GB/s); no AMX on "
-     "this kind"},
+     "vs 185, 1.63x); decode: bf16dot's decode loop (both products on the dot product, K "
+     "and V not widened) 1.33x the f32 products' (runs: 25.9/23.1/26.1 vs 19.5/21.0/19.2 GB/s, "
+     "a loaded host); no AMX on this kind"},
     {CpuKind::kAvx512Bf16Intel,
      {{P::kF32, P::kBf16Dot}, 2, {309.5, 190.4, 0}},
      {{P::kF32, P::kBf16Dot}, 2, {0, 0, 0}},
