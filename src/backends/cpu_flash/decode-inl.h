@@ -63,7 +63,7 @@ HWY_INLINE hn::Vec<DF> LoadAsF32(DF df, const T* HWY_RESTRICT row, int64_t i) {
 // arrives, which capped the stream at ~11 GB/s per core on a Zen 4; an L2
 // prefetch is queued at L2, which has many more, and the loads then hit L2.
 // Zen 4, S4: f32 2.78-2.97 -> 1.90-2.34 ms, bf16 1.69-1.99 -> 1.23-1.26
-// (docs/DECISIONS.md, "cpu.flash decode ... prefetch into L2").
+// (docs/DECISIONS.md, "Prefetch into L2, not L1").
 template <typename T>
 HWY_INLINE void PrefetchRow(const T* row, int64_t n) {
   const char* bytes = reinterpret_cast<const char*>(row);
@@ -147,9 +147,9 @@ HWY_INLINE V SumsOf8(DF df, const V* a) {
 // 256-bit halves added), then the 8-lane transpose-add. About 37 256-bit
 // operations for the 8 sums against ~64 512-bit ones for 8 horizontal sums,
 // which cost as much as the dot products themselves in the decode loop
-// (docs/DECISIONS.md, "cpu.flash decode ... AVX-512").
+// (docs/DECISIONS.md, "16-lane transpose-add on AVX-512").
 template <class DF, class V = hn::Vec<DF>>
-HWY_INLINE auto SumsOf8Wide(DF df, const V* a) {
+HWY_INLINE auto SumsOf8Wide(DF /*df: the type only*/, const V* a) {
   const hn::Half<DF> dh;
   hn::Vec<decltype(dh)> halves[8];
   for (int i = 0; i < 8; ++i) halves[i] = hn::Add(hn::LowerHalf(dh, a[i]), hn::UpperHalf(dh, a[i]));
