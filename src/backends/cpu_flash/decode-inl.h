@@ -593,8 +593,9 @@ HWY_INLINE bool StepSoftmax(DF df, int64_t hp, int64_t kb, float* HWY_RESTRICT s
 
 // Item = seq * splits + split: keys of that split for every head. Writes
 // the rows, or (splits > 1) the partial O, m, l to partials. kDot: the
-// bf16dot path (T is bf16): q stays bf16 and the scores take the bf16 dot
-// product; P V is the f32 products' either way (p stays f32).
+// bf16dot path (T is bf16): q stays bf16, the scores take the bf16 dot
+// product, and so does P V, with each step's p rounded to bf16 pairs of
+// keys (the softmax's m, l and the O accumulators stay f32).
 template <typename T, bool kDot, class DF>
 HWY_NOINLINE void DecodeItemOf(DF df, const FlashParams& p, int64_t item, float* scratch,
                                float* partials) {
