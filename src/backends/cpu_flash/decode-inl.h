@@ -46,6 +46,12 @@ HWY_BEFORE_NAMESPACE();
 namespace tessera::cpu_flash::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// The bf16dot path's functions below: as bf16_dot-inl.h, the AVX3 target
+// plus the instruction (Highway 1.0.3 has no target with AVX512_BF16).
+#define TESSERA_DECODE_DOT_ATTR __attribute__((target(HWY_TARGET_STR ",avx512bf16")))
+#endif
+
 // One K or V vector at `row + i` as f32; T is float or hwy::bfloat16_t.
 template <typename T, class DF>
 HWY_INLINE hn::Vec<DF> LoadAsF32(DF df, const T* HWY_RESTRICT row, int64_t i) {
@@ -253,9 +259,6 @@ HWY_INLINE void ScoreKeys(DF df, int64_t heads, int64_t keys, const T* k_row, in
 }
 
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-// As bf16_dot-inl.h: the AVX3 target plus the instruction (Highway 1.0.3 has
-// no target with AVX512_BF16).
-#define TESSERA_DECODE_DOT_ATTR __attribute__((target(HWY_TARGET_STR ",avx512bf16")))
 
 // One step of 32 elements (`mask`: which of them exist) for DotTileBf16.
 template <int kKeys, int kHeads, class V>
@@ -349,7 +352,6 @@ TESSERA_DECODE_DOT_ATTR inline void ScoreKeysBf16(DF df, int64_t heads, int64_t 
                         ld_s);
   }
 }
-#undef TESSERA_DECODE_DOT_ATTR
 #else  // no bf16 dot product on this target: DecodeItem never asks for it
 template <class DF>
 inline void ScoreKeysBf16(DF, int64_t, int64_t, const hwy::bfloat16_t*, int64_t,
@@ -436,7 +438,6 @@ HWY_INLINE void AccumulateHeads(DF df, int64_t heads, const T* v_row, int64_t v_
 }
 
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-#define TESSERA_DECODE_DOT_ATTR __attribute__((target(HWY_TARGET_STR ",avx512bf16")))
 
 // The bf16dot path's P V, on the bf16 dot product over pairs of keys: P of
 // a step is rounded to bf16 pairs of consecutive keys (as the bf16dot tile
@@ -544,7 +545,6 @@ TESSERA_DECODE_DOT_ATTR inline void AccumulateHeadsBf16(DF df, int64_t heads,
                     o + blocks_end, ld_dv);
   }
 }
-#undef TESSERA_DECODE_DOT_ATTR
 #else  // no bf16 dot product on this target: DecodeItem never asks for it
 inline void ProbabilityPairs(int64_t, int64_t, const float*, uint32_t*) {}
 template <class DF>
@@ -740,6 +740,7 @@ HWY_NOINLINE void DecodeMerge(DF df, const FlashParams& p, int64_t seq, float* s
 }
 
 }  // namespace tessera::cpu_flash::HWY_NAMESPACE
+#undef TESSERA_DECODE_DOT_ATTR
 HWY_AFTER_NAMESPACE();
 
 #endif  // include guard toggle

@@ -66,11 +66,11 @@ std::string compare_on_all_targets(Backend& backend, const AttentionCase& c, int
 std::string compare_paths_on_all_targets(const AttentionCase& c, int threads) {
   auto plain = make_cpu_flash_backend();
   const std::vector<std::unique_ptr<Backend>> variants = make_cpu_flash_variants();
+  const OwnedCase tensors(c);  // only for the default path's choice
   return compare_each_target(c, threads, [&] {
     // The default path of this case on this target, then each other path
     // that applies to it and runs here, through its variant.
     std::vector<Backend*> run = {plain.get()};
-    const OwnedCase tensors(c);
     const cpu_flash::Products taken = cpu_flash::product_path_for(tensors.args);
     for (const auto& variant : variants) {
       for (const cpu_flash::Products path : cpu_flash::kAllPaths) {
