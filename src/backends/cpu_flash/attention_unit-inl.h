@@ -261,6 +261,19 @@ HWY_INLINE void StartBlocks(DF df, const FlashParams& p, int64_t unit, int64_t s
     }
   }
   split_keys(p, split, begin, end);
+  // The unit's Q rows and first K/V tile are cold: asked for all at once,
+  // their misses overlap, where the packing loops below would wait for a
+  // row or two at a time.
+  const UnitGeom* seen = nullptr;  // a block that sees keys (they share K/V)
+  for (int64_t sub = 0; sub < p.sub_blocks; ++sub) {
+    const Block& b = blocks[sub];
+    if (!b.active || b.keys.empty()) continue;
+    prefetch_q_rows(p, b.g);
+    seen = &b.g;
+  }
+  if (seen != nullptr && *begin < *end) {
+    prefetch_kv_rows(p, *seen, *begin, std::min(kBlockKeys, *end - *begin));
+  }
   for (int64_t sub = 0; sub < p.sub_blocks; ++sub) {
     Block& b = blocks[sub];
     if (!b.active) continue;
@@ -307,11 +320,10 @@ HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t 
   // decode-inl.h instead) reads each f32 K and V element exactly once per
   // tile, so it
   // reads them where they are: the copy PackKV makes against L1 set
-  // conflicts only pays when a tile is swept several times. There is no
-  // software prefetch of the next tile: asking for its lines, all at once or
-  // spread over the products, filled the line-fill buffers so the prefetches
-  // themselves waited for memory; decode ran 15-20% slower with them and
-  // prefill the same (docs/DECISIONS.md).
+  // conflicts only pays when a tile is swept several times. The next tile
+  // is prefetched into L2 (below); the same prefetch into L1 filled the
+  // line-fill buffers, so the prefetches themselves waited for memory, and
+  // ran 15-20% slower (docs/DECISIONS.md).
   const bool in_place = path == Products::kF32 && p.dtype == DType::kF32 && p.ks[3] == 1 &&
                         p.vs[3] == 1 && ld_dv == p.dv && p.sub_blocks == 1 &&
                         ld <= static_cast<int64_t>(hn::Lanes(df)) && blocks[0].g.rows <= kMicroRows;
@@ -329,6 +341,8 @@ HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t 
       const int64_t a = std::max(j0, b.keys.begin), z = std::min(j1, b.keys.end);
       if (!b.active || a >= z) continue;  // fully masked for this block
       if (!packed) {
+        // The next tile's rows come into L2 while this one is worked on.
+        if (j1 < end) prefetch_kv_rows(p, b.g, j1, std::min(kBlockKeys, end - j1));
         if (tiles) {
           keys_in_place = amx_keys_in_place && (j1 - j0) % 32 == 0;
           PackKVTiles(p, b.g, s, j0, j1 - j0, keys_in_place);

@@ -83,4 +83,31 @@ inline void* element(void* base, DType dtype, int64_t offset) {
   return static_cast<char*>(base) + offset * static_cast<int64_t>(dtype_size(dtype));
 }
 
+// Asks for the cache lines of [start, start + bytes) into L2 (locality 1:
+// prefetcht2 on x86), not L1: an L1 prefetch holds one of the core's few L1
+// miss buffers until its line arrives (docs/DECISIONS.md, "Prefetch into
+// L2, not L1").
+inline void prefetch_to_l2(const void* start, int64_t bytes) {
+  const auto begin = reinterpret_cast<uintptr_t>(start);
+  for (uintptr_t at = begin & ~uintptr_t{63}; at < begin + static_cast<uintptr_t>(bytes); at += 64) {
+    __builtin_prefetch(reinterpret_cast<const void*>(at), /*rw=*/0, /*locality=*/1);
+  }
+}
+
+// The prefill tile loop's cold reads, asked for before they are needed: the
+// Q rows of block g, and the K and V rows [j0, j0 + kb) of its sequence.
+// Rows whose elements are not contiguous are left to the hardware.
+inline void prefetch_q_rows(const FlashParams& p, const UnitGeom& g) {
+  if (p.qs[3] != 1) return;
+  const int64_t bytes = p.d * static_cast<int64_t>(dtype_size(p.dtype));
+  for (int64_t r = 0; r < g.rows; ++r) prefetch_to_l2(element(p.q, p.dtype, q_offset(p, g, r)), bytes);
+}
+inline void prefetch_kv_rows(const FlashParams& p, const UnitGeom& g, int64_t j0, int64_t kb) {
+  const auto size = static_cast<int64_t>(dtype_size(p.dtype));
+  for (int64_t j = j0; j < j0 + kb; ++j) {
+    if (p.ks[3] == 1) prefetch_to_l2(element(p.k, p.dtype, k_offset(p, g, j)), p.d * size);
+    if (p.vs[3] == 1) prefetch_to_l2(element(p.v, p.dtype, v_offset(p, g, j)), p.dv * size);
+  }
+}
+
 }  // namespace tessera::cpu_flash
