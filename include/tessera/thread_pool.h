@@ -1,6 +1,7 @@
 // A fixed pool of worker threads with one primitive: parallel_for over [0, n).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -35,6 +36,7 @@ class ThreadPool {
   void run_items(int thread_index);
 
   int num_threads_ = 1;
+  bool poll_ = true;  // poll briefly before sleeping (thread_pool.cc)
   std::vector<std::thread> workers_;
   std::mutex mu_;
   std::condition_variable wake_;
@@ -42,11 +44,13 @@ class ThreadPool {
   const std::function<void(int64_t, int)>* job_ = nullptr;
   int64_t job_size_ = 0;
   int64_t next_item_ = 0;
-  int64_t finished_items_ = 0;
-  uint64_t generation_ = 0;
-  int busy_workers_ = 0;
+  // Changed under mu_ only; atomic so that a polling thread may read them
+  // without it (a hint: the decision is taken again under mu_).
+  std::atomic<int64_t> finished_items_ = 0;
+  std::atomic<uint64_t> generation_ = 0;
+  std::atomic<int> busy_workers_ = 0;
   std::exception_ptr error_;  // the first exception of the current job
-  bool stop_ = false;
+  std::atomic<bool> stop_ = false;
 };
 
 }  // namespace tessera
