@@ -269,6 +269,7 @@ HWY_INLINE void StartBlocks(DF df, const FlashParams& p, int64_t unit, int64_t s
     const Block& b = blocks[sub];
     if (!b.active || b.keys.empty()) continue;
     prefetch_q_rows(p, b.g);
+    if (p.splits == 1) prefetch_out_rows(p, b.g);
     seen = &b.g;
   }
   if (seen != nullptr && *begin < *end) {
@@ -429,7 +430,7 @@ HWY_INLINE void WriteRows(DF df, const FlashParams& p, const UnitGeom& g, const 
     } else {
       RowFromF32(df, o + r * ld_dv, 1.0f / l[r], dst, p.dtype, p.os[3], p.dv);
     }
-    write_lse(p, g, r, m[r], l[r]);
+    if (p.lse != nullptr) write_lse(p, g, r, m[r], l[r]);  // an out-of-line call per row
   }
 }
 

@@ -102,6 +102,18 @@ inline void prefetch_q_rows(const FlashParams& p, const UnitGeom& g) {
   const int64_t bytes = p.d * static_cast<int64_t>(dtype_size(p.dtype));
   for (int64_t r = 0; r < g.rows; ++r) prefetch_to_l2(element(p.q, p.dtype, q_offset(p, g, r)), bytes);
 }
+// The out rows of block g, for writing (prefetchw): the unit writes them at
+// its end, and a store that misses holds the write until its line arrives.
+inline void prefetch_out_rows(const FlashParams& p, const UnitGeom& g) {
+  if (p.os[3] != 1) return;
+  const int64_t bytes = p.dv * static_cast<int64_t>(dtype_size(p.dtype));
+  for (int64_t r = 0; r < g.rows; ++r) {
+    const auto begin = reinterpret_cast<uintptr_t>(element(p.out, p.dtype, out_offset(p, g, r)));
+    for (uintptr_t at = begin & ~uintptr_t{63}; at < begin + static_cast<uintptr_t>(bytes); at += 64) {
+      __builtin_prefetch(reinterpret_cast<const void*>(at), /*rw=*/1, /*locality=*/1);
+    }
+  }
+}
 inline void prefetch_kv_rows(const FlashParams& p, const UnitGeom& g, int64_t j0, int64_t kb) {
   const auto size = static_cast<int64_t>(dtype_size(p.dtype));
   for (int64_t j = j0; j < j0 + kb; ++j) {
