@@ -436,8 +436,8 @@ HWY_INLINE void WriteRows(DF df, const FlashParams& p, const UnitGeom& g, const 
 
 // One split's partial result, in the layout MergeRows reads: O [rows x
 // ld_dv], then m [rows], then l [rows].
-inline void WritePartial(float* part, int64_t rows, int64_t ld_dv, const float* o,
-                         const float* m, const float* l) {
+inline void WritePartial(float* part, int64_t rows, int64_t ld_dv, const float* o, const float* m,
+                         const float* l) {
   std::memcpy(part, o, sizeof(float) * rows * ld_dv);
   std::memcpy(part + rows * ld_dv, m, sizeof(float) * rows);
   std::memcpy(part + rows * ld_dv + rows, l, sizeof(float) * rows);

@@ -63,21 +63,6 @@ HWY_INLINE hn::Vec<DF> LoadAsF32(DF df, const T* HWY_RESTRICT row, int64_t i) {
   }
 }
 
-// Asks for the cache lines of n elements from row (a K or V row some keys
-// ahead, see DecodeItemOf) into L2, not L1 (locality 1: prefetcht2 on x86).
-// An L1 prefetch holds one of the core's few L1 miss buffers until the line
-// arrives, which capped the stream at ~11 GB/s per core on a Zen 4; an L2
-// prefetch is queued at L2, which has many more, and the loads then hit L2.
-// Zen 4, S4: f32 2.78-2.97 -> 1.90-2.34 ms, bf16 1.69-1.99 -> 1.23-1.26
-// (docs/DECISIONS.md, "Prefetch into L2, not L1").
-template <typename T>
-HWY_INLINE void PrefetchRow(const T* row, int64_t n) {
-  const char* bytes = reinterpret_cast<const char*>(row);
-  for (int64_t at = 0; at < n * static_cast<int64_t>(sizeof(T)); at += 64) {
-    __builtin_prefetch(bytes + at, /*rw=*/0, /*locality=*/1);
-  }
-}
-
 template <typename T>
 HWY_INLINE float ScalarAsF32(const T* row, int64_t i) {
   if constexpr (hwy::IsSame<T, float>()) {
@@ -653,8 +638,10 @@ HWY_NOINLINE void DecodeItemOf(DF df, const FlashParams& p, int64_t item, float*
       const int64_t pf_keys = std::min(keys, end - jp);
       for (int64_t kvh = 0; kvh < p.hkv; ++kvh) {
         for (int64_t t = 0; t < pf_keys; ++t) {
-          PrefetchRow(k_seq + (jp + t) * p.ks[1] + kvh * p.ks[2], p.d);
-          PrefetchRow(v_seq + (jp + t) * p.vs[1] + kvh * p.vs[2], p.dv);
+          prefetch_to_l2(k_seq + (jp + t) * p.ks[1] + kvh * p.ks[2],
+                         p.d * static_cast<int64_t>(sizeof(T)));
+          prefetch_to_l2(v_seq + (jp + t) * p.vs[1] + kvh * p.vs[2],
+                         p.dv * static_cast<int64_t>(sizeof(T)));
         }
         const T* k_row = k_seq + (j0 + j) * p.ks[1] + kvh * p.ks[2];
         for (int64_t h = kvh * p.group; h < (kvh + 1) * p.group; h += 4) {
