@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace tessera {
@@ -22,6 +24,31 @@ TEST(ThreadPool, RunsEveryItemOnceWithValidThreadIndex) {
       });
       for (auto& h : hits) EXPECT_EQ(h.load(), 1);
       EXPECT_FALSE(bad_index);
+    }
+  }
+}
+
+// Jobs back to back reach workers that are still polling for work, jobs
+// after a pause reach workers that went to sleep (thread_pool.cc polls
+// ~200 us): either way every item runs once, and none runs after its
+// parallel_for returned.
+TEST(ThreadPool, BackToBackAndSpacedJobsEachFinishBeforeReturning) {
+  for (int threads : {2, 4}) {
+    ThreadPool pool(threads);
+    for (const auto pause : {std::chrono::microseconds(0), std::chrono::microseconds(2000)}) {
+      for (int job = 0; job < 200; ++job) {
+        const int64_t n = 1 + job % 7;
+        std::atomic<int64_t> ran{0};
+        std::atomic<bool> returned{false}, late{false};
+        pool.parallel_for(n, [&](int64_t, int) {
+          if (returned.load()) late = true;
+          ran++;
+        });
+        returned = true;
+        ASSERT_EQ(ran.load(), n) << "job " << job << " on " << threads << " threads";
+        ASSERT_FALSE(late.load());
+        if (pause.count() > 0 && job % 20 == 0) std::this_thread::sleep_for(pause);
+      }
     }
   }
 }
