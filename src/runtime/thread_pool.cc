@@ -29,18 +29,17 @@ inline void cpu_relax() {
 #endif
 }
 
-// Polls ready() for up to kPollTime (not at all when `poll` is false); true
-// when it turned true.
+// Polls ready() until it is true or kPollTime has passed (not at all when
+// `poll` is false); the caller then decides under its lock.
 template <class Ready>
-bool poll_for(bool poll, Ready ready) {
-  if (!poll) return ready();
+void poll_for(bool poll, Ready ready) {
+  if (!poll) return;
   const auto deadline = std::chrono::steady_clock::now() + kPollTime;
-  for (;;) {
+  while (std::chrono::steady_clock::now() < deadline) {
     for (int i = 0; i < 64; ++i) {
-      if (ready()) return true;
+      if (ready()) return;
       cpu_relax();
     }
-    if (std::chrono::steady_clock::now() >= deadline) return ready();
   }
 }
 

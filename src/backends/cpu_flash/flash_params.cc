@@ -31,17 +31,23 @@ bool one_query_per_sequence(const FlashParams& p) {
   return true;
 }
 
-// The decode form (decode-inl.h) serves one query position per sequence on
-// the f32-products path (f32 and bf16 inputs) and on the bf16dot path (bf16
-// inputs, scores on the bf16 dot product), with unit-stride K/V rows, no
-// bias and no softcap (those take the tile loop), while every head's
-// scratch fits half of L2. amx takes the tile loop.
+// The problems the decode loop (decode-inl.h) can take, whatever the path:
+// one query position per sequence, f32 or bf16 inputs, unit-stride K/V
+// rows, no bias and no softcap (those take the tile loop), and every head's
+// scratch in half of L2.
+bool decode_shape(const FlashParams& p) {
+  return (p.dtype == DType::kF32 || p.dtype == DType::kBF16) && p.ks[3] == 1 && p.vs[3] == 1 &&
+         p.bias == nullptr && p.softcap == 0.0f && one_query_per_sequence(p) &&
+         decode_layout(p.hq, p.d, p.dv).total * 4 <= kL2Bytes / 2;
+}
+
+// The decode form serves those problems on the f32-products path (f32 and
+// bf16 inputs) and on the bf16dot path (bf16 inputs, both products on the
+// bf16 dot product); amx takes the tile loop.
 bool use_decode_form(const FlashParams& p) {
   const bool path =
       p.products == Products::kF32 || (p.products == Products::kBf16Dot && p.dtype == DType::kBF16);
-  return path && (p.dtype == DType::kF32 || p.dtype == DType::kBF16) && p.ks[3] == 1 &&
-         p.vs[3] == 1 && p.bias == nullptr && p.softcap == 0.0f && one_query_per_sequence(p) &&
-         decode_layout(p.hq, p.d, p.dv).total * 4 <= kL2Bytes / 2;
+  return path && decode_shape(p);
 }
 
 }  // namespace
@@ -87,9 +93,8 @@ void make_params(const AttentionArgs& args, int threads, FlashParams* p,
   // this keeps it so for direct callers (they get the default path).
   const bool force = forced && path_applies(*forced, p->dtype, p->d) && path_available(*forced);
   // The form decides which ranking of the table applies: decode where the
-  // f32 products would take the decode loop (only they have it).
-  p->products = Products::kF32;
-  const ProblemForm form = use_decode_form(*p) ? ProblemForm::kDecode : ProblemForm::kTiles;
+  // problem has the decode loop's shape.
+  const ProblemForm form = decode_shape(*p) ? ProblemForm::kDecode : ProblemForm::kTiles;
   p->products = force ? *forced : product_path_for(p->dtype, p->d, form);
 
   const int64_t target = kItemsPerThread * threads;

@@ -105,8 +105,8 @@ Products path_from_ranking(const PathRanking& ranking, DType dtype, int64_t d, R
 
 // The path plain cpu.flash takes for `args` in this process: the ranking of
 // the args' form in the row of cpu_kind(), among the paths available here.
-// The form is decode where the f32 products would take the decode loop
-// (flash_params.cc, use_decode_form, asked with the f32 products).
+// The form is decode where the problem has the decode loop's shape
+// (flash_params.cc, decode_shape).
 Products product_path_for(const AttentionArgs& args);
 Products product_path_for(DType dtype, int64_t d, ProblemForm form);
 
