@@ -101,9 +101,19 @@ TEST(Faults, AModelFailureInAMergedBatchIs424ForItsRequestAloneAndTheOthersSucce
   // ran as one merged batch first.
   ASSERT_GE(model.batch_sequences().size(), 2u);
   EXPECT_EQ(model.batch_sequences()[1], 6u);
-  auto m = server.client()->Get("/metrics");
-  ASSERT_TRUE(m);
-  EXPECT_GT(metric(m->body, "tessera_server_batch_retries_total"), 0) << m->body;
+  // The batcher reports a batch to the metrics after its last part has
+  // answered, so the answers above can arrive before the report: read
+  // /metrics until the report is in (a few seconds at most).
+  std::string text;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  do {
+    auto m = server.client()->Get("/metrics");
+    ASSERT_TRUE(m);
+    text = m->body;
+    if (metric(text, "tessera_server_batch_retries_total") > 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  } while (std::chrono::steady_clock::now() < deadline);
+  EXPECT_GT(metric(text, "tessera_server_batch_retries_total"), 0) << text;
 }
 
 TEST(Faults, MemoryBudgetExhaustionIs503WithRetryAfterAndTheServerStaysUp) {
