@@ -161,6 +161,13 @@ with tempfile.TemporaryDirectory() as tmp:
     with open(table) as f:
         t = json.load(f)
     check(t["format"] == "tessera.tuning" and t["version"] == 1, "table header")
+    # Experimental backends are starred in the summary, with the footnote.
+    ranked = [m["backend"] for m in t["entries"][0]["ranking"]]
+    if "xla" in ranked:
+        check(" xla* " in tuned.stdout and "* experimental: auto serves it only" in tuned.stdout,
+              f"xla is not starred: {tuned.stdout}")
+    check(" cpu.flash* " not in tuned.stdout and " cpu.flash:f32* " not in tuned.stdout,
+          f"a stable backend is starred: {tuned.stdout}")
     check(len(t["entries"]) == 1, f"one entry, got {len(t['entries'])}")
     before = json.loads(run(["backends", "--explain", shape, "--json"]).stdout)
     chosen_before = before["chosen"]

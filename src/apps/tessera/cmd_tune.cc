@@ -148,17 +148,31 @@ int run_tune(AppState& state, const TuneOptions& o) {
   // Every measured bucket, ranked, shipped ones included: the file is the
   // record of the measurement (docs/DECISIONS.md).
   table.entries = tuner.entries();
+  // Experimental backends are timed and filed like the others, but auto
+  // passes over them whatever their rank (the policy must allow them), so
+  // they are starred: a fast xla in the table is not what auto serves.
+  bool starred = false;
+  const auto shown = [&](const std::string& name) {
+    const Backend* b = state.registry().find(name);
+    if (b == nullptr || b->capabilities().maturity != Maturity::kExperimental) return name;
+    starred = true;
+    return name + "*";
+  };
   std::printf("%-44s %-18s %s\n", "BUCKET", "FASTEST", "RANKING (median ms)");
   for (const TuningEntry& entry : table.entries) {
     std::string ranking;
     for (const auto& m : entry.ranking) {
       char buf[64];
-      std::snprintf(buf, sizeof buf, "%s%s %.3f", ranking.empty() ? "" : ", ", m.backend.c_str(),
-                    m.median_ms);
+      std::snprintf(buf, sizeof buf, "%s%s %.3f", ranking.empty() ? "" : ", ",
+                    shown(m.backend).c_str(), m.median_ms);
       ranking += buf;
     }
-    std::printf("%-44s %-18s %s\n", entry.bucket.c_str(), entry.ranking.front().backend.c_str(),
-                ranking.c_str());
+    std::printf("%-44s %-18s %s\n", entry.bucket.c_str(),
+                shown(entry.ranking.front().backend).c_str(), ranking.c_str());
+  }
+  if (starred) {
+    std::printf("* experimental: auto serves it only under the policy clause allow:experimental "
+                "or when named in only:/prefer: (see backends --explain)\n");
   }
   if (Status s = table.save(output); !s.ok()) return fail(s);
   std::printf("wrote %zu entries to %s (key: %s)\n", table.entries.size(), output.c_str(),
