@@ -219,7 +219,10 @@ Status Dispatcher::run(const AttentionProblem& problem, Context& ctx, std::strin
         for (const auto& v : ex.verdicts) {
           if (v.name == backend->name()) why = join_reasons(v.reasons);
         }
-        span.decision = span.backend + ": " + why + failures + rejected_text(ex);
+        span.decision = span.backend + ": ";
+        span.decision += why;
+        span.decision += failures;
+        span.decision += rejected_text(ex);
       } else if (failed > 0) {
         span.decision = span.backend + " after" + failures.substr(1);
       }

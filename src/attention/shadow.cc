@@ -229,8 +229,10 @@ Status parse_shadow(std::string_view text, ShadowOptions* out) {
     const std::string key = eq == std::string::npos ? "" : item.substr(0, eq);
     const std::string value = eq == std::string::npos ? item : item.substr(eq + 1);
     const auto bad = [&](const std::string& why) {
-      return invalid_argument("shadow option '" + item + "': " + why +
-                              " (syntax: RATE[,trusted=NAME][,quarantine=N][,seed=S][,repro=DIR])");
+      std::string message = "shadow option '" + item + "': ";
+      message += why;
+      message += " (syntax: RATE[,trusted=NAME][,quarantine=N][,seed=S][,repro=DIR])";
+      return invalid_argument(message);
     };
     try {
       size_t used = 0;

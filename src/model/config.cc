@@ -185,7 +185,8 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
       }
       TESSERA_RETURN_IF_ERROR(get_string(m, modules_path, "type", &type));
       TESSERA_RETURN_IF_ERROR(get_string(m, modules_path, "path", &sub));
-      const std::string dir = sub.empty() ? model_dir : model_dir + "/" + sub;
+      std::string dir = model_dir;
+      if (!sub.empty()) dir += "/" + sub;
       if (type == "sentence_transformers.models.Transformer" && !have_transformer) {
         have_transformer = true;
         c.transformer_dir = dir;

@@ -33,7 +33,8 @@ Status Encoder::load(const std::string& model_dir, const EncoderOptions& options
 }
 
 size_t Encoder::activation_bytes(int64_t tokens) const {
-  const int64_t per_token = 2 * config_.bert.hidden_size + LayerScratch::wide_width(config_.bert);
+  const int64_t per_token =
+      int64_t{2} * config_.bert.hidden_size + LayerScratch::wide_width(config_.bert);
   return static_cast<size_t>(tokens * per_token) * sizeof(float);
 }
 

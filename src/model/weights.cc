@@ -29,7 +29,7 @@ class Planner {
 
   // Reserves one arena array made of `names` stacked along dim 0, each of
   // shape `shape`; `slot` receives its offset.
-  Status add(std::initializer_list<std::string> names, std::vector<int64_t> shape,
+  Status add(std::initializer_list<std::string> names, const std::vector<int64_t>& shape,
              const char* derived_from, size_t* slot) {
     size_t per = 1;
     for (int64_t d : shape) per *= static_cast<size_t>(d);
@@ -80,13 +80,13 @@ struct LinearSlot {
 };
 
 Status add_linear(const SafetensorsFile& file, const std::string& prefix,
-                  std::initializer_list<std::string> names, std::vector<int64_t> shape,
+                  std::initializer_list<std::string> names, const std::vector<int64_t>& shape,
                   const char* derived_from, LinearSlot* slot) {
   slot->n = shape[0] * static_cast<int64_t>(names.size());
   slot->k = shape[1];
   slot->staging = std::make_unique<Planner>(file, prefix);
   size_t at_zero;
-  return slot->staging->add(names, std::move(shape), derived_from, &at_zero);
+  return slot->staging->add(names, shape, derived_from, &at_zero);
 }
 
 Status finish_linear(const LinearSlot& slot, WeightPrecision precision,

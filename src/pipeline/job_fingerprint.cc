@@ -66,7 +66,12 @@ nlohmann::json describe_model_dir(const std::string& dir) {
   }
   std::sort(names.begin(), names.end());
   nlohmann::json files = nlohmann::json::array();
-  for (const std::string& name : names) files.push_back(describe_file(dir + "/" + name, name));
+  for (const std::string& name : names) {
+    std::string path = dir;
+    path += '/';
+    path += name;
+    files.push_back(describe_file(path, name));
+  }
   return files;
 }
 
@@ -95,6 +100,15 @@ std::string element_name(const std::string& where, size_t i, const nlohmann::jso
   return name;
 }
 
+// "where.key", or "key" at the top.
+std::string field_path(const std::string& where, const std::string& key) {
+  if (where.empty()) return key;
+  std::string field = where;
+  field += '.';
+  field += key;
+  return field;
+}
+
 std::string difference(const std::string& where, const nlohmann::json& old_value,
                        const nlohmann::json& new_value) {
   if (old_value.is_object() && new_value.is_object()) {
@@ -106,7 +120,7 @@ std::string difference(const std::string& where, const nlohmann::json& old_value
     }
     for (const std::string& key : keys) {
       const nlohmann::json& value = new_value[key];
-      const std::string field = where.empty() ? key : where + "." + key;
+      const std::string field = field_path(where, key);
       if (!old_value.contains(key)) {
         return field + ": is " + render(value) + ", the checkpoint has none";
       }
@@ -115,7 +129,7 @@ std::string difference(const std::string& where, const nlohmann::json& old_value
     }
     for (const auto& [key, value] : old_value.items()) {
       if (!new_value.contains(key)) {
-        const std::string field = where.empty() ? key : where + "." + key;
+        const std::string field = field_path(where, key);
         return field + ": none now, the checkpoint has " + render(value);
       }
     }

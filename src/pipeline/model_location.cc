@@ -40,7 +40,7 @@ Status load_encoder(const std::string& model_flag, const std::string& weights_fl
   TESSERA_RETURN_IF_ERROR(resolve_model_dir(model_flag, dir));
   model::EncoderOptions options;
   TESSERA_RETURN_IF_ERROR(model::resolve_weight_precision(weights_flag, &options.weights));
-  const Status st = model::Encoder::load(*dir, options, ctx, out);
+  Status st = model::Encoder::load(*dir, options, ctx, out);
   if (st.code() == StatusCode::kUnsupported && options.weights == model::WeightPrecision::kBf16) {
     return Status(st.code(), st.message() + " (use --weights f32)");
   }

@@ -136,8 +136,11 @@ Status ResumableJob::publish() const {
     const std::string partial = AtomicFile::partial_path(file);
     if (!exists(partial)) continue;  // renamed before the previous run died
     if (std::rename(partial.c_str(), file.c_str()) != 0) {
-      return internal_error("cannot rename " + partial + " to " + file + ": " +
-                            std::strerror(errno));
+      std::string message = "cannot rename " + partial + " to ";
+      message += file;
+      message += ": ";
+      message += std::strerror(errno);
+      return internal_error(message);
     }
   }
   return sync_parent_directory(output_);

@@ -14,7 +14,8 @@ std::string format_row(const char* fmt, ...) {
   char buf[512];
   va_list ap;
   va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  // va_start above initialises ap; clang 14's analyzer does not see it.
+  std::vsnprintf(buf, sizeof buf, fmt, ap);  // NOLINT(clang-analyzer-valist.Uninitialized)
   va_end(ap);
   return buf;
 }

@@ -18,7 +18,8 @@
 
 namespace tessera::server {
 
-class ConnectionPool : public httplib::TaskQueue {
+// final: the destructor calls shutdown(), which no subclass may change.
+class ConnectionPool final : public httplib::TaskQueue {
  public:
   explicit ConnectionPool(size_t max_threads);
   ~ConnectionPool() override;

@@ -222,7 +222,7 @@ class EmbeddingServer::Impl {
         [this](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
           std::string what = "unknown exception";
           try {
-            std::rethrow_exception(ep);
+            std::rethrow_exception(std::move(ep));
           } catch (const std::exception& e) {
             what = e.what();
           } catch (...) {

@@ -10,6 +10,7 @@ std::vector<double> latency_bounds() {
 
 std::vector<double> powers_of_two(double first, int count) {
   std::vector<double> b;
+  b.reserve(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) b.push_back(first * (1 << i));
   return b;
 }

@@ -59,7 +59,7 @@ void add_lengths(std::vector<AttentionCase>& g) {
   for (int64_t sq : kSeqLens) {
     for (int64_t sk : kSeqLens) {
       g.push_back(make({1, sq, sk, 2, 2, 32}, dtype_at(i), Mask::causal()));
-      const int64_t b = sq * sk <= 129 * 129 ? 3 : 1;
+      const int64_t b = sq * sk <= int64_t{129} * 129 ? 3 : 1;
       g.push_back(make({b, sq, sk, 2, 1, 59}, dtype_at(i + 1)));
       ++i;
     }

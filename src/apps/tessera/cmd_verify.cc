@@ -101,6 +101,7 @@ void run_grid(AppState& state, Backend& reference, std::vector<Tally>& tallies, 
   const Progress progress(show_progress);
   Context& ctx = state.context();
   std::vector<Backend*> backends;
+  backends.reserve(tallies.size());
   for (const Tally& t : tallies) backends.push_back(t.backend);
   const size_t total = cases.size() + invalid.size();
   for (size_t i = 0; i < cases.size(); ++i) {

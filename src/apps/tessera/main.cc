@@ -14,7 +14,9 @@ namespace tessera::cli {
 int exit_code = 0;
 }  // namespace tessera::cli
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_cli(int argc, char** argv) {
   using namespace tessera::cli;
   // Blocks of 128 KiB and more (activations, batch buffers) come from mmap and
   // go back to the OS when freed. glibc otherwise raises this threshold after
@@ -65,13 +67,23 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
-  } catch (const std::exception& e) {
-    // Last resort: every parser returns a Status, so reaching here is a bug.
-    // Catching it (instead of std::terminate) unwinds the stack, so partial
-    // outputs (AtomicFile) are removed and the exit code says what happened.
-    std::fprintf(stderr, "tessera: internal error: %s\n", e.what());
-    return 70;  // EX_SOFTWARE
   }
   if (tessera::Status s = state.finish(); !s.ok() && exit_code == 0) exit_code = fail(s);
   return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Last resort: every parser returns a Status, so reaching here is a bug.
+  // Catching it (instead of std::terminate) unwinds the stack, so partial
+  // outputs (AtomicFile) are removed and the exit code says what happened.
+  try {
+    return run_cli(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tessera: internal error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "tessera: internal error: an exception of unknown type\n");
+  }
+  return 70;  // EX_SOFTWARE
 }

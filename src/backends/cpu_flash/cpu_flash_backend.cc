@@ -139,6 +139,7 @@ std::unique_ptr<Backend> make_cpu_flash_backend() { return std::make_unique<CpuF
 
 std::vector<std::unique_ptr<Backend>> make_cpu_flash_variants() {
   std::vector<std::unique_ptr<Backend>> out;
+  out.reserve(cpu_flash::kAllPaths.size());
   for (Products path : cpu_flash::kAllPaths) out.push_back(std::make_unique<CpuFlashBackend>(path));
   return out;
 }

@@ -20,8 +20,8 @@
 namespace tessera::cpu_flash {
 
 // Cache sizes the tiles are sized for (per core; Zen 3 / Zen 4 / most x86).
-inline constexpr int64_t kL1Bytes = 32 * 1024;
-inline constexpr int64_t kL2Bytes = 512 * 1024;
+inline constexpr int64_t kL1Bytes = int64_t{32} * 1024;
+inline constexpr int64_t kL2Bytes = int64_t{512} * 1024;
 
 // The SIMD kernel uses at most this many f32 lanes (hn::CappedTag), so the
 // workspace can be sized before the target is known: 16 lanes = 64 bytes, one
@@ -47,7 +47,7 @@ inline constexpr int64_t kBlockKeys = 64;
 // per kMaxSubBlocks * kBlockRows query rows instead of once per block.
 inline constexpr int64_t kMaxSubBlocks = 4;
 // L2 share for the sub-blocks' Q^T and O (the rest holds the K/V tiles).
-inline constexpr int64_t kSubBlocksBytes = 256 * 1024;
+inline constexpr int64_t kSubBlocksBytes = int64_t{256} * 1024;
 // Largest head dim (D and Dv): the per-thread working set below must fit L2.
 inline constexpr int64_t kMaxHeadDim = 256;
 // f32 indices of keys in the mask test are exact below 2^24.
@@ -152,7 +152,7 @@ static_assert(kBlockKeys * kMaxLanes * kMicroVecs * 4 <= kL1Bytes / 2,
 //   q [Hq x D] f32   o [Hq x ld_dv]   m, l, alpha [hp]   s [kDecodeStep x hp]
 //   pp [kDecodeStep / 2 x hp] (bf16dot: p as bf16 pairs of keys)
 inline constexpr int64_t kDecodeStep = 16;
-inline constexpr int64_t kDecodePrefetchBytes = 32 * 1024;
+inline constexpr int64_t kDecodePrefetchBytes = int64_t{32} * 1024;
 struct DecodeLayout {
   int64_t ld_dv = 0, q = 0, o = 0, m = 0, l = 0, alpha = 0, s = 0, pp = 0, total = 0;
 };

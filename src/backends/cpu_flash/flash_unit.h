@@ -107,8 +107,9 @@ inline void prefetch_to_l2(const void* start, int64_t bytes) {
 inline void prefetch_q_rows(const FlashParams& p, const UnitGeom& g) {
   if (p.qs[3] != 1) return;
   const int64_t bytes = p.d * static_cast<int64_t>(dtype_size(p.dtype));
-  for (int64_t r = 0; r < g.rows; ++r)
+  for (int64_t r = 0; r < g.rows; ++r) {
     prefetch_to_l2(element(p.q, p.dtype, q_offset(p, g, r)), bytes);
+  }
 }
 // The out rows of block g, for writing (prefetchw): the unit writes them at
 // its end, and a store that misses holds the write until its line arrives.

@@ -70,7 +70,7 @@ void BM_CpuFlash(benchmark::State& state, const Shape& shape, DType dtype) {
     state.SkipWithError(s.message().c_str());
     return;
   }
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): the benchmark idiom
     const Status status = backend->run(*problem, ctx);
     if (!status.ok()) {
       state.SkipWithError(status.message().c_str());

@@ -28,7 +28,7 @@ TEST(CpuFlash, MatchesReferenceOnOddShapes) {
       c.d = c.dv = dims[n++ % 7];
       c.hq = c.hkv = 2;
       c.seed = static_cast<uint64_t>(n);
-      if (sq * sk * c.d > 1000 * 1000 * 64) c.hq = c.hkv = 1;  // keep reference quick
+      if (int64_t{sq} * sk * c.d > int64_t{1000} * 1000 * 64) c.hq = c.hkv = 1;  // keep reference quick
       expect_matches(c);
     }
   }

@@ -144,7 +144,7 @@ void TestSoftmaxTile() {
     const bool softcap = flags & 4, has_bias = flags & 2, masked = flags & 1;
     for (int64_t kb = 0; kb <= 2 * lanes + 1; ++kb) {
       const int64_t key0 = 5;
-      std::vector<float> s0 = RandomFloats(kb * ld, kb + 100 * flags);
+      std::vector<float> s0 = RandomFloats(kb * ld, kb + int64_t{100} * flags);
       for (float& x : s0) x *= 4.0f;
       auto st = hwy::AllocateAligned<float>(std::max<int64_t>(1, kb * ld));
       for (int64_t i = 0; i < kb * ld; ++i) st[i] = s0[i];

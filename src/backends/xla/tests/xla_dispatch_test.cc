@@ -17,8 +17,8 @@ namespace tessera {
 namespace {
 
 struct Args {
-  std::vector<float> q = std::vector<float>(64 * 4 * 32, 0.5f);
-  std::vector<float> out = std::vector<float>(64 * 4 * 32);
+  std::vector<float> q = std::vector<float>(size_t{64} * 4 * 32, 0.5f);
+  std::vector<float> out = std::vector<float>(size_t{64} * 4 * 32);
   AttentionArgs args;
   Args() {
     args.q = TensorView::contiguous(q.data(), DType::kF32, {1, 64, 4, 32});
