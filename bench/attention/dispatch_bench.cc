@@ -64,7 +64,7 @@ void BM_Attention(benchmark::State& state, const Shape& shape, Path path) {
     state.SkipWithError(s.message().c_str());
     return;
   }
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): the benchmark idiom
     // Direct: the kernel alone on a problem validated once. Dispatch: what a
     // caller with plain args pays (validation, selection, stats, span).
     const Status status =

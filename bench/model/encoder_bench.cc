@@ -92,12 +92,13 @@ std::string stage_of(const Span& span) {
   return dot == std::string::npos ? span.name : span.name.substr(dot + 1);
 }
 
-void BM_Embed(benchmark::State& state, Policy policy, Encoder* encoder, std::string key) {
+void BM_Embed(benchmark::State& state, const Policy& policy, Encoder* encoder,
+              const std::string& key) {
   Shared& sh = shared();
   Dispatcher dispatcher(sh.registry, policy);
-  std::vector<float> out(kSequences * encoder->dim());
+  std::vector<float> out(static_cast<size_t>(kSequences) * encoder->dim());
   sh.ctx.profiler().clear();
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): the benchmark idiom
     float* dst = out.data();
     for (const auto& batch : sh.work.batches) {
       const Status st = encoder->embed(batch, dispatcher, sh.ctx, dst);

@@ -30,7 +30,7 @@ struct Operands {
 
 void BM_F32(benchmark::State& state, Shape s) {
   Operands o(s);
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): the benchmark idiom
     const Status st = sgemm(false, true, kTokens, s.n, s.k, 1.0f, o.x.data(), s.k, o.w.data(), s.k,
                             0.0f, o.y.data(), s.n);
     if (!st.ok()) return state.SkipWithError(st.to_string().c_str());
@@ -56,7 +56,7 @@ void BM_Packed(benchmark::State& state, Shape s, WeightType type, LinearEpilogue
     state.SkipWithError(st.to_string().c_str());
     return;
   }
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): the benchmark idiom
     st = linear(pool, kTokens, o.x.data(), w, e, o.y.data(), work.data(), bytes);
     if (!st.ok()) return state.SkipWithError(st.to_string().c_str());
   }

@@ -14,8 +14,11 @@
 #include <vector>
 
 #include "runtime/machine_peaks.h"
+#include "runtime/run_catching.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_probe(int argc, char** argv) {
   using tessera::PeakFigure;
   std::string json_path;
   int max_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -57,4 +60,10 @@ int main(int argc, char** argv) {
     std::ofstream(json_path) << rows.dump(2) << "\n";
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return tessera::run_catching("peak_probe", 1, [&] { return run_probe(argc, argv); });
 }

@@ -22,6 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/run_catching.h"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -103,9 +105,7 @@ void add_options(CLI::App& app, Options* o) {
   app.add_option("--seed", o->seed, "Random seed of the texts")->capture_default_str();
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_load(int argc, char** argv) {
   Options o;
   CLI::App app{"tessera_load: HTTP load generator for `tessera serve` (prints one JSON object)"};
   add_options(app, &o);
@@ -188,4 +188,10 @@ int main(int argc, char** argv) {
   };
   std::printf("%s\n", out.dump().c_str());
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return tessera::run_catching("tessera_load", 1, [&] { return run_load(argc, argv); });
 }

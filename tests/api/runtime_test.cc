@@ -78,9 +78,9 @@ TEST(Runtime, RunsAttentionWithTheBudgetAndPolicyGiven) {
 // Decode S4 of docs/BENCHMARKS.md (f32), where cpu.flash and cpu.gemm differ
 // on this project's AVX2 machine.
 struct DecodeS4 {
-  std::vector<float> q = std::vector<float>(32 * 128, 0.5f);
+  std::vector<float> q = std::vector<float>(size_t{32} * 128, 0.5f);
   std::vector<float> kv = std::vector<float>(size_t{8192} * 8 * 128, 0.25f);
-  std::vector<float> out = std::vector<float>(32 * 128);
+  std::vector<float> out = std::vector<float>(size_t{32} * 128);
   AttentionArgs args;
   DecodeS4() {
     args.q = TensorView::contiguous(q.data(), DType::kF32, {1, 1, 32, 128});

@@ -63,7 +63,7 @@ TEST(BuiltinBackends, VariantsFollowTheirBackendAndRankLast) {
 // Args of a shape any backend accepts, placed on `device` (never read: the
 // backend is unavailable, so explain() rejects it before looking at data).
 AttentionArgs args_on(const Backend& b, std::vector<float>& storage) {
-  const Capabilities caps = b.capabilities();
+  const Capabilities& caps = b.capabilities();
   const int64_t d = std::max(caps.min_head_dim, 8);
   storage.assign(8 * d, 0.0f);  // 4-byte slots hold any dtype
   AttentionArgs a;

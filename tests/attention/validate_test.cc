@@ -67,7 +67,7 @@ TEST(Validate, ChecksCuSeqlens) {
 
 TEST(Validate, BiasMustBroadcast) {
   Tensors t(2, 4, 5, 2, 2, 8);
-  std::vector<float> bias(4 * 5);
+  std::vector<float> bias(size_t{4} * 5);
   t.args.bias = TensorView::contiguous(bias.data(), DType::kF32, {1, 1, 4, 5});
   EXPECT_TRUE(validate(t.args).ok());
   t.args.bias.shape[3] = 3;

@@ -298,7 +298,7 @@ TEST(Encoder, RejectsBadSequencesWithoutWriting) {
   tiny.write(dir.path().string());
   std::unique_ptr<Encoder> enc;
   ASSERT_TRUE(Encoder::load(dir.path().string(), {}, ctx, &enc).ok());
-  std::vector<float> out(2 * tiny.hidden, 7.0f);
+  std::vector<float> out(size_t{2} * tiny.hidden, 7.0f);
   struct Case {
     std::vector<std::vector<int32_t>> seqs;
     std::string expect;
@@ -328,7 +328,7 @@ TEST(Encoder, LoadErrorsNameTheFileAndTheProblem) {
     TinyBert tiny;
     auto tensors = tiny.tensors();
     tensors[0].shape = {41, 8};  // word embeddings: config says vocab_size 40
-    tensors[0].values.resize(41 * 8);
+    tensors[0].values.resize(size_t{41} * 8);
     tiny.write(dir.path().string(), tensors);
     st = Encoder::load(dir.path().string(), {}, ctx, &enc);
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);

@@ -75,7 +75,7 @@ std::string make_safetensors(const std::vector<FakeTensor>& tensors) {
 std::vector<FakeTensor> TinyBert::tensors() const {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 0.5f);
-  auto random = [&](const std::string& name, std::vector<int64_t> shape, float mean = 0.0f) {
+  auto random = [&](const std::string& name, const std::vector<int64_t>& shape, float mean = 0.0f) {
     FakeTensor t{name, shape, {}, dtype};
     int64_t n = 1;
     for (int64_t d : shape) n *= d;

@@ -50,15 +50,16 @@ TEST(Weights, LoadsAndFusesQkvInTrackedMemory) {
     const int h = tiny.hidden;
     // Rows of the fused matrix: query, then key, then value (unpacked from
     // the GEMM library's layout: f32 keeps every value).
-    std::vector<float> qkv(3 * h * h), ffn_out(h * tiny.intermediate);
+    std::vector<float> qkv(size_t{3} * h * h), ffn_out(static_cast<size_t>(h) * tiny.intermediate);
     ASSERT_TRUE(l.weights.layers[1].qkv_w.unpack(qkv.data()).ok());
     ASSERT_TRUE(l.weights.layers[0].ffn_out_w.unpack(ffn_out.data()).ok());
     const char* parts[] = {"query", "key", "value"};
     for (int p = 0; p < 3; ++p) {
       const auto& w = find(tensors, std::string("encoder.layer.1.attention.self.") + parts[p] + ".weight");
       const auto& b = find(tensors, std::string("encoder.layer.1.attention.self.") + parts[p] + ".bias");
-      for (int i = 0; i < h * h; ++i)
+      for (int i = 0; i < h * h; ++i) {
         EXPECT_EQ(qkv[p * h * h + i], w.values[i]);
+      }
       for (int i = 0; i < h; ++i) EXPECT_EQ(l.weights.layers[1].qkv_b[p * h + i], b.values[i]);
     }
     const auto& word = find(tensors, "embeddings.word_embeddings.weight");
@@ -101,7 +102,7 @@ TEST(Weights, LinearWeightsArePackedOutsideTheArena) {
   for (FakeTensor& t : tensors) {
     if (t.name == "encoder.layer.1.intermediate.dense.weight") {
       t.shape = {13, 8};
-      t.values.resize(13 * 8, 0.0f);
+      t.values.resize(size_t{13} * 8, 0.0f);
     }
   }
   Loaded bad = load(tiny, tensors, ctx, WeightPrecision::kBf16);
@@ -131,7 +132,7 @@ TEST(Weights, ShapeDisagreeingWithConfigNamesTensorAndShapes) {
   for (FakeTensor& t : tensors) {
     if (t.name == "encoder.layer.1.intermediate.dense.weight") {
       t.shape = {13, 8};
-      t.values.resize(13 * 8, 0.0f);
+      t.values.resize(size_t{13} * 8, 0.0f);
     }
   }
   Loaded l = load(tiny, tensors, ctx);
@@ -158,7 +159,7 @@ TEST(Weights, MissingTensorExtraLayerAndWrongDtype) {
   {
     TinyBert three = tiny;
     three.layers = 3;
-    TinyBert two = tiny;  // the config says 2 layers, the file holds 3
+    const TinyBert& two = tiny;  // the config says 2 layers, the file holds 3
     Loaded l = load(two, three.tensors(), ctx);
     EXPECT_EQ(l.status.code(), StatusCode::kInvalidArgument);
     EXPECT_NE(l.status.message().find("num_hidden_layers = 2"), std::string::npos)

@@ -44,7 +44,8 @@ using NamesByThread = std::vector<std::vector<std::string>>;
 
 NamesByThread sorted(std::map<std::string, std::vector<std::string>> by_thread) {
   NamesByThread out;
-  for (auto& [thread, names] : by_thread) {
+  for (auto& entry : by_thread) {
+    std::vector<std::string>& names = entry.second;
     std::sort(names.begin(), names.end());
     out.push_back(std::move(names));
   }

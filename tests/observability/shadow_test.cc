@@ -91,7 +91,7 @@ TEST(Shadow, AWrongBackendIsDetectedLoggedAndQuarantined) {
     EXPECT_NE(header.find("'descr': '<f4'"), std::string::npos) << header;
     EXPECT_NE(header.find("'shape': (1,9,2,8)"), std::string::npos) << header;
     EXPECT_EQ((10 + header_len) % 64, 0u);
-    EXPECT_EQ(bytes.size(), 10 + header_len + 9 * 2 * 8 * sizeof(float));
+    EXPECT_EQ(bytes.size(), 10 + header_len + size_t{9} * 2 * 8 * sizeof(float));
   }
   EXPECT_EQ(logged[2].first, LogLevel::kError);
   EXPECT_NE(logged[2].second.find("quarantined attention backend test.wrong"), std::string::npos);

@@ -92,7 +92,7 @@ TEST(EmbeddingWriter, NpyHasShapeDataAndAnIndex) {
   ASSERT_TRUE(make_npy_writer(path, 3, &w).ok());
   for (int r = 0; r < 3; ++r) {
     const float e[3] = {static_cast<float>(r), 0.5f, -2.0f};
-    ASSERT_TRUE(w->write({&ids[r], r, 0, r * 10, r * 10 + 4}, e).ok());
+    ASSERT_TRUE(w->write({&ids[r], r, 0, int64_t{r} * 10, int64_t{r} * 10 + 4}, e).ok());
   }
   ASSERT_TRUE(w->finish().ok());
   const std::string bytes = slurp(path);

@@ -168,8 +168,9 @@ class ResumableJobTest : public ::testing::TestWithParam<bool> {
     std::string jsonl;
     for (int d = 0; d < 40; ++d) {
       std::string text;
-      for (int w = 0; w < 3 + (d * 7919) % 37; ++w)
+      for (int w = 0; w < 3 + (d * 7919) % 37; ++w) {
         text += "d" + std::to_string(d) + "w" + std::to_string(w) + " ";
+      }
       if (d == 17) text = "   ";  // a document with no tokens: reported and skipped
       jsonl += nlohmann::json{{"id", d}, {"text", text}}.dump() + "\n";
     }

@@ -61,7 +61,7 @@ TEST(Faults, AModelFailureInAMergedBatchIs424ForItsRequestAloneAndTheOthersSucce
   const int32_t poison = model.ids_of("POISON")[1];
   model.fail_on_token(poison, internal_error("cpu.flash: injected kernel fault"));
   model.close_gate();
-  auto post = [&](std::string path, std::string body) {
+  auto post = [&](const std::string& path, const std::string& body) {
     return std::async(std::launch::async, [&server, path, body] {
       auto r = server.client()->Post(path, body, "application/json");
       return r ? std::make_pair(r->status, r->body)
@@ -328,7 +328,7 @@ TEST(Faults, AClientReadingTheAnswerSlowerThanTheWriteTimeoutIsDisconnected) {
   std::vector<std::string> texts;
   for (int i = 0; i < 16; ++i) texts.push_back("t" + std::to_string(i));
   const std::string body = embed_body(texts);
-  constexpr size_t kAnswerBytes = 16 * (1 << 16) * 8;  // at least 8 bytes a float
+  constexpr size_t kAnswerBytes = size_t{16} * (1 << 16) * 8;  // at least 8 bytes a float
   ASSERT_TRUE(slow.send("POST /embed HTTP/1.1\r\nHost: x\r\nContent-Length: " +
                         std::to_string(body.size()) + "\r\n\r\n" + body));
   // 1 KiB every 20 ms: reading it all would take minutes. (The kernel wakes
@@ -389,8 +389,9 @@ class Limits : public ::testing::Test {
 
 TEST_F(Limits, HeadersOverMaxHeaderBytesAre431AndTheConnectionCloses) {
   std::string head = "GET /health HTTP/1.1\r\nHost: x\r\n";
-  for (int i = 0; i < 40; ++i)
+  for (int i = 0; i < 40; ++i) {
     head += "X-Pad-" + std::to_string(i) + ": " + std::string(500, 'p') + "\r\n";
+  }
   const std::string answer = exchange(head + "\r\n");
   EXPECT_EQ(status_line(answer), "HTTP/1.1 431 Request Header Fields Too Large") << answer;
   EXPECT_NE(answer.find("Connection: close"), std::string::npos);

@@ -35,8 +35,9 @@ std::string check_rows(const FakeModel& model, const std::vector<std::string>& t
   for (size_t i = 0; i < texts.size(); ++i) {
     const std::vector<float> want = model.expected_row(model.ids_of(texts[i]));
     for (size_t k = 0; k < want.size(); ++k) {
-      if (rows[i][k].get<float>() != want[k]) return "text '" + texts[i] + "' column " +
-                                                     std::to_string(k);
+      if (rows[i][k].get<float>() != want[k]) {
+        return "text '" + texts[i] + "' column " + std::to_string(k);
+      }
     }
   }
   return "";

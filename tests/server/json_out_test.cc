@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <bit>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -27,7 +29,7 @@ TEST(JsonOut, FloatRowsReadBackBitIdentical) {
     char* end = nullptr;
     const float back = std::strtof(p, &end);
     ASSERT_NE(end, p) << text;
-    EXPECT_EQ(std::memcmp(&back, &row[i], sizeof(float)), 0) << i << ": " << text;
+    EXPECT_EQ(std::bit_cast<uint32_t>(back), std::bit_cast<uint32_t>(row[i])) << i << ": " << text;
     p = end + 1;
   }
   EXPECT_NE(text.find("0.1,"), std::string::npos) << "shortest form expected: " << text;

@@ -271,8 +271,9 @@ TEST_F(HarnessOnADevice, ItRunsOnStagedTensorsOnly) {
   MaterializedCase m;
   ASSERT_TRUE(MaterializedCase::create(small(), ctx.allocator(), &m).ok());
   AttentionArgs args = testing::OnFakeDevice::on_host(m.args());
-  for (TensorView* t : {&args.q, &args.k, &args.v, &args.out, &args.lse})
+  for (TensorView* t : {&args.q, &args.k, &args.v, &args.out, &args.lse}) {
     t->device = backend.device();
+  }
   std::optional<AttentionProblem> p;
   ASSERT_TRUE(AttentionProblem::make(args, &p).ok());
   EXPECT_NE(backend.run(*p, ctx).message().find("not in fake device memory"), std::string::npos);

@@ -9,6 +9,7 @@
 
 #include "app_state.h"
 #include "commands.h"
+#include "runtime/run_catching.h"
 
 namespace tessera::cli {
 int exit_code = 0;
@@ -75,15 +76,7 @@ int run_cli(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Last resort: every parser returns a Status, so reaching here is a bug.
-  // Catching it (instead of std::terminate) unwinds the stack, so partial
-  // outputs (AtomicFile) are removed and the exit code says what happened.
-  try {
-    return run_cli(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tessera: internal error: %s\n", e.what());
-  } catch (...) {
-    std::fprintf(stderr, "tessera: internal error: an exception of unknown type\n");
-  }
-  return 70;  // EX_SOFTWARE
+  // Reaching the handler is a bug: every parser returns a Status.
+  return tessera::run_catching("tessera: internal error", 70 /* EX_SOFTWARE */,
+                               [&] { return run_cli(argc, argv); });
 }
