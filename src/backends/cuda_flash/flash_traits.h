@@ -35,7 +35,7 @@ struct FlashTraits {
   static constexpr size_t kPBytes = size_t{kWarps} * kWmma * kBlockN * 2;
   static constexpr size_t kOBytes = size_t{kWarps} * kWmma * kHD * 4;
   static constexpr size_t kSmemBytes = kQBytes + 2 * kKBytes + kSBytes + kPBytes + kOBytes;
-  static_assert(kSmemBytes <= 163 * 1024, "tile set must fit sm_80 shared memory");
+  static_assert(kSmemBytes <= size_t{163} * 1024, "tile set must fit sm_80 shared memory");
   // WMMA pointers must be 32-byte aligned: every region size is a multiple.
   static_assert(kQBytes % 128 == 0 && kKBytes % 128 == 0 && kSBytes % 128 == 0 &&
                     kPBytes % 128 == 0,
