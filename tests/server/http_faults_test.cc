@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "support/fake_model.h"
+#include "metrics_text.h"
 #include "server_fixture.h"
 
 namespace tessera::server {
@@ -27,6 +28,8 @@ namespace {
 
 using nlohmann::json;
 using tessera::testing::FakeModel;
+using testing::await_metrics;
+using testing::metric;
 using testing::RunningServer;
 using Clock = std::chrono::steady_clock;
 
@@ -45,13 +48,6 @@ std::string embed_body(const std::vector<std::string>& texts) {
 
 void wait_in_flight(RunningServer& s, size_t n) {
   while (s.server().batcher().in_flight() < n) std::this_thread::yield();
-}
-
-// The value of an unlabelled sample in Prometheus text, or -1.
-double metric(const std::string& text, const std::string& name) {
-  const std::string key = "\n" + name + " ";
-  const size_t at = text.find(key);
-  return at == std::string::npos ? -1 : std::stod(text.substr(at + key.size()));
 }
 
 TEST(Faults, AModelFailureInAMergedBatchIs424ForItsRequestAloneAndTheOthersSucceed) {
@@ -101,19 +97,12 @@ TEST(Faults, AModelFailureInAMergedBatchIs424ForItsRequestAloneAndTheOthersSucce
   // ran as one merged batch first.
   ASSERT_GE(model.batch_sequences().size(), 2u);
   EXPECT_EQ(model.batch_sequences()[1], 6u);
-  // The batcher reports a batch to the metrics after its last part has
-  // answered, so the answers above can arrive before the report: read
-  // /metrics until the report is in (a few seconds at most).
-  std::string text;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  do {
-    auto m = server.client()->Get("/metrics");
-    ASSERT_TRUE(m);
-    text = m->body;
-    if (metric(text, "tessera_server_batch_retries_total") > 0) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  } while (std::chrono::steady_clock::now() < deadline);
-  EXPECT_GT(metric(text, "tessera_server_batch_retries_total"), 0) << text;
+  // The answers above can arrive before the batch's report.
+  const auto m = await_metrics(*server.client(), [](const std::string& text) {
+    return metric(text, "tessera_server_batch_retries_total") > 0;
+  });
+  ASSERT_TRUE(m);
+  EXPECT_GT(metric(m->body, "tessera_server_batch_retries_total"), 0) << m->body;
 }
 
 TEST(Faults, MemoryBudgetExhaustionIs503WithRetryAfterAndTheServerStaysUp) {

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "support/fake_model.h"
+#include "metrics_text.h"
 #include "server_fixture.h"
 
 namespace tessera::server {
@@ -17,6 +18,7 @@ namespace {
 
 using nlohmann::json;
 using tessera::testing::FakeModel;
+using testing::metric;
 using testing::RunningServer;
 
 ServerOptions limits(size_t max_concurrent) {
@@ -139,13 +141,6 @@ TEST(Lifecycle, ABackendFailureIs424AndTheServerStaysUp) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(check_rows(model, {"a"}, r->body), "");
-}
-
-// The value of an unlabelled sample in Prometheus text, or -1.
-double metric(const std::string& text, const std::string& name) {
-  const std::string key = "\n" + name + " ";
-  const size_t at = text.find(key);
-  return at == std::string::npos ? -1 : std::stod(text.substr(at + key.size()));
 }
 
 TEST(Lifecycle, OpenKeepAliveConnectionsDoNotHoldBackNewOnes) {

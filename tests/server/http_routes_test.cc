@@ -10,6 +10,7 @@
 
 #include "route_checks.h"
 #include "runtime/metrics.h"
+#include "metrics_text.h"
 #include "server_fixture.h"
 #include "support/fake_model.h"
 
@@ -18,6 +19,7 @@ namespace {
 
 using nlohmann::json;
 using tessera::testing::FakeModel;
+using testing::await_metrics;
 using testing::expect_error;
 using testing::expect_row;
 using testing::RunningServer;
@@ -203,14 +205,10 @@ TEST_F(Routes, TokenizeGivesIdsOffsetsAndSpecialTokens) {
 TEST_F(Routes, MetricsCountResponsesAndIncludeTheExtraFamilies) {
   ASSERT_TRUE(http_->Post("/embed", R"({"inputs": "a"})", "application/json"));
   ASSERT_TRUE(http_->Post("/embed", R"({"inputs": []})", "application/json"));
-  // The batcher answers a request before it reports the batch (run_batch),
-  // so the batch may reach /metrics a moment after the answer: poll for it.
+  // The answers above can arrive before the batch's report.
   const std::string ok_batch = "tessera_server_batches_total{outcome=\"ok\"} 1\n";
-  auto r = http_->Get("/metrics");
-  for (int i = 0; i < 200 && r && r->body.find(ok_batch) == std::string::npos; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    r = http_->Get("/metrics");
-  }
+  const auto r = await_metrics(
+      *http_, [&](const std::string& text) { return text.find(ok_batch) != std::string::npos; });
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200);
   EXPECT_EQ(r->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");

@@ -3,9 +3,7 @@
 #include <malloc.h>
 
 #include <CLI/CLI.hpp>
-#include <cstdio>
 #include <cstdlib>
-#include <exception>
 
 #include "app_state.h"
 #include "commands.h"

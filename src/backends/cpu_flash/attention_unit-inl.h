@@ -430,7 +430,7 @@ HWY_INLINE void WriteRows(DF df, const FlashParams& p, const UnitGeom& g, const 
     } else {
       RowFromF32(df, o + r * ld_dv, 1.0f / l[r], dst, p.dtype, p.os[3], p.dv);
     }
-    if (p.lse != nullptr) write_lse(p, g, r, m[r], l[r]);  // an out-of-line call per row
+    if (p.lse != nullptr) write_lse(p, g, r, m[r], l[r]);
   }
 }
 

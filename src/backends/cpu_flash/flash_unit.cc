@@ -87,7 +87,6 @@ void split_keys(const FlashParams& p, int64_t split, int64_t* begin, int64_t* en
 }
 
 void write_lse(const FlashParams& p, const UnitGeom& g, int64_t r, float m, float l) {
-  if (p.lse == nullptr) return;
   // m is in log2 units (the kernel's scores are scaled by log2 e).
   constexpr float kLn2 = 0.693147180559945309f;
   const float value = l == 0.0f ? -std::numeric_limits<float>::infinity() : m * kLn2 + std::log(l);

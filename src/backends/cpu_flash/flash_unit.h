@@ -72,7 +72,8 @@ inline int64_t bias_row_offset(const FlashParams& p, const UnitGeom& g, int64_t 
 
 // Writes row r's lse = m ln 2 + ln l (m is the running max in log2 units);
 // a row that saw no key (l == 0) gets -inf, l = NaN gives NaN. The SIMD
-// side writes out.
+// side writes out. Only where lse was asked for (p.lse set): the caller
+// tests that, so a problem without lse pays no call per row.
 void write_lse(const FlashParams& p, const UnitGeom& g, int64_t r, float m, float l);
 
 // Element pointer arithmetic on a tensor of `dtype`.
@@ -89,9 +90,8 @@ inline void* element(void* base, DType dtype, int64_t offset) {
 // the decode loop's stream at ~11 GB/s per core on a Zen 4; an L2 prefetch
 // is queued at L2, which has many more (Zen 4, S4: f32 2.78-2.97 -> 1.90-2.34
 // ms, bf16 1.69-1.99 -> 1.23-1.26; docs/DECISIONS.md, "Prefetch into L2, not
-// L1"). A line every 64 bytes
-// from start covers an aligned range; an unaligned one also needs its last
-// byte's line.
+// L1"). A line every 64 bytes from start covers an aligned range; an
+// unaligned one also needs its last byte's line.
 template <int kWrite = 0>
 inline void prefetch_to_l2(const void* start, int64_t bytes) {
   const char* at = static_cast<const char*>(start);
