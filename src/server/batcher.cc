@@ -68,10 +68,13 @@ Status Batcher::submit(std::vector<std::vector<int32_t>> sequences, std::shared_
       return Status::Ok();
     }
     ++in_flight_;
+    Pending pending{j, {}};
     for (size_t i = 0; i < sequences.size(); ++i) {
-      queue_.push_back(
+      pending.items.push_back(
           {j, static_cast<int64_t>(i), output_row[i], std::move(sequences[i]), enqueued});
     }
+    queued_ += pending.items.size();
+    pending_.push_back(std::move(pending));
   }
   wake_.notify_one();
   *job = std::move(j);
@@ -96,7 +99,7 @@ size_t Batcher::in_flight() const {
 
 size_t Batcher::queued() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return queue_.size();
+  return queued_;
 }
 
 void Batcher::loop() {
@@ -104,8 +107,8 @@ void Batcher::loop() {
     std::vector<Item> batch;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait(lock, [this] { return !queue_.empty() || stopping_; });
-      if (queue_.empty()) return;  // stopping, and everything admitted is answered
+      wake_.wait(lock, [this] { return !pending_.empty() || stopping_; });
+      if (pending_.empty()) return;  // stopping, and everything admitted is answered
       batch = take_batch();
     }
     if (!batch.empty()) run_batch(batch);
@@ -113,26 +116,50 @@ void Batcher::loop() {
 }
 
 std::vector<Batcher::Item> Batcher::take_batch() {
+  // A request that already failed is answered: drop what is left of it.
+  std::erase_if(pending_, [this](const Pending& p) {
+    if (!p.job->done_) return false;
+    queued_ -= p.items.size();
+    return true;
+  });
   std::vector<Item> batch;
+  if (pending_.empty()) return batch;
+  // One model call gives one kind of output: the oldest request's kind.
+  const JobOutput kind = pending_.front().job->output_;
+  size_t sharing = 0;
+  for (const Pending& p : pending_) sharing += p.job->output_ == kind ? 1 : 0;
+  const int64_t share = std::max<int64_t>(1, options_.max_batch_tokens / static_cast<int64_t>(sharing));
   int64_t tokens = 0;
-  while (!queue_.empty()) {
-    Item& next = queue_.front();
-    if (next.job->done_) {  // its request already failed: drop the rest of it
-      queue_.pop_front();
-      continue;
+  bool full = false;
+  // Takes p's next sequences while they fit the batch and `cap` tokens of p's
+  // own; the batch's first sequence always fits.
+  const auto take = [&](Pending& p, int64_t cap) {
+    int64_t mine = 0;
+    while (!p.items.empty() && !full) {
+      const int64_t t = static_cast<int64_t>(p.items.front().ids.size());
+      if (!batch.empty()) {
+        if (tokens + t > options_.max_batch_tokens ||
+            (options_.max_batch_sequences != 0 && batch.size() >= options_.max_batch_sequences)) {
+          full = true;
+          break;
+        }
+        if (mine > 0 && mine + t > cap) break;
+      }
+      mine += t;
+      tokens += t;
+      batch.push_back(std::move(p.items.front()));
+      p.items.pop_front();
+      --queued_;
     }
-    const int64_t t = static_cast<int64_t>(next.ids.size());
-    if (!batch.empty()) {
-      // One model call gives one kind of output: the next kind waits for
-      // the next batch (first come, first served still holds).
-      if (next.job->output_ != batch.front().job->output_) break;
-      if (tokens + t > options_.max_batch_tokens) break;
-      if (options_.max_batch_sequences != 0 && batch.size() >= options_.max_batch_sequences) break;
+  };
+  // First each request's share, then the rest of the budget in arrival order.
+  for (const int64_t cap : {share, options_.max_batch_tokens}) {
+    for (Pending& p : pending_) {
+      if (full) break;
+      if (p.job->output_ == kind) take(p, cap);
     }
-    tokens += t;
-    batch.push_back(std::move(next));
-    queue_.pop_front();
   }
+  std::erase_if(pending_, [](const Pending& p) { return p.items.empty(); });
   return batch;
 }
 

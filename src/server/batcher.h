@@ -1,7 +1,11 @@
 // Dynamic batching. HTTP threads submit requests (lists of token sequences);
-// one batcher thread packs queued sequences, first come first served, into
-// batches under a token budget, runs each batch through the model and
-// writes every row back to the request it came from. Admission is bounded:
+// one batcher thread packs queued sequences into batches under a token
+// budget, runs each batch through the model and writes every row back to the
+// request it came from. Requests share a batch fairly: each waiting request
+// of the batch's kind gets an equal share of its token budget first (at
+// least one sequence), in arrival order, and what is left goes to them in
+// arrival order; so a request of thousands of sequences (a 2 MB document)
+// cannot hold a short one behind it for longer than one batch. Admission is bounded:
 // past max_concurrent_requests a submit is refused at once (the route's 429).
 // A failure is answered per request: when a merged batch fails, its halves
 // are run again (recursively), so only the requests whose own sequences fail
@@ -113,6 +117,11 @@ class Batcher {
     int64_t enqueued_ns = 0;
   };
   void loop();
+  // The sequences of one admitted request that wait for a batch, in order.
+  struct Pending {
+    std::shared_ptr<EmbedJob> job;
+    std::deque<Item> items;
+  };
   std::vector<Item> take_batch();  // called with mu_ held
   void run_batch(std::vector<Item>& batch);
   // Runs `part` as one model call; on failure runs each half again, down to
@@ -131,7 +140,8 @@ class Batcher {
 
   mutable std::mutex mu_;
   std::condition_variable wake_;
-  std::deque<Item> queue_;
+  std::deque<Pending> pending_;  // requests with sequences waiting, oldest first
+  size_t queued_ = 0;            // sequences in pending_
   size_t in_flight_ = 0;
   bool stopping_ = false;
   std::mutex join_mu_;  // shutdown() may race with the destructor: join once

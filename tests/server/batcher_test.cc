@@ -93,13 +93,40 @@ TEST(Batcher, PacksQueuedSequencesUnderTheTokenBudgetAndSplitsRequests) {
   ASSERT_TRUE(a->wait().ok());
   ASSERT_TRUE(b->wait().ok());
   ASSERT_TRUE(c->wait().ok());
-  // 4-token sequences under a 10-token budget: two per batch, in arrival
-  // order, b's third sequence shares a batch with c's first.
+  // 4-token sequences under a 10-token budget: two per batch. b and c wait
+  // together, so each gets half of a batch first: b0+c0, b1+c1, then b2.
   EXPECT_EQ(model.batch_sequences(), (std::vector<size_t>{1, 2, 2, 1}));
   EXPECT_EQ(model.batch_tokens(), (std::vector<int64_t>{4, 8, 8, 4}));
   expect_rows(model, *a, sa);
   expect_rows(model, *b, sb);
   expect_rows(model, *c, sc);
+}
+
+// Head-of-line blocking: a request of many sequences (a long document)
+// queued before a short one must not hold it back for longer than a batch.
+TEST(Batcher, AShortRequestIsNotQueuedBehindALongOne) {
+  FakeModel model;
+  TrackingAllocator alloc;
+  Batcher batcher(model, model.context(), alloc, {.max_batch_tokens = 16});
+  model.close_gate();
+  std::shared_ptr<EmbedJob> a, big, small;
+  const auto sa = sequences(0, 1, 4), sbig = sequences(1, 40, 4), ssmall = sequences(2, 1, 5);
+  ASSERT_TRUE(batcher.submit(sa, &a).ok());
+  model.wait_for_calls(1);  // a runs alone and is held at the gate
+  ASSERT_TRUE(batcher.submit(sbig, &big).ok());
+  ASSERT_TRUE(batcher.submit(ssmall, &small).ok());
+  model.open_gate();
+  ASSERT_TRUE(small->wait().ok());
+  ASSERT_TRUE(big->wait().ok());
+  expect_rows(model, *small, ssmall);
+  expect_rows(model, *big, sbig);
+  // First come first served would run small (the only 5-token sequence)
+  // after all ten 16-token batches of big. Sharing gives each half of the
+  // budget: the first batch after a is two of big's (8) and small's (5).
+  const std::vector<int64_t> tokens = model.batch_tokens();
+  ASSERT_GE(tokens.size(), 2u);
+  EXPECT_EQ(tokens[0], 4);
+  EXPECT_EQ(tokens[1], 8 + 5);
 }
 
 // Token states (/embed_all) and pooled rows are different model calls: a
