@@ -58,6 +58,12 @@ class TrackingAllocator {
   Status allocate(size_t bytes, std::string_view owner, void** out);
   void deallocate(void* ptr);
 
+  // Counts `bytes` held outside this allocator on behalf of `owner` (an HTTP
+  // answer that a library must own as a std::string) against the budget,
+  // exactly like an allocation, without allocating. Undone by release().
+  Status reserve(size_t bytes, std::string_view owner);
+  void release(size_t bytes, std::string_view owner);
+
   void set_budget(std::optional<size_t> budget);
   std::optional<size_t> budget() const;
   size_t live_bytes() const;
@@ -104,6 +110,29 @@ class Buffer {
  private:
   TrackingAllocator* alloc_ = nullptr;
   void* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// An owning, move-only handle to one reservation (TrackingAllocator::
+// reserve); grows in place and releases on destruction.
+class Reservation {
+ public:
+  Reservation() = default;
+  Reservation(TrackingAllocator& alloc, std::string_view owner) : alloc_(&alloc), owner_(owner) {}
+  Reservation(Reservation&& other) noexcept;
+  Reservation& operator=(Reservation&& other) noexcept;
+  Reservation(const Reservation&) = delete;
+  Reservation& operator=(const Reservation&) = delete;
+  ~Reservation() { reset(); }
+
+  // Reserves `bytes` more; on refusal nothing changes.
+  Status grow(size_t bytes);
+  size_t bytes() const { return bytes_; }
+  void reset();
+
+ private:
+  TrackingAllocator* alloc_ = nullptr;
+  std::string owner_;
   size_t bytes_ = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "tessera/allocator.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 
@@ -74,6 +75,32 @@ void TrackingAllocator::deallocate(void* ptr) {
   resource_->deallocate(ptr);
 }
 
+Status TrackingAllocator::reserve(size_t bytes, std::string_view owner) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (budget_ && live_ + bytes > *budget_) {
+    return resource_exhausted("memory budget: " + std::string(owner) + " asked for " +
+                              std::to_string(bytes) + " bytes with " + std::to_string(live_) +
+                              " live of a " + std::to_string(*budget_) + "-byte budget");
+  }
+  live_ += bytes;
+  peak_ = std::max(peak_, live_);
+  auto it = owners_.find(owner);
+  if (it == owners_.end()) it = owners_.emplace(std::string(owner), OwnerStats{}).first;
+  it->second.live_bytes += bytes;
+  it->second.peak_bytes = std::max(it->second.peak_bytes, it->second.live_bytes);
+  ++it->second.allocations;
+  return Status::Ok();
+}
+
+void TrackingAllocator::release(size_t bytes, std::string_view owner) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = owners_.find(owner);
+  // Releasing more than was reserved is a bug we must not hide.
+  if (it == owners_.end() || it->second.live_bytes < bytes || live_ < bytes) std::abort();
+  it->second.live_bytes -= bytes;
+  live_ -= bytes;
+}
+
 void TrackingAllocator::set_budget(std::optional<size_t> budget) {
   std::lock_guard<std::mutex> lock(mu_);
   budget_ = budget;
@@ -145,6 +172,36 @@ void Buffer::reset() {
   if (alloc_ != nullptr) alloc_->deallocate(data_);
   alloc_ = nullptr;
   data_ = nullptr;
+  bytes_ = 0;
+}
+
+Reservation::Reservation(Reservation&& other) noexcept
+    : alloc_(other.alloc_), owner_(std::move(other.owner_)), bytes_(other.bytes_) {
+  other.alloc_ = nullptr;
+  other.bytes_ = 0;
+}
+
+Reservation& Reservation::operator=(Reservation&& other) noexcept {
+  if (this != &other) {
+    reset();
+    alloc_ = other.alloc_;
+    owner_ = std::move(other.owner_);
+    bytes_ = other.bytes_;
+    other.alloc_ = nullptr;
+    other.bytes_ = 0;
+  }
+  return *this;
+}
+
+Status Reservation::grow(size_t bytes) {
+  if (alloc_ == nullptr) return internal_error("Reservation::grow on an empty reservation");
+  TESSERA_RETURN_IF_ERROR(alloc_->reserve(bytes, owner_));
+  bytes_ += bytes;
+  return Status::Ok();
+}
+
+void Reservation::reset() {
+  if (alloc_ != nullptr && bytes_ > 0) alloc_->release(bytes_, owner_);
   bytes_ = 0;
 }
 

@@ -2,23 +2,42 @@
 
 #include <cstdio>
 #include <exception>
+#include <system_error>
 
 namespace tessera::server {
 
-ConnectionPool::ConnectionPool(size_t max_threads) : max_threads_(max_threads) {}
+ConnectionPool::ConnectionPool(size_t max_threads, ThreadStarter start_thread)
+    : max_threads_(max_threads),
+      start_thread_(start_thread ? std::move(start_thread)
+                                 : [](std::function<void()> fn) { return std::thread(std::move(fn)); }) {}
 
 ConnectionPool::~ConnectionPool() { shutdown(); }
 
-void ConnectionPool::enqueue(std::function<void()> fn) {
+bool ConnectionPool::try_enqueue(std::function<void()> fn) {
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (shutdown_) return false;
     jobs_.push_back(std::move(fn));
-    // More waiting connections than idle threads: start one while allowed.
-    if (!shutdown_ && jobs_.size() > idle_ && threads_.size() < max_threads_) {
-      threads_.emplace_back([this] { work(); });
+    // More waiting jobs than idle threads: start one while allowed.
+    if (jobs_.size() > idle_ && threads_.size() < max_threads_) {
+      try {
+        threads_.push_back(start_thread_([this] { work(); }));
+      } catch (const std::system_error& e) {
+        // EAGAIN under a pids or memory limit: serve with the threads we have.
+        if (start_failures_++ == 0) {
+          std::fprintf(stderr,
+                       "tessera serve: cannot start HTTP worker thread %zu (%s); serving with %zu\n",
+                       threads_.size() + 1, e.what(), threads_.size());
+        }
+        if (threads_.empty()) {
+          jobs_.pop_back();
+          return false;
+        }
+      }
     }
   }
   wake_.notify_one();
+  return true;
 }
 
 void ConnectionPool::shutdown() {
@@ -50,8 +69,8 @@ void ConnectionPool::work() {
       jobs_.pop_front();
     }
     ++busy_;
-    // A connection's exception ends that connection, never the thread (an
-    // exception leaving a std::thread terminates the process).
+    // A job's exception ends that job, never the thread (an exception
+    // leaving a std::thread terminates the process).
     try {
       job();
     } catch (const std::exception& e) {

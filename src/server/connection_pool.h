@@ -1,12 +1,10 @@
-// The connection threads of the HTTP server: a cpp-httplib TaskQueue that
-// starts a thread whenever a connection arrives and none is idle, up to a cap.
-// cpp-httplib serves a connection on one thread for as long as it is kept
-// alive, so a fixed pool smaller than the client's connection count would
-// leave connections waiting unserved (no 429, just silence). Threads are kept
-// for reuse once started; the cap bounds their memory.
+// The worker threads of the HTTP server. The reactor (connection_reactor.h)
+// holds every connection while it is idle or still arriving; a worker gets a
+// connection only once a whole request is buffered, serves it, and gives it
+// back. Threads start on demand up to a cap and are kept for reuse. A thread
+// that cannot be started (a pids or memory limit) is counted, not fatal: the
+// job waits for a running thread, and only when there is none is it refused.
 #pragma once
-
-#include <httplib.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -18,23 +16,31 @@
 
 namespace tessera::server {
 
-// final: the destructor calls shutdown(), which no subclass may change.
-class ConnectionPool final : public httplib::TaskQueue {
+class ConnectionPool {
  public:
-  explicit ConnectionPool(size_t max_threads);
-  ~ConnectionPool() override;
+  // `start_thread` starts a thread running the function (std::thread by
+  // default); tests inject one that fails.
+  using ThreadStarter = std::function<std::thread(std::function<void()>)>;
+  explicit ConnectionPool(size_t max_threads, ThreadStarter start_thread = {});
+  ConnectionPool(const ConnectionPool&) = delete;
+  ConnectionPool& operator=(const ConnectionPool&) = delete;
+  ~ConnectionPool();
 
-  void enqueue(std::function<void()> fn) override;
-  // Runs every queued connection, then joins the threads.
-  void shutdown() override;
+  // Queues `fn` for a worker. False (fn dropped) when shutting down or when
+  // no worker runs and none could be started.
+  bool try_enqueue(std::function<void()> fn);
+  // Runs every queued job, then joins the threads.
+  void shutdown();
 
-  size_t threads() const;           // started so far
-  size_t busy() const { return busy_.load(); }  // connections being served
+  size_t threads() const;                        // started so far
+  size_t busy() const { return busy_.load(); }   // jobs running
+  size_t start_failures() const { return start_failures_.load(); }
 
  private:
   void work();
 
   const size_t max_threads_;
+  const ThreadStarter start_thread_;
   mutable std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::function<void()>> jobs_;
@@ -42,6 +48,7 @@ class ConnectionPool final : public httplib::TaskQueue {
   size_t idle_ = 0;
   bool shutdown_ = false;
   std::atomic<size_t> busy_{0};
+  std::atomic<size_t> start_failures_{0};
 };
 
 }  // namespace tessera::server

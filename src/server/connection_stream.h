@@ -1,19 +1,23 @@
-// One client connection of the HTTP server, read and written under the limits
-// cpp-httplib 0.11 leaves open: its read and write timeouts bound each
-// recv()/send() only, so a client that sends (or reads) one byte every few
-// seconds holds a connection thread forever (slowloris); a header line or a
-// chunked body grows without bound in memory; and an over-long body is read
-// to its end before the 413. This stream gives every request a deadline from
-// its first byte, caps the bytes of its head and body, and answers a client
-// that breaks a limit itself (408, 413, 414, 431) before closing.
+// One client connection as cpp-httplib reads and writes it. The reactor
+// (connection_reactor.h) has already received a whole request into the
+// connection's buffer, framing checked, within the request's deadline; so
+// reads are served from that buffer and cpp-httplib never waits on a slow
+// client. (The one exception is a request refused before its body, a 401:
+// the body stays unread and the connection closes after the answer.) Writes
+// go to the socket under a deadline per response (--write-timeout).
 #pragma once
 
 #include <httplib.h>
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+
+#include "server/http_framing.h"
+#include "tessera/allocator.h"
 
 namespace tessera::server {
 
@@ -27,31 +31,44 @@ struct ConnectionLimits {
   size_t payload_limit_bytes = 0;      // for messages: --payload-limit
 };
 
-// Called with the status a connection was cut with (408, 413, 414, 431).
+// Called with the status a connection was cut with (400, 408, 413, 414, 431,
+// 501, 503, 505).
 using CutObserver = std::function<void(int status)>;
+
+using Clock = std::chrono::steady_clock;
+
+// A client connection and what has arrived on it. Owned by the reactor; a
+// worker borrows it to serve one request.
+struct Connection {
+  enum class Phase { kIdle, kHead, kBody, kWorking, kDraining };
+
+  explicit Connection(int fd, uint64_t serial) : sock(fd), id(serial) {}
+  const int sock;      // non-blocking
+  const uint64_t id;   // accept order: the oldest is shed first
+  Phase phase = Phase::kIdle;
+  std::string in;      // received, not yet consumed; the request starts at 0
+  size_t head_bytes = 0;  // when kBody / kWorking: the head's length
+  std::optional<framing::ChunkedScanner> chunked;
+  size_t scanned = 0;  // body bytes fed to `chunked`
+  bool sent_continue = false;  // "100 Continue" sent for this request
+  framing::HeadVerdict verdict;
+  Clock::time_point deadline;  // of the phase: idle, request or drain
+  size_t requests = 0;         // served on this connection
+  Reservation buffered;        // `in`'s bytes, counted against the budget
+};
 
 class ConnectionStream final : public httplib::Stream {
  public:
-  // Takes ownership of `sock`; the destructor closes it.
-  ConnectionStream(int sock, const ConnectionLimits& limits, const CutObserver& on_cut);
-  ~ConnectionStream() override;
-  ConnectionStream(const ConnectionStream&) = delete;
-  ConnectionStream& operator=(const ConnectionStream&) = delete;
-
-  // Waits up to the idle timeout for the next request's first byte and starts
-  // its deadline. False: idle timeout, an error, or `stopping()` turned true
-  // (polled every few milliseconds so a stopping server does not wait).
-  bool wait_for_request(const std::function<bool()>& stopping);
+  ConnectionStream(Connection& conn, const ConnectionLimits& limits);
 
   // The answer being sent leaves the request's body unread (401, 413 before
-  // the body): the connection closes after it instead of reading the body as
-  // the next request.
+  // the body): the connection closes after it.
   void close_after_response() { close_after_response_ = true; }
-  // The connection must not serve another request.
-  bool must_close() const { return state_ != State::kOpen || close_after_response_; }
-  // A limit was broken and answered by this stream (httplib's own answer to
-  // the failed read is not sent).
-  bool cut() const { return state_ == State::kCut; }
+  bool must_close() const { return broken_ || close_after_response_; }
+  // Bytes of conn.in that cpp-httplib read (the request), to drop after it.
+  size_t consumed() const { return pos_; }
+  // Keeps `r` until the answer is sent (the memory of a large answer body).
+  void hold(Reservation r) { held_ = std::move(r); }
 
   bool is_readable() const override;
   bool is_writable() const override;
@@ -59,46 +76,20 @@ class ConnectionStream final : public httplib::Stream {
   ssize_t write(const char* ptr, size_t size) override;
   void get_remote_ip_and_port(std::string& ip, int& port) const override;
   void get_local_ip_and_port(std::string& ip, int& port) const override;
-  socket_t socket() const override { return sock_; }
+  socket_t socket() const override { return conn_.sock; }
 
  private:
-  using Clock = std::chrono::steady_clock;
-  enum class State { kOpen, kCut, kBroken };  // kBroken: the socket failed, no answer
-  enum class Phase { kHead, kBody };
-
   // Polls for `events` until `deadline`; false on timeout or error.
   bool wait(short events, Clock::time_point deadline) const;
-  // Accounts the next n buffered bytes to the head or the body. Returns how
-  // many may be handed out (all of them), or 0 after cutting the connection.
-  size_t account(size_t n);
-  // Sends a JSON error answer with Connection: close, then refuses all I/O.
-  void cut_with(int status, const std::string& message);
-  // After an answer the client may still be sending: read and drop what
-  // comes for a short while, so that closing does not reset the connection
-  // before the client has read the answer.
-  void linger();
 
-  const int sock_;
+  Connection& conn_;
   const ConnectionLimits& limits_;
-  const CutObserver& on_cut_;
-  State state_ = State::kOpen;
+  size_t pos_ = 0;
+  bool broken_ = false;
   bool close_after_response_ = false;
-
-  // The request being read.
-  Phase phase_ = Phase::kHead;
-  Clock::time_point read_deadline_;
+  bool writing_ = false;
   Clock::time_point write_deadline_;
-  bool writing_ = false;  // a response is being written (its deadline runs)
-  size_t head_bytes_ = 0;
-  size_t line_bytes_ = 0;
-  bool first_line_ = true;
-  char last_byte_ = 0;
-  size_t body_bytes_ = 0;
-
-  static constexpr size_t kBufferSize = 4096;
-  char buffer_[kBufferSize];
-  size_t buffer_begin_ = 0;
-  size_t buffer_end_ = 0;
+  Reservation held_;
 };
 
 // The connection being served on the calling thread, or null: the server's
@@ -114,5 +105,8 @@ class CurrentConnectionScope {
   CurrentConnectionScope(const CurrentConnectionScope&) = delete;
   CurrentConnectionScope& operator=(const CurrentConnectionScope&) = delete;
 };
+
+// Seconds as a steady-clock duration.
+Clock::duration seconds(double s);
 
 }  // namespace tessera::server

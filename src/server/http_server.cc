@@ -8,10 +8,13 @@
 #include <cmath>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <thread>
 
+#include <sys/resource.h>
+
 #include "server/auth.h"
-#include "server/connection_pool.h"
+#include "server/connection_reactor.h"
 #include "server/connection_stream.h"
 #include "server/json_out.h"
 #include "server/limited_http_server.h"
@@ -107,6 +110,32 @@ bool is_public(const httplib::Request& req) {
   return req.method == "GET" && (req.path == "/health" || req.path == "/" || req.path == "/ping");
 }
 
+// The same for a raw request head (the reactor asks before reading a body).
+bool is_public_head(std::string_view head) {
+  const size_t sp = head.find(' ');
+  if (sp == std::string_view::npos || head.substr(0, sp) != "GET") return false;
+  std::string_view target = head.substr(sp + 1);
+  target = target.substr(0, target.find_first_of(" ?\r\n"));
+  return target == "/health" || target == "/" || target == "/ping";
+}
+
+// File descriptors kept free of connections: the model's files, the epoll
+// and its wake-up descriptor, logs, the listening socket.
+constexpr size_t kReservedDescriptors = 64;
+
+// Connections held at once: --max-connections, within the descriptor limit
+// (past it accept() would fail and new clients wait; past max_connections
+// the oldest idle or slow connection is shed instead).
+size_t connection_cap(const ServerOptions& o) {
+  rlimit fds{};
+  size_t by_fds = 1 << 20;
+  if (::getrlimit(RLIMIT_NOFILE, &fds) == 0 && fds.rlim_cur != RLIM_INFINITY) {
+    by_fds = fds.rlim_cur > 2 * kReservedDescriptors ? fds.rlim_cur - kReservedDescriptors
+                                                      : fds.rlim_cur / 2;
+  }
+  return o.max_connections > 0 ? std::min(o.max_connections, by_fds) : by_fds;
+}
+
 bool is_openai_route(const std::string& path) {
   return path.rfind("/v1/", 0) == 0 || path == "/embeddings";
 }
@@ -130,11 +159,14 @@ class EmbeddingServer::Impl {
         model_info_(std::move(model_info)),
         batcher_(model, ctx, alloc, options_.batching,
                  [this](const BatchReport& r) { metrics_.observe_batch(r); }),
-        rc_{model, model_info_, batcher_, metrics_, options_, info_, std::move(extra), draining_, connections_},
+        rc_{model, model_info_, batcher_, alloc, metrics_, options_, info_, std::move(extra), draining_, connections_},
         limits_(connection_limits(options_)),
-        on_cut_([this](int status) { metrics_.count_response("other", status, 0); }),
-        http_(limits_, on_cut_) {
+        http_(limits_, connection_cap(options_), http_thread_cap(options_), alloc,
+              [this](std::string_view head) { return read_body_first(head); },
+              [this](int status) { metrics_.count_response("other", status, 0); },
+              options_.start_thread) {
     if (!options_.api_key.empty()) auth_ = ApiKeyCheck(options_.api_key);
+    connections_ = &http_.reactor();
     configure();
   }
 
@@ -159,6 +191,14 @@ class EmbeddingServer::Impl {
     {
       std::lock_guard<std::mutex> lock(mu_);
       serving_ = !stop_requested_;
+    }
+    if (serving_) {
+      if (Status s = http_.start(); !s.ok()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        serve_done_ = true;
+        batcher_.shutdown();
+        return s;
+      }
     }
     const bool ok = serving_ ? http_.listen_after_bind() : true;
     {
@@ -200,13 +240,6 @@ class EmbeddingServer::Impl {
   using GetRoute = Reply (*)(RouteContext&);
 
   void configure() {
-    // cpp-httplib owns the pool and deletes it after joining its threads,
-    // when no handler (the only reader of connections_) can run any more.
-    http_.new_task_queue = [this]() -> httplib::TaskQueue* {
-      auto* pool = new ConnectionPool(http_thread_cap(options_));
-      connections_ = pool;
-      return pool;
-    };
     http_.set_payload_max_length(options_.payload_limit_bytes);
     http_.set_tcp_nodelay(true);
     http_.set_keep_alive_max_count(kKeepAliveRequests);
@@ -278,7 +311,18 @@ class EmbeddingServer::Impl {
     if (reply.retry_after_seconds > 0) {
       res.set_header("Retry-After", std::to_string(reply.retry_after_seconds));
     }
+    // A large answer's memory stays counted until it is sent.
+    if (ConnectionStream* c = current_connection(); c != nullptr && reply.memory.bytes() > 0) {
+      c->hold(std::move(reply.memory));
+    }
     metrics_.count_response(route, reply.status, seconds);
+  }
+
+  // The reactor reads a body only for a request that will be served: an
+  // unauthenticated one is answered 401 after its head, body unread.
+  bool read_body_first(std::string_view head) const {
+    return !auth_.enabled() || is_public_head(head) ||
+           auth_.allows(header_value(head, "Authorization"));
   }
 
   ApiError body_too_large(uint64_t bytes) const {
@@ -322,11 +366,6 @@ class EmbeddingServer::Impl {
   // malformed request) get a JSON body too. Our own replies already have one.
   httplib::Server::HandlerResponse on_error(const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    // Our stream answered a broken limit itself and counted it; this answer
-    // to the failed read would not be sent.
-    if (ConnectionStream* c = current_connection(); c != nullptr && c->cut()) {
-      return httplib::Server::HandlerResponse::Unhandled;
-    }
     ApiError e;
     if (res.status == 413) {
       e = body_too_large(content_length(req).value_or(0));
@@ -345,13 +384,12 @@ class EmbeddingServer::Impl {
   ServingInfo info_;
   ModelInfo model_info_;
   std::atomic<bool> draining_{false};
-  std::atomic<const ConnectionPool*> connections_{nullptr};
+  std::atomic<const ConnectionReactor*> connections_{nullptr};
   ServerMetrics metrics_;  // before batcher_: its thread reports here
   Batcher batcher_;
   RouteContext rc_;
   ApiKeyCheck auth_;
   const ConnectionLimits limits_;  // before http_: its connections read these
-  const CutObserver on_cut_;
   LimitedHttpServer http_;
 
   std::mutex mu_;

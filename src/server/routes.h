@@ -10,6 +10,7 @@
 
 #include "pipeline/embedding_model.h"
 #include "server/batcher.h"
+#include "server/bounded_answer.h"
 #include "server/inputs.h"
 #include "server/request_parse.h"
 #include "server/served_model.h"
@@ -18,13 +19,16 @@
 
 namespace tessera::server {
 
-class ConnectionPool;
+class ConnectionReactor;
 
 struct Reply {
   int status = 200;
   std::string body;
   std::string content_type = "application/json";
   int retry_after_seconds = 0;  // > 0: a Retry-After header
+  // The memory budget's share for a large body (BoundedAnswer); held until
+  // the answer is sent.
+  Reservation memory;
 };
 
 // Appends Prometheus families owned elsewhere (profiler, dispatcher, memory).
@@ -34,13 +38,14 @@ struct RouteContext {
   pipeline::EmbeddingModel& model;
   const ModelInfo& model_info;
   Batcher& batcher;
+  TrackingAllocator& alloc;  // the server's: --memory-budget
   ServerMetrics& metrics;
   const ServerOptions& options;
   const ServingInfo& info;
   MetricsSource extra_metrics;
   const std::atomic<bool>& draining;
-  // The HTTP server's connection threads (null before it listens).
-  const std::atomic<const ConnectionPool*>& connections;
+  // The HTTP server's connections and worker threads.
+  const std::atomic<const ConnectionReactor*>& connections;
 };
 
 Reply handle_embed(RouteContext& rc, std::string_view body);  // POST /embed
@@ -65,6 +70,9 @@ Reply handle_embed_sparse(RouteContext& rc, std::string_view body);  // POST /em
 Reply handle_health(RouteContext& rc);  // GET /health, and GET / and /ping as TEI
 Reply handle_info(RouteContext& rc);                                 // GET /info
 Reply handle_metrics(RouteContext& rc);                              // GET /metrics
+
+// A BoundedAnswer's outcome as a reply: its text (200) or its error.
+Reply bounded_reply(BoundedAnswer& answer);
 
 // The request limits of the body parsers, from the server options.
 ParseLimits parse_limits(const RouteContext& rc);

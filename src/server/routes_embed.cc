@@ -29,6 +29,14 @@ ParseLimits parse_limits(const RouteContext& rc) {
 
 Reply tei_error_reply(const ApiError& e) { return error_reply(e, tei_error_body); }
 
+Reply bounded_reply(BoundedAnswer& answer) {
+  if (!answer.fits()) return tei_error_reply(answer.error());
+  Reply reply;
+  reply.body = answer.take_text();
+  reply.memory = answer.take_reservation();
+  return reply;
+}
+
 ApiError run_job(RouteContext& rc, PreparedInputs& inputs, const std::string& field,
                  std::shared_ptr<EmbedJob>* job, JobOutput output) {
   const RowName row_name = [&field](int64_t row) {

@@ -7,7 +7,7 @@
 #include "server/inputs.h"
 #include "server/json_out.h"
 #include "runtime/metrics.h"
-#include "server/connection_pool.h"
+#include "server/connection_reactor.h"
 #include "server/request_parse.h"
 #include "server/routes.h"
 
@@ -23,37 +23,53 @@ size_t resident_bytes() {
   return resident_pages * static_cast<size_t>(sysconf(_SC_PAGESIZE));
 }
 
+// One token as TEI writes it (keys in nlohmann's order, as before).
+void append_token(const model::TokenSpan& t, const std::string& text, const RouteContext& rc,
+                  std::string* out) {
+  const bool special = t.begin < 0;
+  std::string piece;
+  if (special) {
+    piece = t.id == rc.model.cls_id() ? "[CLS]" : t.id == rc.model.sep_id() ? "[SEP]" : "[UNK]";
+  } else {
+    piece = text.substr(static_cast<size_t>(t.begin), static_cast<size_t>(t.end - t.begin));
+  }
+  *out += R"({"id":)" + std::to_string(t.id) + R"(,"special":)" + (special ? "true" : "false");
+  if (special) {
+    *out += R"(,"start":null,"stop":null)";
+  } else {
+    *out += R"(,"start":)" + std::to_string(t.begin) + R"(,"stop":)" + std::to_string(t.end);
+  }
+  *out += R"(,"text":)" + json_text(piece) + "}";
+}
+
 }  // namespace
 
+// Written straight into a BoundedAnswer: a JSON tree of a 2 MB text's
+// tokens took ~700 MB (issue 35); the text is what is sent, and its size is
+// capped and counted against the memory budget as it grows.
 Reply handle_tokenize(RouteContext& rc, std::string_view body) {
   TokenizeRequest req;
   ApiError e = parse_tokenize_request(body, parse_limits(rc), &req);
   if (!e.ok()) return tei_error_reply(e);
-  nlohmann::json out = nlohmann::json::array();
+  BoundedAnswer answer(rc.alloc, rc.options.max_response_bytes, "the /tokenize answer");
+  std::string& out = answer.text();
   std::vector<model::TokenSpan> tokens;
+  out.push_back('[');
   for (size_t i = 0; i < req.inputs.size(); ++i) {
     const std::string& text = req.inputs[i];
     e = tokenize_text(rc.model, text, req.add_special_tokens,
                       "inputs[" + std::to_string(i) + "]", &tokens);
     if (!e.ok()) return tei_error_reply(e);
-    nlohmann::json row = nlohmann::json::array();
-    for (const model::TokenSpan& t : tokens) {
-      const bool special = t.begin < 0;
-      nlohmann::json tok = {{"id", t.id}, {"special", special}};
-      if (special) {
-        tok["text"] = t.id == rc.model.cls_id() ? "[CLS]" : t.id == rc.model.sep_id() ? "[SEP]" : "[UNK]";
-        tok["start"] = nullptr;
-        tok["stop"] = nullptr;
-      } else {
-        tok["text"] = text.substr(static_cast<size_t>(t.begin), static_cast<size_t>(t.end - t.begin));
-        tok["start"] = t.begin;
-        tok["stop"] = t.end;
-      }
-      row.push_back(std::move(tok));
+    out += i ? ",[" : "[";
+    for (size_t k = 0; k < tokens.size(); ++k) {
+      if (k) out.push_back(',');
+      append_token(tokens[k], text, rc, &out);
+      if (k % 256 == 0 && !answer.fits()) return bounded_reply(answer);
     }
-    out.push_back(std::move(row));
+    out.push_back(']');
   }
-  return {200, json_text(out)};
+  out.push_back(']');
+  return bounded_reply(answer);
 }
 
 Reply handle_health(RouteContext& rc) {
@@ -100,11 +116,23 @@ Reply handle_metrics(RouteContext& rc) {
           static_cast<double>(rc.batcher.queued()));
   m.gauge("tessera_server_max_concurrent_requests", "Admission limit (--max-concurrent-requests)",
           {}, static_cast<double>(rc.options.batching.max_concurrent_requests));
-  if (const ConnectionPool* pool = rc.connections.load()) {
-    m.gauge("tessera_server_http_threads", "Connection threads started (they are kept for reuse)",
-            {}, static_cast<double>(pool->threads()));
-    m.gauge("tessera_server_http_connections", "Connections being served", {},
-            static_cast<double>(pool->busy()));
+  if (const ConnectionReactor* r = rc.connections.load()) {
+    const ConnectionPool& pool = r->workers();
+    m.gauge("tessera_server_http_threads", "HTTP worker threads started (they are kept for reuse)",
+            {}, static_cast<double>(pool.threads()));
+    m.gauge("tessera_server_http_connections", "Requests being served by a worker thread", {},
+            static_cast<double>(pool.busy()));
+    m.gauge("tessera_server_open_connections", "Client connections held (idle, arriving or served)",
+            {}, static_cast<double>(r->open_connections()));
+    m.gauge("tessera_server_max_connections",
+            "Connections held at most; past it the oldest not being served is shed", {},
+            static_cast<double>(r->max_connections()));
+    m.counter("tessera_server_connections_shed_total",
+              "Connections closed to make room for a new one (idle, slow or silent clients)", {},
+              static_cast<double>(r->shed_connections()));
+    m.counter("tessera_server_thread_start_failures_total",
+              "HTTP worker threads that could not be started (pids or memory limit)", {},
+              static_cast<double>(pool.start_failures()));
   }
   m.gauge("process_resident_memory_bytes", "Resident set size of this process", {},
           static_cast<double>(resident_bytes()));

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -16,8 +18,17 @@ struct ServerOptions {
   BatcherOptions batching;
   size_t max_client_batch_size = 32;   // texts per request; more: 413
   size_t payload_limit_bytes = 2 << 20;  // request body; more: 413
+  // One answer's body (/tokenize, /embed_all can answer 30x their request);
+  // more: 413. Answers in flight also count against --memory-budget.
+  size_t max_response_bytes = 16 << 20;
   bool auto_truncate = false;          // default of `truncate`
-  int http_threads = 0;  // cap on connection threads; 0: default_http_threads()
+  int http_threads = 0;  // cap on worker threads; 0: http_thread_cap()'s default
+  // Connections held at once (idle, arriving, served); past it the oldest
+  // not being served is shed. 0: what the descriptor limit allows.
+  size_t max_connections = 0;
+  // Starts an HTTP worker thread (std::thread when empty); tests inject a
+  // failing one, as a pids or memory limit would.
+  std::function<std::thread(std::function<void()>)> start_thread;
   // Per connection (see connection_stream.h). A client must send a whole
   // request within read_timeout of its first byte (else 408) and take a whole
   // response within write_timeout; an idle kept-alive connection closes after

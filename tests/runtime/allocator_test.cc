@@ -65,3 +65,27 @@ TEST(Context, LogsLeaksWhenItEnds) {
 
 }  // namespace
 }  // namespace tessera
+
+// Memory held outside the allocator (an HTTP answer's std::string) counts
+// against the same budget, shows under its owner and as a leak if kept.
+TEST(TrackingAllocator, ReservationsCountAgainstTheBudgetAndReleaseOnDestruction) {
+  TrackingAllocator alloc(1000);
+  {
+    Reservation r(alloc, "server.answer");
+    ASSERT_TRUE(r.grow(600).ok());
+    EXPECT_EQ(alloc.live_bytes(), 600u);
+    const Status refused = r.grow(500);
+    EXPECT_EQ(refused.code(), StatusCode::kResourceExhausted);
+    EXPECT_NE(refused.message().find("server.answer"), std::string::npos);
+    EXPECT_EQ(r.bytes(), 600u);
+    void* p = nullptr;
+    EXPECT_FALSE(alloc.allocate(500, "model", &p).ok());  // the reservation holds the room
+    ASSERT_EQ(alloc.leaks().size(), 1u);
+    EXPECT_EQ(alloc.by_owner().at("server.answer").live_bytes, 600u);
+    Reservation moved = std::move(r);
+    EXPECT_EQ(moved.bytes(), 600u);
+  }
+  EXPECT_EQ(alloc.live_bytes(), 0u);
+  EXPECT_TRUE(alloc.leaks().empty());
+  EXPECT_EQ(alloc.peak_bytes(), 600u);
+}

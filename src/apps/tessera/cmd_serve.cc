@@ -25,6 +25,7 @@ struct ServeFlags {
   ModelFlags model;
   std::string payload_limit = "2M";
   std::string max_header_bytes = "32K";
+  std::string max_response_bytes = "16M";
   server::ServerOptions options;
 };
 
@@ -72,6 +73,11 @@ int run_serve(AppState& state, ServeFlags& flags) {
     return fail(s);
   }
   if (Status s = parse_byte_size(flags.max_header_bytes, "--max-header-bytes", &o.max_header_bytes);
+      !s.ok()) {
+    return fail(s);
+  }
+  if (Status s =
+          parse_byte_size(flags.max_response_bytes, "--max-response-bytes", &o.max_response_bytes);
       !s.ok()) {
     return fail(s);
   }
@@ -163,6 +169,10 @@ void add_serve_command(CLI::App& app, AppState& state) {
                   "Texts in one request; more: 413")
       ->capture_default_str();
   cmd->add_option("--payload-limit", flags->payload_limit, "Request body limit (K/M/G); more: 413")
+      ->capture_default_str();
+  cmd->add_option("--max-response-bytes", flags->max_response_bytes,
+                  "One answer's body (K/M/G): /tokenize and /embed_all answer many times their\n"
+                  "request; more: 413. Answers being sent also count against --memory-budget")
       ->capture_default_str();
   cmd->add_flag("--auto-truncate", o.auto_truncate,
                 "Truncate over-long inputs by default (else 422 unless the request sets "
