@@ -87,7 +87,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--measure-capacity", action="store_true",
                    help="measure the capacity first instead of --capacity")
     p.add_argument("--capacity-seconds", type=float, default=10)
-    p.add_argument("--factor", type=float, default=4, help="well-behaved clients = factor x capacity")
+    p.add_argument("--factor", type=float, default=4,
+                   help="well-behaved clients = factor x capacity")
     p.add_argument("--slow", type=int, default=1000, help="connections dribbling a head")
     p.add_argument("--silent", type=int, default=100, help="connections that send nothing")
     p.add_argument("--slow-interval", type=float, default=3, help="seconds between dribbled bytes")
@@ -312,7 +313,8 @@ def requests_summary(route: str, st: wl.KindStats) -> dict:
         "p50_ms": wl.percentile_ms(st.ok_seconds, 0.50),
         "p99_ms": wl.percentile_ms(st.ok_seconds, 0.99),
         "max_ms": wl.percentile_ms(st.ok_seconds, 1.0),
-        "refused_share": round((st.status[429] + st.status[503]) / answered, 4) if answered else None,
+        "refused_share": (round((st.status[429] + st.status[503]) / answered, 4)
+                          if answered else None),
         "timeouts": st.timeouts,
         "transport_errors": dict(st.transport),
         "unfinished": st.unfinished,
@@ -358,7 +360,8 @@ def summarize(args, capacity, clients, server, shutdown, load, health, hostile,
                    "p99_ms": wl.percentile_ms(health.seconds, 0.99), "max_ms": health_max,
                    "slowest_at_s": round(health.slowest_at, 1),
                    "status": {str(k): v for k, v in health.status.items()},
-                   "failures": dict(health.failures)},
+                   "failures": dict(health.failures),
+                   "ms_by_probe": [ms for _, ms in sorted(health.timeline)]},
         "hostile": {"open_by_second": hostile_by_second, "connects": hostile.connects,
                     "connect_failures": dict(hostile.connect_failures),
                     "ended": dict(hostile.ended),

@@ -269,6 +269,7 @@ class HealthStats:
     status: Counter = field(default_factory=Counter)
     failures: Counter = field(default_factory=Counter)  # "timeout", "refused", ...
     slowest_at: float = 0.0  # seconds into the run of the slowest 200
+    timeline: list[tuple[float, float | None]] = field(default_factory=list)  # (start, ms)
 
 
 async def health_probe(stats: HealthStats, host: str, port: int, timeout: float,
@@ -276,20 +277,21 @@ async def health_probe(stats: HealthStats, host: str, port: int, timeout: float,
     """GET /health on a fresh connection; latency includes the connect."""
     conn = Connection(host, port)
     t0 = time.monotonic()
+    took = None
     try:
         async with asyncio.timeout(timeout):
             answer = await conn.request(request_bytes("GET", "/health", close=True))
+        stats.status[answer.status] += 1
+        if answer.status == 200:
+            took = time.monotonic() - t0
+            if not stats.seconds or took > max(stats.seconds):
+                stats.slowest_at = t0 - started
+            stats.seconds.append(took)
     except TimeoutError:
         stats.failures["timeout"] += 1
-        return
     except (OSError, TransportError, asyncio.IncompleteReadError) as e:
         stats.failures[error_kind(e)] += 1
-        return
     finally:
         conn.close()
-    stats.status[answer.status] += 1
-    if answer.status == 200:
-        took = time.monotonic() - t0
-        if not stats.seconds or took > max(stats.seconds):
-            stats.slowest_at = t0 - started
-        stats.seconds.append(took)
+        ms = None if took is None else round(1000 * took)
+        stats.timeline.append((round(t0 - started, 1), ms))
