@@ -11,6 +11,7 @@
 # (SERVE_ARGS overrides): at 2x, the queue holds at most 64 and the rest is
 # answered 429 at once; the open-loop client keeps 256 connections so that
 # it never runs out of them before the server's limit bites.
+# Under overload and slowloris at once: bench/server/fault_load.py.
 set -euo pipefail
 build=${1:?usage: run_load.sh BUILD_DIR [SECONDS_PER_LEVEL] [SOAK_REQUESTS]}
 seconds=${2:-30}
