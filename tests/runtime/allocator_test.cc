@@ -63,8 +63,6 @@ TEST(Context, LogsLeaksWhenItEnds) {
   EXPECT_NE(lines[0].find("64 bytes"), std::string::npos);
 }
 
-}  // namespace
-}  // namespace tessera
 
 // Memory held outside the allocator (an HTTP answer's std::string) counts
 // against the same budget, shows under its owner and as a leak if kept.
@@ -89,3 +87,6 @@ TEST(TrackingAllocator, ReservationsCountAgainstTheBudgetAndReleaseOnDestruction
   EXPECT_TRUE(alloc.leaks().empty());
   EXPECT_EQ(alloc.peak_bytes(), 600u);
 }
+
+}  // namespace
+}  // namespace tessera

@@ -17,6 +17,10 @@
 #include "server/http_server.h"
 #include "server/signal_watcher.h"
 
+#include <sys/resource.h>
+
+#include <algorithm>
+
 namespace tessera::cli {
 
 namespace {
@@ -62,12 +66,24 @@ std::string names_of(const Registry& registry, std::vector<std::string>* out) {
   return joined;
 }
 
+// Every connection is a descriptor and the default soft limit is often 1024:
+// raise it to the hard limit, so the connection cap (past which the oldest
+// idle or slow connection is shed) is set by memory, not by a default.
+void raise_descriptor_limit() {
+  rlimit fds{};
+  if (::getrlimit(RLIMIT_NOFILE, &fds) != 0 || fds.rlim_cur >= fds.rlim_max) return;
+  constexpr rlim_t kEnough = 1 << 20;
+  fds.rlim_cur = std::min(fds.rlim_max, kEnough);
+  (void)::setrlimit(RLIMIT_NOFILE, &fds);
+}
+
 int run_serve(AppState& state, ServeFlags& flags) {
   // Before any thread exists, so that every thread inherits the mask and the
   // watcher alone receives SIGINT / SIGTERM.
   server::SignalWatcher::block_stop_signals();
   if (Status s = state.init(); !s.ok()) return fail(s);
   server::ServerOptions& o = flags.options;
+  raise_descriptor_limit();
   if (Status s = parse_byte_size(flags.payload_limit, "--payload-limit", &o.payload_limit_bytes);
       !s.ok()) {
     return fail(s);
@@ -197,8 +213,12 @@ void add_serve_command(CLI::App& app, AppState& state) {
                   "for the request line)")
       ->capture_default_str();
   cmd->add_option("--http-threads", o.http_threads,
-                  "Cap on HTTP connection threads, started on demand (0: the larger of 1024 and\n"
-                  "max-concurrent-requests + 16)")
+                  "Cap on HTTP worker threads, started on demand; a worker serves one whole\n"
+                  "request at a time (0: the larger of 1024 and max-concurrent-requests + 16)")
+      ->capture_default_str();
+  cmd->add_option("--max-connections", o.max_connections,
+                  "Connections held at once, idle or arriving ones included; past it the oldest\n"
+                  "one not being served is closed (0: what the descriptor limit allows)")
       ->capture_default_str();
   cmd->callback([&state, flags] { exit_code = run_serve(state, *flags); });
 }
