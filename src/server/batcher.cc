@@ -115,13 +115,27 @@ void Batcher::loop() {
   }
 }
 
+void Batcher::cancel(EmbedJob& job) {
+  job.cancel_ = true;
+  wake_.notify_one();
+}
+
 std::vector<Batcher::Item> Batcher::take_batch() {
-  // A request that already failed is answered: drop what is left of it.
-  std::erase_if(pending_, [this](const Pending& p) {
-    if (!p.job->done_) return false;
+  // A request that already failed is answered, and one whose client has gone
+  // is answered Cancelled: drop what is left of either.
+  std::vector<std::shared_ptr<EmbedJob>> cancelled;
+  std::erase_if(pending_, [&](const Pending& p) {
+    if (!p.job->done_ && !p.job->cancel_) return false;
+    if (!p.job->done_) cancelled.push_back(p.job);
     queued_ -= p.items.size();
     return true;
   });
+  for (const auto& job : cancelled) {
+    // finish() takes mu_ (held here by loop()): answer without it.
+    job->done_ = true;
+    --in_flight_;
+    job->promise_.set_value(unavailable("cancelled: the client closed its connection"));
+  }
   std::vector<Item> batch;
   if (pending_.empty()) return batch;
   // One model call gives one kind of output: the oldest request's kind.

@@ -12,6 +12,8 @@
 // get the error and the others in the batch are answered normally.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -57,6 +59,10 @@ class EmbedJob {
  public:
   // Blocks until every row is written (OK) or the request failed.
   Status wait() { return future_.get(); }
+  // Waits up to `d`; true when the answer is in (then wait() returns it).
+  bool ready_within(std::chrono::milliseconds d) {
+    return future_.wait_for(d) == std::future_status::ready;
+  }
   float* rows() { return rows_.as<float>(); }
   int64_t count() const { return count_; }  // sequences
   // Rows of dim floats in rows(): count() when pooled, the sequences'
@@ -75,6 +81,7 @@ class EmbedJob {
   int64_t remaining_ = 0;  // rows not yet written; batcher thread only
   bool done_ = false;      // answered (possibly with an error); batcher thread only
   int64_t failed_row_ = -1;  // written before the promise is set
+  std::atomic<bool> cancel_{false};  // Batcher::cancel: drop what is not yet run
   std::promise<Status> promise_;
   std::future<Status> future_ = promise_.get_future();
 };
@@ -99,6 +106,11 @@ class Batcher {
   // model's memory for a sequence of it (the route's 503 + Retry-After).
   Status submit(std::vector<std::vector<int32_t>> sequences, std::shared_ptr<EmbedJob>* job,
                 JobOutput output = JobOutput::kPooled);
+
+  // The client of `job` has gone: its sequences not yet in a batch are
+  // dropped and it is answered Cancelled (nobody reads it) before the next
+  // batch. Any thread.
+  void cancel(EmbedJob& job);
 
   // Refuses new requests, answers every admitted one, joins the thread.
   // Idempotent.

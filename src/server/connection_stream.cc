@@ -118,6 +118,14 @@ ssize_t ConnectionStream::write(const char* ptr, size_t size) {
   return static_cast<ssize_t>(sent);
 }
 
+bool ConnectionStream::peer_gone() const {
+  pollfd p{conn_.sock, POLLIN | POLLRDHUP, 0};
+  if (::poll(&p, 1, 0) <= 0) return false;
+  if ((p.revents & (POLLERR | POLLHUP | POLLRDHUP)) != 0) return true;
+  char byte = 0;
+  return ::recv(conn_.sock, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
 void ConnectionStream::get_remote_ip_and_port(std::string& ip, int& port) const {
   sockaddr_storage addr{};
   socklen_t len = sizeof addr;

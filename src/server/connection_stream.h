@@ -67,6 +67,10 @@ class ConnectionStream final : public httplib::Stream {
   bool must_close() const { return broken_ || close_after_response_; }
   // Bytes of conn.in that cpp-httplib read (the request), to drop after it.
   size_t consumed() const { return pos_; }
+  // The client closed the connection (or it broke) while its request is
+  // being served: nobody will read the answer. Bytes it sent after the
+  // request (a pipelined one) do not count.
+  bool peer_gone() const;
   // Keeps `r` until the answer is sent (the memory of a large answer body).
   void hold(Reservation r) { held_ = std::move(r); }
 

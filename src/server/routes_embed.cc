@@ -5,6 +5,7 @@
 #include "server/inputs.h"
 #include "server/json_out.h"
 #include "server/request_parse.h"
+#include "server/connection_stream.h"
 #include "server/routes.h"
 
 namespace tessera::server {
@@ -54,6 +55,14 @@ ApiError run_job(RouteContext& rc, PreparedInputs& inputs, const RowName& row_na
   }
   if (s.code() == StatusCode::kUnavailable) return {503, "Unhealthy", "", s.message()};
   if (!s.ok()) return validation_error(field, s.message());
+  // A client that has gone will not read the answer: its sequences not yet
+  // run are dropped (a 2 MB document would otherwise run to its end, and a
+  // stopping server would wait for it).
+  constexpr std::chrono::milliseconds kClientCheck(100);
+  ConnectionStream* client = current_connection();
+  while (!(*job)->ready_within(kClientCheck)) {
+    if (client != nullptr && client->peer_gone()) rc.batcher.cancel(**job);
+  }
   s = (*job)->wait();
   if (s.code() == StatusCode::kResourceExhausted) {
     // The memory budget is shared by every request in flight: this one may

@@ -213,3 +213,37 @@ TEST(Resources, AnAnswerOverTheMemoryBudgetIs503WithRetryAfter) {
 
 }  // namespace
 }  // namespace tessera::server
+
+namespace tessera::server {
+namespace {
+
+// A request whose client has gone is not run (a 2 MB document used to run
+// to its end, and a stopping server waited for it).
+TEST(Resources, ARequestWhoseClientHasGoneIsDropped) {
+  FakeModel model;
+  TrackingAllocator alloc;
+  RunningServer server(model, alloc, resource_limits());
+  model.close_gate();
+  std::thread holder([&] {  // the first batch, held at the gate
+    auto r = server.client()->Post("/embed", R"({"inputs": "a"})", "application/json");
+    EXPECT_TRUE(r && r->status == 200);
+  });
+  model.wait_for_calls(1);
+  {
+    RawClient gone(server.port());
+    const std::string body = R"({"inputs": ["b c", "d e"]})";
+    ASSERT_TRUE(gone.send("POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                          "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body));
+    while (server.server().batcher().queued() < 2) std::this_thread::yield();
+  }  // closed before its request runs
+  // The worker looks at its client every 100 ms; give it several looks.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  model.open_gate();
+  holder.join();
+  while (server.server().batcher().in_flight() != 0) std::this_thread::yield();
+  EXPECT_EQ(model.calls(), 1) << "the abandoned request was run";
+  EXPECT_EQ(server.server().batcher().queued(), 0u);
+}
+
+}  // namespace
+}  // namespace tessera::server
