@@ -108,7 +108,7 @@ TEST(Resources, NoWorkerThreadAtAllIs503AndTheServerLives) {
   FakeModel model;
   TrackingAllocator alloc;
   ServerOptions o = resource_limits();
-  o.start_thread = [](std::function<void()>) -> std::thread {
+  o.start_thread = [](const std::function<void()>& /*fn*/) -> std::thread {
     throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again));
   };
   RunningServer server(model, alloc, o);
