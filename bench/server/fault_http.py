@@ -169,7 +169,12 @@ class Connection:
         except (ConnectionResetError, BrokenPipeError):
             # The server may have answered early (413 before the body) and
             # closed: its answer, if any, is still in our receive buffer.
-            pass
+            # If none is, the server had closed this connection before the
+            # request (an idle kept-alive one): no byte of an answer came.
+            try:
+                return await read_answer(self.reader)
+            except (ConnectionResetError, BrokenPipeError) as e:
+                raise TransportError("closed_before_request", before_answer=True) from e
         return await read_answer(self.reader)
 
     def close(self) -> None:
