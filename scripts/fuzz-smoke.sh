@@ -15,10 +15,12 @@ seconds=${FUZZ_SECONDS:-30}
 # the 10-minute runs in docs/RELIABILITY.md) instead of a time limit, so CI
 # explores the same inputs on every machine and a green run stays green.
 declare -A ci_runs=([npy]=200000 [shape_policy]=80000 [safetensors]=8000 [tokenizer]=12000
-                    [model_config]=8000 [document_reader]=70000 [request_parse]=200000)
+                    [model_config]=8000 [document_reader]=70000 [request_parse]=200000
+                    [http_framing]=600000)
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(npy shape_policy safetensors tokenizer model_config document_reader request_parse)
+  targets=(npy shape_policy safetensors tokenizer model_config document_reader request_parse
+           http_framing)
 fi
 
 cmake --preset fuzz >/dev/null

@@ -32,6 +32,8 @@ bool is_token(std::string_view s) {
 }
 // CTL (RFC 5234): 0x00-0x1F and DEL.
 bool is_ctl(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }
+// Not allowed in a field value or a chunk extension: a CTL other than HTAB.
+bool is_value_ctl(char c) { return is_ctl(c) && c != '\t'; }
 bool is_ows(char c) { return c == ' ' || c == '\t'; }
 int hex_value(char c) {
   if (is_digit(c)) return c - '0';
@@ -208,7 +210,7 @@ HeadVerdict check_field_line(std::string_view line, size_t index, Fields* fields
   if (!is_token(name)) return refuse(400, "header name " + quote(name) + " is not a token");
   const std::string_view value = trim_ows(line.substr(colon + 1));
   for (const char c : value) {
-    if (is_ctl(c) && c != '\t') {
+    if (is_value_ctl(c)) {
       return refuse(400, "header " + std::string(name) + ": control byte " + describe_byte(c) +
                              (c == '\0' ? " (NUL)" : "") + " in the value " + quote(value));
     }
@@ -434,12 +436,7 @@ void ChunkedScanner::step(char c) {
       }
       return;
     case State::kExt:
-      if (c == '\r') {
-        state_ = State::kSizeLf;
-      } else if (is_ctl(c) && c != '\t') {
-        return fail(400, "control byte " + describe_byte(c) + " in a chunk extension");
-      }
-      return;
+      return text_byte(c, State::kSizeLf, "a chunk extension");
     case State::kSizeLf:
       if (c != '\n') return fail(400, "CR not followed by LF after the chunk size");
       return end_size_line();
@@ -471,12 +468,7 @@ void ChunkedScanner::step(char c) {
       }
       return;
     case State::kTrailerValue:
-      if (c == '\r') {
-        state_ = State::kTrailerLf;
-      } else if (is_ctl(c) && c != '\t') {
-        return fail(400, "control byte " + describe_byte(c) + " in a trailer field value");
-      }
-      return;
+      return text_byte(c, State::kTrailerLf, "a trailer field value");
     case State::kTrailerLf:
     case State::kFinalLf:
       if (c != '\n') return fail(400, "CR not followed by LF in the trailer section");
@@ -485,6 +477,14 @@ void ChunkedScanner::step(char c) {
     case State::kData:
     case State::kDone:
       return;  // feed() handles these
+  }
+}
+
+void ChunkedScanner::text_byte(char c, State at_cr, const char* what) {
+  if (c == '\r') {
+    state_ = at_cr;
+  } else if (is_value_ctl(c)) {
+    fail(400, "control byte " + describe_byte(c) + " in " + what);
   }
 }
 

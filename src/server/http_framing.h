@@ -91,6 +91,8 @@ class ChunkedScanner {
     kDone,
   };
   void step(char c);  // one byte outside chunk-data
+  // A byte of a chunk-ext or trailer value: CR ends it (-> at_cr).
+  void text_byte(char c, State at_cr, const char* what);
   void end_size_line();
   void fail(int status, std::string message);
 

@@ -171,6 +171,37 @@ def request_parse_seeds():
         b"\x00" + json.dumps({"inputs": ["x"] * 40}).encode())
 
 
+def http_framing_seeds():
+    # First byte: the body limit (index into kLimits of http_framing_fuzz.cc;
+    # 5 is 1 MiB). Valid requests, then the shapes of smuggling attempts.
+    chunked = "5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\nX-Sum: 1\r\n\r\n"
+    requests = {
+        "get": "GET /health HTTP/1.1\r\nHost: x\r\n\r\n",
+        "post_length": "POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                       "Content-Length: 17\r\n\r\n{\"inputs\": \"hi\"}",
+        "post_chunked": "POST /embed HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                        chunked + "GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+        "http10_keep_alive": "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+        "form": "POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                "application/x-www-form-urlencoded\r\nContent-Length: 3\r\n\r\na=b",
+        "bare_lf": "\r\nPOST / HTTP/1.1\nHost: x\nContent-Length: 2\n\n{}",
+        "cl_te": "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
+                 "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+        "te_cl": "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                 "Content-Length: 0\r\n\r\n",
+        "two_lengths": "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+                       "Content-Length: 5, 6\r\n\r\nhello",
+        "te_obs_fold": "POST / HTTP/1.1\r\nHost: x\r\nX: y\r\n Transfer-Encoding: chunked\r\n\r\n",
+        "te_list": "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding : gzip, xchunked\r\n\r\n",
+        "bad_line": "GET  / HTTP/2.0 x\r\nHost: x\r\n\r\n",
+        "chunk_overflow": "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                          "ffffffffffffffffff\r\nhelloX\r\n0\r\n\r\n",
+    }
+    for name, request in requests.items():
+        put("http_framing", name + ".http", bytes([5]) + request.encode())
+    put("http_framing", "small_limit.http", bytes([3]) + requests["post_chunked"].encode())
+
+
 def shape_policy_seeds():
     shapes = [
         "B=2,S=128,H=8,D=64",
@@ -195,6 +226,7 @@ def main():
     model_config_seeds(model_dir)
     document_reader_seeds()
     request_parse_seeds()
+    http_framing_seeds()
     shape_policy_seeds()
 
 

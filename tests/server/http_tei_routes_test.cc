@@ -227,7 +227,12 @@ TEST_F(TeiRoutes, DecodeGluesPiecesAndSkipsSpecialTokens) {
             json({"[CLS] w100s. [SEP]"}));
   EXPECT_EQ(post_ok("/decode", R"({"ids": [[100], [101, 102], []]})"),
             json({"w100", "w101 w102", ""}));
+  // No ids is not an error in TEI: its `InputIds` is a serde untagged enum
+  // tried Single(Vec<u32>) first, so [] is one empty list and [[]] a batch of
+  // one; both decode to "". Its "`ids` cannot be empty" (400) is for an empty
+  // Batch, which [] never becomes.
   EXPECT_EQ(post_ok("/decode", R"({"ids": []})"), json({""}));
+  EXPECT_EQ(post_ok("/decode", R"({"ids": [[]]})"), json({""}));
 }
 
 TEST_F(TeiRoutes, DecodeErrorsNameTheId) {
