@@ -74,30 +74,35 @@ Reply handle_embed_documents(RouteContext& rc, std::string_view body) {
   if (e.ok()) e = run_job(rc, inputs, "documents", &job);
   if (!e.ok()) return tei_error_reply(e);
 
+  // A 2 MB document is thousands of rows: capped and counted as it grows.
   const int dim = rc.model.dim();
   std::vector<float> mean(dim);
-  Reply reply;
-  reply.body.push_back('[');
-  bool first_row = true;
+  BoundedAnswer answer(rc.alloc, rc.options.max_response_bytes, "the /embed_documents answer");
+  std::string& out = answer.text();
+  out.push_back('[');
   auto add = [&](const pipeline::OutputRow& row, const float* v) {
-    if (!first_row) reply.body.push_back(',');
-    first_row = false;
-    reply.body += pipeline::format_row(row, v, dim);
+    if (out.size() > 1) out.push_back(',');
+    out += pipeline::format_row(row, v, dim);
+    return answer.fits();
   };
   for (const PlannedDocument& pd : docs) {
     const float* rows = job->rows() + pd.first * dim;
     const auto n = static_cast<int64_t>(pd.offsets.size());
     if (req.doc_embedding) {
       pipeline::mean_of_rows(rows, n, dim, rc.model.normalized(), mean.data());
-      add({&pd.id, 0, n, pd.offsets.front().first, pd.offsets.back().second}, mean.data());
+      if (!add({&pd.id, 0, n, pd.offsets.front().first, pd.offsets.back().second}, mean.data())) {
+        return bounded_reply(answer);
+      }
       continue;
     }
     for (int64_t k = 0; k < n; ++k) {
-      add({&pd.id, k, 0, pd.offsets[k].first, pd.offsets[k].second}, rows + k * dim);
+      if (!add({&pd.id, k, 0, pd.offsets[k].first, pd.offsets[k].second}, rows + k * dim)) {
+        return bounded_reply(answer);
+      }
     }
   }
-  reply.body.push_back(']');
-  return reply;
+  out.push_back(']');
+  return bounded_reply(answer);
 }
 
 }  // namespace tessera::server

@@ -196,6 +196,26 @@ TEST(Resources, ALargeTokenizeAnswerIsCappedAndCounted) {
   while (alloc.live_bytes() != 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
+TEST(Resources, AnEmbedDocumentsAnswerOverTheCapIs413) {
+  FakeModel model;
+  TrackingAllocator alloc;
+  ServerOptions o = resource_limits();
+  o.max_response_bytes = 512;
+  RunningServer server(model, alloc, o);
+  json docs = json::array();
+  for (int i = 0; i < 8; ++i) docs.push_back({{"id", i}, {"text", "a b c"}});
+  auto r = server.client()->Post("/embed_documents", json({{"documents", docs}}).dump(),
+                                 "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413) << r->body.substr(0, 200);
+  EXPECT_NE(r->body.find("--max-response-bytes"), std::string::npos) << r->body;
+  docs = json::array({docs[0]});
+  r = server.client()->Post("/embed_documents", json({{"documents", docs}}).dump(),
+                            "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+}
+
 TEST(Resources, AnAnswerOverTheMemoryBudgetIs503WithRetryAfter) {
   FakeModel model;
   TrackingAllocator alloc(/*budget=*/512 << 10);
