@@ -7,11 +7,11 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
 
 #include "pipeline/atomic_file.h"
+#include "runtime/json_input.h"
+#include "runtime/regular_file.h"
 
 namespace tessera::pipeline {
 
@@ -94,9 +94,8 @@ Status load_checkpoint(const std::string& path, Checkpoint* out, bool* found) {
   std::error_code ec;
   *found = std::filesystem::exists(path, ec);
   if (!*found) return Status::Ok();
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return not_found("cannot read " + path + ": " + std::strerror(errno));
-  const std::string text{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  std::string text;
+  TESSERA_RETURN_IF_ERROR(read_regular_file(path, json_input::kMaxFileBytes, &text));
   // A checkpoint is 4 levels deep; a deeper file is not one, and copying or
   // printing a hostile nesting would recurse off the stack.
   const auto shallow = [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {

@@ -37,7 +37,8 @@ struct EmbedOptions {
   std::string stdin_format = "text";
   std::string summary_json;
   bool resume = false;
-  std::string round_bytes;  // "": the pipeline's default
+  std::string round_bytes;                 // "": the pipeline's default
+  std::string max_document_bytes = "64M";  // pipeline::kDefaultMaxDocumentBytes
   pipeline::PipelineOptions pipeline;
 };
 
@@ -64,6 +65,15 @@ int run_embed(AppState& state, EmbedOptions& opt) {
     if (bytes == 0) return fail(invalid_argument("--round-bytes = 0: give at least 1"), kExitUsage);
     opt.pipeline.round_bytes = static_cast<int64_t>(bytes);
   }
+  size_t max_document_bytes = 0;
+  if (Status s =
+          parse_byte_size(opt.max_document_bytes, "--max-document-bytes", &max_document_bytes);
+      !s.ok()) {
+    return fail(s, kExitUsage);
+  }
+  if (max_document_bytes == 0) {
+    return fail(invalid_argument("--max-document-bytes = 0: give at least 1"), kExitUsage);
+  }
   if (Status s = state.init(); !s.ok()) return fail(s, kExitUsage);
   Context& ctx = state.context();
   const auto start = std::chrono::steady_clock::now();
@@ -82,6 +92,7 @@ int run_embed(AppState& state, EmbedOptions& opt) {
   pipeline::ReaderOptions reader_options;
   reader_options.stdin_format =
       opt.stdin_format == "jsonl" ? pipeline::StdinFormat::kJsonl : pipeline::StdinFormat::kText;
+  reader_options.max_document_bytes = max_document_bytes;
   std::unique_ptr<pipeline::DocumentReader> reader;
   if (Status s = pipeline::DocumentReader::open(opt.inputs, reader_options, &reader); !s.ok()) {
     return fail(s, kExitUsage);
@@ -219,6 +230,10 @@ void add_embed_command(CLI::App& app, AppState& state) {
                   "How to read '-': text (one document) or jsonl")
       ->check(CLI::IsMember({"text", "jsonl"}))
       ->capture_default_str();
+  cmd->add_option("--max-document-bytes", opt.max_document_bytes,
+                  "Largest document read, e.g. 64M: a file, stdin (text) or JSONL line over it\n"
+                  "is skipped and reported, never held in memory whole (exit 3)")
+      ->capture_default_str();
   cmd->add_option("--summary-json", opt.summary_json,
                   "Also write the run's figures (counts, seconds, attention, stages) as JSON");
   cmd->add_option("--round-bytes", opt.round_bytes,
@@ -237,7 +252,8 @@ void add_embed_command(CLI::App& app, AppState& state) {
                 "checkpoint, there is nothing to resume (exit 0)");
   cmd->footer(
       "Exit codes: 0 every document embedded; 3 some documents were skipped (each reported on\n"
-      "stderr: unreadable file, invalid UTF-8, empty document, malformed JSONL line), the others\n"
+      "stderr: unreadable file, not a regular file (a FIFO, a device), over\n"
+      "--max-document-bytes, invalid UTF-8, empty document, malformed JSONL line), the others\n"
       "written; 2 usage or model error, or a --resume that does not match its checkpoint; 1\n"
       "fatal error while embedding or writing (nothing written; with --resume the committed\n"
       "rows are kept for the next run).");
