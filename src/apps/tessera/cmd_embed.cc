@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -18,6 +19,8 @@
 #include "pipeline/encoder_model.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/report.h"
+#include "pipeline/temp_files.h"
+#include "server/signal_watcher.h"
 
 namespace tessera::cli {
 
@@ -28,6 +31,9 @@ constexpr int kExitOk = 0;
 constexpr int kExitFatal = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitSkipped = 3;
+// Stopped by SIGINT / SIGTERM: 128 + the signal's number, as a shell reports
+// a process the signal killed (130, 143).
+constexpr int kExitSignalBase = 128;
 
 struct EmbedOptions {
   std::vector<std::string> inputs;
@@ -53,6 +59,22 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 long long ll(int64_t v) { return static_cast<long long>(v); }
 
+// Runs on the signal watcher's thread (an ordinary thread, so it may print and
+// lock): the unfinished output goes (temp_files.h); --resume's committed rows
+// stay, as after any kill.
+[[noreturn]] void stop_on_signal(int signo, const EmbedOptions& opt) {
+  const char* name = signo == SIGINT ? "SIGINT" : "SIGTERM";
+  if (opt.resume) {
+    std::fprintf(stderr,
+                 "tessera: %s: stopped; the committed rows are kept in %s: run again with "
+                 "--resume to continue\n",
+                 name, pipeline::AtomicFile::partial_path(opt.output).c_str());
+  } else {
+    std::fprintf(stderr, "tessera: %s: stopped; the unfinished output was removed\n", name);
+  }
+  pipeline::temp_files::remove_all_and_exit(kExitSignalBase + signo);
+}
+
 int run_embed(AppState& state, EmbedOptions& opt) {
   if (opt.resume) {
     if (Status s = check_resume_flags(opt.output, opt.inputs); !s.ok()) return fail(s, kExitUsage);
@@ -74,6 +96,10 @@ int run_embed(AppState& state, EmbedOptions& opt) {
   if (max_document_bytes == 0) {
     return fail(invalid_argument("--max-document-bytes = 0: give at least 1"), kExitUsage);
   }
+  // Before any thread exists (state.init() starts the pool), so that every
+  // thread inherits the mask and the watcher alone receives SIGINT / SIGTERM.
+  server::SignalWatcher::block_stop_signals();
+  const server::SignalWatcher watcher([&opt](int signo) { stop_on_signal(signo, opt); });
   if (Status s = state.init(); !s.ok()) return fail(s, kExitUsage);
   Context& ctx = state.context();
   const auto start = std::chrono::steady_clock::now();
@@ -256,7 +282,8 @@ void add_embed_command(CLI::App& app, AppState& state) {
       "--max-document-bytes, invalid UTF-8, empty document, malformed JSONL line), the others\n"
       "written; 2 usage or model error, or a --resume that does not match its checkpoint; 1\n"
       "fatal error while embedding or writing (nothing written; with --resume the committed\n"
-      "rows are kept for the next run).");
+      "rows are kept for the next run); 130 / 143 stopped by SIGINT / SIGTERM (the same: the\n"
+      "unfinished output is removed, --resume keeps the committed rows).");
   cmd->callback([&state] { exit_code = run_embed(state, opt); });
 }
 
