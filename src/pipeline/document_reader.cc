@@ -1,7 +1,6 @@
 #include "pipeline/document_reader.h"
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -122,8 +121,8 @@ std::string DocumentReader::over_limit() const {
 bool DocumentReader::read_text(const Input& input, const std::string& origin, std::string* text,
                                Problem* problem) {
   const uint64_t max = options_.max_document_bytes;
-  bool truncated = false;
   if (input.path == "-") {
+    bool truncated = false;
     read_all_bounded(*options_.stdin_stream, max, text, &truncated);
     bytes_read_ += text->size();
     if (options_.stdin_stream->bad()) {
@@ -138,29 +137,16 @@ bool DocumentReader::read_text(const Input& input, const std::string& origin, st
     }
     return true;
   }
-  UniqueFd fd;
-  uint64_t size = 0;
-  if (Status s = open_regular_file(input.path, &fd, &size); !s.ok()) {
+  if (Status s = read_file_within(input.path, max, text); !s.ok()) {
+    // Skipped, the file is done with all the same (the progress bar's total
+    // counts its size).
+    std::error_code ec;
+    const uint64_t size = fs::file_size(input.path, ec);
+    if (!ec) bytes_read_ += size;
     *problem = {origin, s.message()};
     return false;
   }
-  bytes_read_ += size;  // read or skipped, it is done with
-  if (size > max) {
-    *problem = {origin, "is " + std::to_string(size) + " bytes: " + over_limit()};
-    return false;
-  }
-  FdStreambuf buffer(std::move(fd));
-  std::istream in(&buffer);
-  // Bounded although the size was checked: the file may have grown since.
-  read_all_bounded(in, max, text, &truncated);
-  if (buffer.error() != 0) {
-    *problem = {origin, std::string("read failed: ") + std::strerror(buffer.error())};
-    return false;
-  }
-  if (truncated) {
-    *problem = {origin, "grew while being read to " + over_limit()};
-    return false;
-  }
+  bytes_read_ += text->size();
   return true;
 }
 

@@ -9,7 +9,7 @@ namespace {
 // Bytes asked of the stream at a time: bounds what a read past the cap costs.
 constexpr uint64_t kReadPieceBytes = uint64_t{1} << 20;
 // A line is scanned in pieces of this many bytes (istream::getline's buffer).
-constexpr std::streamsize kLinePieceBytes = 16 * 1024;
+constexpr std::streamsize kLinePieceBytes = std::streamsize{16} << 10;
 
 }  // namespace
 

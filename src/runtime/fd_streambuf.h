@@ -50,7 +50,7 @@ class FdStreambuf : public std::streambuf {
   }
 
  private:
-  static constexpr size_t kBufferBytes = 64 * 1024;
+  static constexpr size_t kBufferBytes = size_t{64} << 10;
   UniqueFd fd_;
   int error_ = 0;
   char buffer_[kBufferBytes];

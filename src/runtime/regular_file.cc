@@ -48,8 +48,10 @@ Status open_regular_file(const std::string& path, UniqueFd* fd, uint64_t* size) 
   UniqueFd opened(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (opened.get() < 0) {
     const int err = errno;
-    const std::string why = std::string("cannot open: ") + std::strerror(err);
-    return err == ENOENT ? not_found(why) : invalid_argument(why);
+    if (err == ENOENT) {
+      return not_found(std::string("cannot open (missing file? ") + std::strerror(err) + ")");
+    }
+    return invalid_argument(std::string("cannot open: ") + std::strerror(err));
   }
   struct stat st {};
   if (::fstat(opened.get(), &st) != 0) {
@@ -64,27 +66,28 @@ Status open_regular_file(const std::string& path, UniqueFd* fd, uint64_t* size) 
   return Status::Ok();
 }
 
-Status read_regular_file(const std::string& path, uint64_t max_bytes, std::string* out) {
+Status read_file_within(const std::string& path, uint64_t max_bytes, std::string* out) {
   UniqueFd fd;
   uint64_t size = 0;
-  if (Status s = open_regular_file(path, &fd, &size); !s.ok()) {
-    return Status(s.code(), path + ": " + s.message());
-  }
-  const auto too_large = [&](const std::string& bytes) {
-    return invalid_argument(path + ": " + bytes + " bytes is more than the " +
-                            std::to_string(max_bytes) + " this file may hold");
-  };
-  if (size > max_bytes) return too_large(std::to_string(size));
+  TESSERA_RETURN_IF_ERROR(open_regular_file(path, &fd, &size));
+  const std::string limit = "over the limit of " + std::to_string(max_bytes) + " bytes";
+  if (size > max_bytes) return invalid_argument("is " + std::to_string(size) + " bytes, " + limit);
   FdStreambuf buffer(std::move(fd));
   std::istream in(&buffer);
   out->reserve(static_cast<size_t>(size) + 1);
   bool truncated = false;
   // Bounded although the size was checked: the file may have grown since.
   read_all_bounded(in, max_bytes, out, &truncated);
-  if (buffer.error() != 0)
-    return invalid_argument(path + ": read failed: " + std::strerror(buffer.error()));
-  if (truncated) return too_large("over " + std::to_string(max_bytes));
+  if (buffer.error() != 0) {
+    return invalid_argument(std::string("read failed: ") + std::strerror(buffer.error()));
+  }
+  if (truncated) return invalid_argument("grew while being read to " + limit);
   return Status::Ok();
+}
+
+Status read_regular_file(const std::string& path, uint64_t max_bytes, std::string* out) {
+  Status s = read_file_within(path, max_bytes, out);
+  return s.ok() ? s : Status(s.code(), path + ": " + s.message());
 }
 
 }  // namespace tessera

@@ -38,8 +38,14 @@ class UniqueFd {
 // ("PATH: ...", or a skipped document's origin).
 Status open_regular_file(const std::string& path, UniqueFd* fd, uint64_t* size);
 
-// The whole of the regular file at `path` (open_regular_file), refused with
-// InvalidArgument when it holds more than `max_bytes`.
+// The whole of the regular file at `path` (open_regular_file) into *out, read
+// in bounded pieces, refused when it holds more than `max_bytes` ("is N
+// bytes, over the limit of M bytes"). Like open_regular_file's, the message
+// leaves the path out.
+Status read_file_within(const std::string& path, uint64_t max_bytes, std::string* out);
+
+// read_file_within with the path in front of an error message:
+// "PATH: is a FIFO (named pipe), not a regular file".
 Status read_regular_file(const std::string& path, uint64_t max_bytes, std::string* out);
 
 }  // namespace tessera

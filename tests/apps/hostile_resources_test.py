@@ -124,8 +124,8 @@ class InputsTest(unittest.TestCase):
             out = os.path.join(d, "out.jsonl")
             p = embed([big, records, small], out, "--max-document-bytes", "1M")
             self.assertEqual(p.returncode, 3, p.stderr[-2000:])
-            self.assertIn(f"skipped {big}: is {5 * (MIB // 4)} bytes: over the limit of {MIB} "
-                          "bytes per document", p.stderr)
+            self.assertIn(f"skipped {big}: is {5 * (MIB // 4)} bytes, over the limit of {MIB} "
+                          "bytes", p.stderr)
             self.assertIn(f"skipped {records}:2: the line is over the limit of {MIB} bytes",
                           p.stderr)
             self.assertEqual(ids(out), [0, 2, small])

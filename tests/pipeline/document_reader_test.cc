@@ -149,7 +149,7 @@ TEST(DocumentReader, DocumentsOverTheLimitAreProblemsAndReadingGoesOn) {
   EXPECT_EQ(r.docs[1].id, records + ":2");
   ASSERT_EQ(r.problems.size(), 2u);
   EXPECT_EQ(r.problems[0].origin, over);
-  EXPECT_EQ(r.problems[0].message, "is 17 bytes: over the limit of 16 bytes per document");
+  EXPECT_EQ(r.problems[0].message, "is 17 bytes, over the limit of 16 bytes");
   EXPECT_EQ(r.problems[1].origin, records + ":1");
   EXPECT_EQ(r.problems[1].message, "the line is over the limit of 16 bytes per document");
 
