@@ -21,7 +21,9 @@ const char* library_version();
 struct RuntimeOptions {
   // Policy text (see Policy in dispatcher.h); "": $TESSERA_ATTENTION, else auto.
   std::string attention;
-  int threads = 0;                 // 0: one per hardware thread
+  // 0: one per hardware thread; at most ThreadPool::max_threads(). Threads
+  // the system cannot start make create() fail (ResourceExhausted).
+  int threads = 0;
   size_t memory_budget_bytes = 0;  // 0: unlimited
   // Freed large host blocks kept for reuse (ContextOptions::reuse_memory_bytes).
   size_t memory_reuse_bytes = size_t{192} << 20;

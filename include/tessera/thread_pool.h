@@ -7,6 +7,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -14,14 +15,26 @@ namespace tessera {
 
 class ThreadPool {
  public:
+  // Most threads a pool is asked for: max(64, 8 per hardware thread). More
+  // only oversubscribes the cores, and a mistyped count (100000) would take
+  // every process id of the machine; Runtime::create refuses it.
+  static int max_threads();
+
   // num_threads <= 0 means one per hardware thread. The calling thread takes
-  // part in every parallel_for, so a pool of N runs N-1 workers.
+  // part in every parallel_for, so a pool of N runs N-1 workers. A worker the
+  // system cannot start (EAGAIN: no memory for its stack, RLIMIT_NPROC) is
+  // not fatal here: the pool works with the threads it has, and
+  // num_threads() < requested_threads() says so (Runtime::create turns that
+  // into an error).
   explicit ThreadPool(int num_threads = 0);
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
   ~ThreadPool();
 
   int num_threads() const { return num_threads_; }
+  int requested_threads() const { return requested_threads_; }
+  // Why the pool has fewer threads than requested ("" when it has them all).
+  const std::string& start_failure() const { return start_failure_; }
   // Calls fn(i, thread_index) for every i in [0, n); returns when all are done.
   // thread_index is in [0, num_threads()) and indexes per-thread scratch.
   // Not reentrant: fn must not call parallel_for on the same pool.
@@ -36,6 +49,8 @@ class ThreadPool {
   void run_items(int thread_index);
 
   int num_threads_ = 1;
+  int requested_threads_ = 1;
+  std::string start_failure_;
   bool poll_ = true;  // poll briefly before sleeping (thread_pool.cc)
   std::vector<std::thread> workers_;
   std::mutex mu_;

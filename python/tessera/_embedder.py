@@ -6,6 +6,7 @@ overlapping token windows and returns one row per chunk, the rows
 `tessera embed` writes (id, chunk, offsets in code points, embedding).
 """
 
+import collections.abc
 import importlib.util
 import os
 import sys
@@ -15,6 +16,19 @@ import numpy as np
 
 from . import _tessera
 from ._runtime import runtime as _default_runtime
+
+
+def _texts(value, name):
+    """The texts of a list / tuple / 1-D array (or any other sequence).
+    A dict, a set or a generator is refused: list() of a dict gives its keys,
+    of a set an arbitrary order, so rows would not match what was meant."""
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        return value.tolist()
+    if isinstance(value, collections.abc.Sequence) and not isinstance(
+            value, (bytes, bytearray, memoryview)):
+        return list(value)
+    raise TypeError(f"{name}: expected a str or a sequence of str (list, tuple), "
+                    f"got {type(value).__name__}")
 
 
 def default_model_dir():
@@ -86,7 +100,7 @@ class Embedder:
         if batch_size < 1:
             raise ValueError(f"batch_size: {batch_size} must be at least 1")
         single = isinstance(sentences, str)
-        texts = [sentences] if single else list(sentences)
+        texts = [sentences] if single else _texts(sentences, "sentences")
         for i, t in enumerate(texts):
             if not isinstance(t, str):
                 raise TypeError(f"sentences[{i}]: expected str, got {type(t).__name__}")
@@ -118,7 +132,7 @@ class Embedder:
         ids: one per document (default: its index). A document that cannot be
         embedded (empty) is skipped and reported to on_skip(id, problem),
         by default as a warning; the model failing raises RuntimeError."""
-        docs = list(documents)
+        docs = _texts(documents, "documents")
         for i, d in enumerate(docs):
             if not isinstance(d, str):
                 raise TypeError(f"documents[{i}]: expected str, got {type(d).__name__}")

@@ -23,7 +23,10 @@ def configure(attention="", threads=0, memory_budget_bytes=0, tuning=""):
 
     attention: a policy ("auto", "only:cpu.flash", "prefer:cpu.gemm;deny:xla"),
         "" for $TESSERA_ATTENTION or auto.
-    threads: worker threads, 0 for one per hardware thread.
+    threads: worker threads, 0 for one per hardware thread; more than
+        max(64, 8 per hardware thread) is a ValueError, and threads the system
+        cannot start (a memory or process limit) a RuntimeError saying how
+        many could.
     memory_budget_bytes: a cap on tracked memory, 0 for none.
     tuning: a `tessera tune` table, "none", or "" for $TESSERA_TUNING / the default path;
         without one, auto follows the ranking shipped for this CPU kind (Runtime.tuning_note).

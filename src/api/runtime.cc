@@ -78,6 +78,20 @@ void load_tuning(const std::string& option, Context& ctx, Dispatcher& dispatcher
   dispatcher.set_tuning(std::move(table));
 }
 
+// A pool short of threads means the process is at a memory or process-count
+// limit: running on at that edge would fail later and less clearly (the
+// next allocation, or OpenMP's own threads, which exit the process when they
+// cannot start). So the runtime is refused, naming how many could start.
+Status check_threads_started(int asked, const ThreadPool& pool) {
+  if (pool.num_threads() == pool.requested_threads()) return Status::Ok();
+  const std::string what = asked == 0 ? "threads = 0 (one per hardware thread: " +
+                                            std::to_string(pool.requested_threads()) + ")"
+                                      : "threads = " + std::to_string(asked);
+  return resource_exhausted(
+      what + ": the system started only " + std::to_string(pool.num_threads()) + " of them (" +
+      pool.start_failure() + ": a limit on memory or processes); ask for fewer");
+}
+
 }  // namespace
 
 Status Runtime::create(const RuntimeOptions& options, std::unique_ptr<Runtime>* out) {
@@ -86,6 +100,12 @@ Status Runtime::create(const RuntimeOptions& options, std::unique_ptr<Runtime>* 
     return invalid_argument("threads = " + std::to_string(options.threads) +
                             ": give 0 (one per hardware thread) or more");
   }
+  if (options.threads > ThreadPool::max_threads()) {
+    return invalid_argument("threads = " + std::to_string(options.threads) + " is more than " +
+                            std::to_string(ThreadPool::max_threads()) +
+                            ", the most this machine takes (8 per hardware thread, at least "
+                            "64); give 0 for one per hardware thread");
+  }
   if (options.attention.empty()) {
     TESSERA_RETURN_IF_ERROR(policy_from_environment(Policy{}, &impl->policy));
   } else if (Status s = parse_policy(options.attention, &impl->policy); !s.ok()) {
@@ -93,10 +113,13 @@ Status Runtime::create(const RuntimeOptions& options, std::unique_ptr<Runtime>* 
   }
   ContextOptions ctx_options;
   ctx_options.num_threads = options.threads;
-  if (options.memory_budget_bytes > 0) ctx_options.memory_budget_bytes = options.memory_budget_bytes;
+  if (options.memory_budget_bytes > 0) {
+    ctx_options.memory_budget_bytes = options.memory_budget_bytes;
+  }
   ctx_options.reuse_memory_bytes = options.memory_reuse_bytes;
   register_builtin_backends(impl->registry);
   impl->context = std::make_unique<Context>(ctx_options);
+  TESSERA_RETURN_IF_ERROR(check_threads_started(options.threads, impl->context->pool()));
   impl->dispatcher = std::make_unique<Dispatcher>(impl->registry, impl->policy);
   load_tuning(options.tuning, *impl->context, *impl->dispatcher, &impl->tuning_path,
               &impl->tuning_note);

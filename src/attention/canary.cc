@@ -5,20 +5,22 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "runtime/json_input.h"
+#include "runtime/regular_file.h"
 
 namespace tessera {
 
 Status load_canary_records(const std::string& path, CanaryRecords* out) {
   out->clear();
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return Status::Ok();
-  std::stringstream ss;
-  ss << f.rdbuf();
+  std::string text;
+  if (Status s = read_regular_file(path, json_input::kMaxFileBytes, &text); !s.ok()) {
+    // No record yet is the normal first run; anything else is the file's fault.
+    return s.code() == StatusCode::kNotFound ? Status::Ok()
+                                             : Status(s.code(), "canary record: " + s.message());
+  }
   nlohmann::json j;
-  TESSERA_RETURN_IF_ERROR(json_input::parse(ss.view(), "canary record '" + path + "'", &j));
+  TESSERA_RETURN_IF_ERROR(json_input::parse(text, "canary record '" + path + "'", &j));
   try {
     if (j.value("format", "") != "tessera.canary" || j.value("version", 0) != 1) {
       return invalid_argument("canary record '" + path +

@@ -4,14 +4,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <iterator>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "runtime/json_input.h"
 #include "runtime/machine_info.h"
+#include "runtime/regular_file.h"
 
 namespace tessera {
 
@@ -193,12 +193,12 @@ Status TuningTable::parse(const std::string& text, const std::string& source, Tu
 }
 
 Status TuningTable::load(const std::string& path, const TuningKey& expected, TuningTable* out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return not_found("tuning table '" + path + "' cannot be read");
-  std::stringstream ss;
-  ss << f.rdbuf();
+  std::string text;
+  if (Status s = read_regular_file(path, json_input::kMaxFileBytes, &text); !s.ok()) {
+    return Status(s.code(), "tuning table: " + s.message());
+  }
   TuningTable t;
-  TESSERA_RETURN_IF_ERROR(parse(ss.str(), path, &t));
+  TESSERA_RETURN_IF_ERROR(parse(text, path, &t));
   if (!(t.key == expected)) {
     return unavailable("tuning table '" + path + "' was measured on " + t.key.describe() +
                        "; this process is " + expected.describe() +

@@ -1,9 +1,6 @@
 #include "model/safetensors.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -12,6 +9,7 @@
 
 #include "runtime/bounded_text.h"
 #include "runtime/json_input.h"
+#include "runtime/regular_file.h"
 
 namespace tessera::model {
 
@@ -65,25 +63,18 @@ std::string SafeTensor::shape_string() const {
 Status SafetensorsFile::open(const std::string& path, std::unique_ptr<SafetensorsFile>* out) {
   std::unique_ptr<SafetensorsFile> f(new SafetensorsFile());
   f->path_ = path;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    const std::string why = path + ": cannot open: " + std::strerror(err);
-    return err == ENOENT ? not_found(why) : invalid_argument(why);
+  // Checked before mapping: a FIFO in its place would block a plain open().
+  UniqueFd fd;
+  uint64_t file_bytes = 0;
+  if (Status s = open_regular_file(path, &fd, &file_bytes); !s.ok()) {
+    return Status(s.code(), path + ": " + s.message());
   }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return invalid_argument(path + ": not a regular file");
-  }
-  const size_t size = static_cast<size_t>(st.st_size);
+  const auto size = static_cast<size_t>(file_bytes);
   if (size < kHeaderLengthBytes) {
-    ::close(fd);
     return invalid_argument(path + ": file is " + std::to_string(size) +
                             " bytes; a safetensors file starts with an 8-byte header length");
   }
-  void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
   if (map == MAP_FAILED) {
     return internal_error(path + ": mmap of " + std::to_string(size) +
                           " bytes failed: " + std::strerror(errno));

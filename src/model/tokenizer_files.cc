@@ -1,15 +1,12 @@
 #include "model/tokenizer_files.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "model/tokenizer_unicode.h"
 #include "model/tokenizer_utf8.h"
 #include "runtime/json_input.h"
+#include "runtime/regular_file.h"
 
 namespace tessera::model {
 namespace {
@@ -17,16 +14,6 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kBertSpecialTokens[] = {"[UNK]", "[SEP]", "[CLS]", "[PAD]", "[MASK]"};
-
-Status read_file(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return not_found("cannot open " + path + ": " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return internal_error("cannot read " + path + ": " + std::strerror(errno));
-  *out = std::move(ss).str();
-  return Status::Ok();
-}
 
 // Accessors that turn a missing or mistyped field into an error naming it.
 class Fields {
@@ -267,7 +254,7 @@ std::string_view trim_end(std::string_view line) {
 
 Status read_tokenizer_json(const std::string& path, TokenizerSpec* out) {
   std::string text;
-  TESSERA_RETURN_IF_ERROR(read_file(path, &text));
+  TESSERA_RETURN_IF_ERROR(read_regular_file(path, json_input::kMaxFileBytes, &text));
   json root;
   TESSERA_RETURN_IF_ERROR(json_input::parse(text, path, &root));
   const Fields f(path);
@@ -299,7 +286,7 @@ Status read_tokenizer_json(const std::string& path, TokenizerSpec* out) {
 
 Status read_vocab_txt(const std::string& path, TokenizerSpec* out) {
   std::string text;
-  TESSERA_RETURN_IF_ERROR(read_file(path, &text));
+  TESSERA_RETURN_IF_ERROR(read_regular_file(path, json_input::kMaxFileBytes, &text));
   if (const size_t bad = find_invalid_utf8(text); bad != text.size()) {
     size_t line = 1;
     for (size_t i = 0; i < bad; ++i) line += text[i] == '\n';

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "pipeline/temp_files.h"
+
 namespace tessera::pipeline {
 
 namespace {
@@ -22,7 +24,14 @@ void AtomicFile::discard() {
   if (file_ == nullptr) return;
   std::fclose(file_);
   file_ = nullptr;
-  if (!resumable_) std::remove(temp_path_.c_str());
+  remove_temp();
+}
+
+void AtomicFile::remove_temp() {
+  if (resumable_) return;
+  const auto lock = temp_files::hold();
+  std::remove(temp_path_.c_str());
+  temp_files::forget(temp_path_);
 }
 
 Status AtomicFile::open(const std::string& path) {
@@ -30,8 +39,13 @@ Status AtomicFile::open(const std::string& path) {
   path_ = path;
   temp_path_ = path + ".tmp-" + std::to_string(::getpid());
   resumable_ = false;
+  // Registered before it exists, under the lock: a SIGTERM cleanup either
+  // runs before the file is made (and the process ends) or removes it.
+  const auto lock = temp_files::hold();
+  temp_files::add(temp_path_);
   file_ = std::fopen(temp_path_.c_str(), "wb");
   if (file_ == nullptr) {
+    temp_files::forget(temp_path_);
     return not_found("cannot write " + temp_path_ + " (for " + path + "): " + errno_text());
   }
   return Status::Ok();
@@ -114,16 +128,22 @@ Status AtomicFile::commit() {
   }
   if (std::fclose(file_) != 0) {
     file_ = nullptr;
-    if (!resumable_) std::remove(temp_path_.c_str());
-    return internal_error("closing " + path_ + " failed: " + errno_text());
+    const std::string why = errno_text();
+    remove_temp();
+    return internal_error("closing " + path_ + " failed: " + why);
   }
   file_ = nullptr;
-  if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
-    const std::string why = errno_text();
-    if (!resumable_) std::remove(temp_path_.c_str());
-    return internal_error("cannot rename " + temp_path_ + " to " + path_ + ": " + why);
+  std::string why;
+  {
+    const auto lock = temp_files::hold();
+    if (std::rename(temp_path_.c_str(), path_.c_str()) == 0) {
+      temp_files::forget(temp_path_);
+      return Status::Ok();
+    }
+    why = errno_text();
   }
-  return Status::Ok();
+  remove_temp();
+  return internal_error("cannot rename " + temp_path_ + " to " + path_ + ": " + why);
 }
 
 Status sync_parent_directory(const std::string& path) {

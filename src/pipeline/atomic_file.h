@@ -1,7 +1,9 @@
 // AtomicFile: a file that appears at its path only when complete. Writes go to
 // a work file beside the target, and commit() renames it into place.
 //   open(path)            work file "<path>.tmp-<pid>", removed if the object
-//                         dies uncommitted: a fatal error leaves nothing.
+//                         dies uncommitted: a fatal error leaves nothing;
+//                         registered in temp_files.h, so SIGTERM or SIGINT
+//                         in `tessera embed` leaves nothing either.
 //   open_resumable(path)  work file "<path>.partial", a stable name that
 //                         outlives a crash (tessera embed --resume): sync()
 //                         makes what was written durable, and a later process
@@ -45,6 +47,7 @@ class AtomicFile {
 
  private:
   void discard();
+  void remove_temp();  // not for resumable files, which are kept
 
   std::string path_;
   std::string temp_path_;

@@ -7,11 +7,12 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
 
 #include "pipeline/atomic_file.h"
+#include "pipeline/temp_files.h"
+#include "runtime/json_input.h"
+#include "runtime/regular_file.h"
 
 namespace tessera::pipeline {
 
@@ -94,9 +95,8 @@ Status load_checkpoint(const std::string& path, Checkpoint* out, bool* found) {
   std::error_code ec;
   *found = std::filesystem::exists(path, ec);
   if (!*found) return Status::Ok();
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return not_found("cannot read " + path + ": " + std::strerror(errno));
-  const std::string text{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  std::string text;
+  TESSERA_RETURN_IF_ERROR(read_regular_file(path, json_input::kMaxFileBytes, &text));
   // A checkpoint is 4 levels deep; a deeper file is not one, and copying or
   // printing a hostile nesting would recurse off the stack.
   const auto shallow = [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
@@ -118,8 +118,16 @@ Status load_checkpoint(const std::string& path, Checkpoint* out, bool* found) {
 Status save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   const std::string text = to_json(checkpoint).dump(1) + "\n";
   const std::string temp = path + ".tmp";
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int fd = -1;
+  {
+    // Registered while it exists (temp_files.h): a SIGTERM mid-save removes it.
+    const auto lock = temp_files::hold();
+    temp_files::add(temp);
+    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) temp_files::forget(temp);
+  }
   if (fd < 0) return not_found("cannot write " + temp + ": " + std::strerror(errno));
+
   size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
@@ -130,14 +138,19 @@ Status save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   const bool ok = done == text.size() && ::fsync(fd) == 0;
   const std::string why = ok ? "" : std::strerror(errno);
   ::close(fd);
-  if (!ok) {
-    std::remove(temp.c_str());
-    return internal_error("writing " + temp + " failed: " + why);
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    const std::string rename_why = std::strerror(errno);
-    std::remove(temp.c_str());
-    return internal_error("cannot rename " + temp + " to " + path + ": " + rename_why);
+  {
+    // Renamed into place or removed: no longer a temporary file either way.
+    const auto lock = temp_files::hold();
+    temp_files::forget(temp);
+    if (!ok) {
+      std::remove(temp.c_str());
+      return internal_error("writing " + temp + " failed: " + why);
+    }
+    if (std::rename(temp.c_str(), path.c_str()) != 0) {
+      const std::string rename_why = std::strerror(errno);
+      std::remove(temp.c_str());
+      return internal_error("cannot rename " + temp + " to " + path + ": " + rename_why);
+    }
   }
   return sync_parent_directory(path);
 }

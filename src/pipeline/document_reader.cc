@@ -1,15 +1,13 @@
 #include "pipeline/document_reader.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
-#include <iterator>
-#include <sstream>
 
 #include "pipeline/utf8_text.h"
+#include "runtime/bounded_read.h"
 #include "runtime/json_input.h"
+#include "runtime/regular_file.h"
 
 namespace tessera::pipeline {
 
@@ -106,6 +104,7 @@ DocumentReader::Item DocumentReader::next(Document* doc, Problem* problem) {
       if (item != Item::kEnd) return item;
       jsonl_stream_ = nullptr;
       jsonl_file_.reset();
+      jsonl_buffer_.reset();
       continue;
     }
     if (next_input_ == inputs_.size()) return Item::kEnd;
@@ -115,33 +114,47 @@ DocumentReader::Item DocumentReader::next(Document* doc, Problem* problem) {
   }
 }
 
+std::string DocumentReader::over_limit() const {
+  return "over the limit of " + std::to_string(options_.max_document_bytes) + " bytes per document";
+}
+
+bool DocumentReader::read_text(const Input& input, const std::string& origin, std::string* text,
+                               Problem* problem) {
+  const uint64_t max = options_.max_document_bytes;
+  if (input.path == "-") {
+    bool truncated = false;
+    read_all_bounded(*options_.stdin_stream, max, text, &truncated);
+    bytes_read_ += text->size();
+    if (options_.stdin_stream->bad()) {
+      *problem = {origin, "read failed"};
+      return false;
+    }
+    if (truncated) {
+      // The rest is not read: stdin may never end (/dev/zero).
+      *problem = {origin, "is " + over_limit() + " (the rest of stdin is not read)"};
+      text->clear();
+      return false;
+    }
+    return true;
+  }
+  if (Status s = read_file_within(input.path, max, text); !s.ok()) {
+    // Skipped, the file is done with all the same (the progress bar's total
+    // counts its size).
+    std::error_code ec;
+    const uint64_t size = fs::file_size(input.path, ec);
+    if (!ec) bytes_read_ += size;
+    *problem = {origin, s.message()};
+    return false;
+  }
+  bytes_read_ += text->size();
+  return true;
+}
+
 DocumentReader::Item DocumentReader::read_whole(const Input& input, Document* doc,
                                                 Problem* problem) {
-  const bool is_stdin = input.path == "-";
-  const std::string origin = is_stdin ? kStdinName : input.path;
+  const std::string origin = input.path == "-" ? kStdinName : input.path;
   std::string text;
-  if (is_stdin) {
-    std::ostringstream all;
-    all << options_.stdin_stream->rdbuf();
-    text = all.str();
-  } else {
-    std::error_code ec;
-    if (fs::is_directory(input.path, ec)) {
-      *problem = {origin, "is a directory"};
-      return Item::kProblem;
-    }
-    std::ifstream f(input.path, std::ios::binary);
-    if (!f) {
-      *problem = {origin, std::string("cannot open: ") + std::strerror(errno)};
-      return Item::kProblem;
-    }
-    text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-    if (f.bad()) {
-      *problem = {origin, std::string("read failed: ") + std::strerror(errno)};
-      return Item::kProblem;
-    }
-  }
-  bytes_read_ += text.size();
+  if (!read_text(input, origin, &text, problem)) return Item::kProblem;
   if (std::string bad = describe_invalid_utf8(text); !bad.empty()) {
     *problem = {origin, std::move(bad)};
     return Item::kProblem;
@@ -160,23 +173,32 @@ bool DocumentReader::open_jsonl(const Input& input, Problem* problem) {
     return true;
   }
   jsonl_path_ = input.path;
-  jsonl_file_ = std::make_unique<std::ifstream>(input.path, std::ios::binary);
-  if (!*jsonl_file_) {
-    *problem = {input.path, std::string("cannot open: ") + std::strerror(errno)};
-    jsonl_file_.reset();
+  UniqueFd fd;
+  uint64_t size = 0;
+  if (Status s = open_regular_file(input.path, &fd, &size); !s.ok()) {
+    *problem = {input.path, s.message()};
     return false;
   }
+  jsonl_buffer_ = std::make_unique<FdStreambuf>(std::move(fd));
+  jsonl_file_ = std::make_unique<std::istream>(jsonl_buffer_.get());
   jsonl_stream_ = jsonl_file_.get();
   return true;
 }
 
 DocumentReader::Item DocumentReader::next_jsonl(Document* doc, Problem* problem) {
   std::string line;
-  while (std::getline(*jsonl_stream_, line)) {
+  uint64_t consumed = 0;
+  LineRead read = LineRead::kEnd;
+  while ((read = read_line_bounded(*jsonl_stream_, options_.max_document_bytes, &line,
+                                   &consumed)) != LineRead::kEnd) {
     ++jsonl_line_;
-    bytes_read_ += line.size() + 1;
-    if (is_blank(line)) continue;
+    bytes_read_ += consumed;
     const std::string origin = jsonl_path_ + ":" + std::to_string(jsonl_line_);
+    if (read == LineRead::kTooLong) {
+      *problem = {origin, "the line is " + over_limit()};
+      return Item::kProblem;
+    }
+    if (is_blank(line)) continue;
     nlohmann::json record;
     // Every JSON failure (syntax, 1e400, nesting) is this line's problem; the
     // job goes on with the next line.
@@ -213,10 +235,11 @@ DocumentReader::Item DocumentReader::next_jsonl(Document* doc, Problem* problem)
     doc->origin = origin;
     return Item::kDocument;
   }
-  if (jsonl_stream_->bad()) {
+  if (jsonl_stream_->bad() || (jsonl_buffer_ != nullptr && jsonl_buffer_->error() != 0)) {
     *problem = {jsonl_path_, "read failed after line " + std::to_string(jsonl_line_)};
     jsonl_stream_ = nullptr;
     jsonl_file_.reset();
+    jsonl_buffer_.reset();
     return Item::kProblem;
   }
   return Item::kEnd;

@@ -6,25 +6,33 @@
 //                       document each) and *.jsonl (records)
 //   "-"                 stdin: one text document (id "stdin"), or JSONL records
 // A bad document (unreadable file, invalid UTF-8, malformed JSONL line, missing
-// "text") is returned as a Problem naming the file / line; reading goes on.
+// "text", more than max_document_bytes) is returned as a Problem naming the
+// file / line; reading goes on. Input files are read only when they are
+// regular files (a FIFO or a device such as /dev/zero is a problem, refused
+// before it is read), and no document or line is held past the size limit,
+// whatever stdin or a file holds.
 #pragma once
 
 #include <cstdint>
-#include <fstream>
 #include <istream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "pipeline/document.h"
+#include "runtime/fd_streambuf.h"
 #include "tessera/status.h"
 
 namespace tessera::pipeline {
 
 enum class StdinFormat { kText, kJsonl };
 
+// Bytes one document (a file, stdin, a JSONL line) may have by default.
+inline constexpr uint64_t kDefaultMaxDocumentBytes = uint64_t{64} << 20;
+
 struct ReaderOptions {
   StdinFormat stdin_format = StdinFormat::kText;
+  uint64_t max_document_bytes = kDefaultMaxDocumentBytes;
   std::istream* stdin_stream = nullptr;  // tests substitute; default std::cin
 };
 
@@ -58,17 +66,22 @@ class DocumentReader {
   DocumentReader() = default;
   Item next_jsonl(Document* doc, Problem* problem);
   Item read_whole(const Input& input, Document* doc, Problem* problem);
+  // Reads a file or stdin whole into *text, or says why not in *problem.
+  bool read_text(const Input& input, const std::string& origin, std::string* text,
+                 Problem* problem);
+  std::string over_limit() const;  // "over the limit of N bytes per document"
   bool open_jsonl(const Input& input, Problem* problem);
 
   ReaderOptions options_;
   std::vector<Input> inputs_;
-  std::vector<Problem> pending_;  // found while expanding directories
+  std::vector<Problem> pending_;    // found while expanding directories
   std::vector<std::string> texts_;  // from_texts: served before any input
   size_t next_text_ = 0;
   size_t next_input_ = 0;
   // The JSONL input being read, if any.
   std::string jsonl_path_;
-  std::unique_ptr<std::ifstream> jsonl_file_;
+  std::unique_ptr<FdStreambuf> jsonl_buffer_;
+  std::unique_ptr<std::istream> jsonl_file_;
   std::istream* jsonl_stream_ = nullptr;
   int64_t jsonl_line_ = 0;
   uint64_t bytes_total_ = 0;

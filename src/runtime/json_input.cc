@@ -1,9 +1,6 @@
 #include "runtime/json_input.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
+#include "runtime/regular_file.h"
 
 namespace tessera::json_input {
 
@@ -103,12 +100,9 @@ Status parse(std::string_view text, std::string_view source, nlohmann::json* out
 }
 
 Status parse_file(const std::string& path, nlohmann::json* out, int max_depth) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return not_found(path + ": cannot open (missing file? " + std::strerror(errno) + ")");
-  std::stringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return internal_error(path + ": read failed: " + std::strerror(errno));
-  return parse(text.view(), path, out, max_depth);
+  std::string text;
+  TESSERA_RETURN_IF_ERROR(read_regular_file(path, kMaxFileBytes, &text));
+  return parse(text, path, out, max_depth);
 }
 
 std::string render(const nlohmann::json& value, size_t max_chars) {

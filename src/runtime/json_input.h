@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -23,14 +24,18 @@ namespace tessera::json_input {
 inline constexpr int kMaxDepth = 128;
 // Values shown in error messages are cut to about this many characters.
 inline constexpr size_t kDescribeChars = 40;
+// Most bytes a JSON file (config.json, tokenizer.json, a tuning table) may
+// hold: the largest real tokenizer.json files are tens of MB.
+inline constexpr uint64_t kMaxFileBytes = uint64_t{1} << 30;
 
 // Parses `text` into *out. `source` (a path, "body", "file:line") starts every
 // error message. Never throws.
 Status parse(std::string_view text, std::string_view source, nlohmann::json* out,
              int max_depth = kMaxDepth);
 
-// Reads the whole file at `path` and parses it: NotFound when it cannot be
-// opened, InvalidArgument (naming the path) when it is not JSON.
+// Reads the whole file at `path` and parses it: NotFound when it does not
+// exist, InvalidArgument (naming the path) when it is not a regular file
+// (runtime/regular_file.h), holds more than kMaxFileBytes or is not JSON.
 Status parse_file(const std::string& path, nlohmann::json* out, int max_depth = kMaxDepth);
 
 // The deepest nesting of arrays and objects in `text`, counted by a linear

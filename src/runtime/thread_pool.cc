@@ -1,7 +1,10 @@
 #include "tessera/thread_pool.h"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
+#include <new>
+#include <system_error>
 #include <utility>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -20,6 +23,11 @@ namespace {
 // worker is still polling (docs/DECISIONS.md, "Thread pool: poll briefly
 // before sleeping").
 constexpr auto kPollTime = std::chrono::microseconds(200);
+
+// ThreadPool::max_threads(): compute gains nothing past a few threads per
+// core; the floor keeps small containers (2 CPUs seen) free to ask for 64.
+constexpr int kMaxThreadsPerHardwareThread = 8;
+constexpr int kMaxThreadsFloor = 64;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -45,13 +53,33 @@ void poll_for(bool poll, Ready ready) {
 
 }  // namespace
 
+int ThreadPool::max_threads() {
+  const int hardware = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(kMaxThreadsFloor, kMaxThreadsPerHardwareThread * hardware);
+}
+
 ThreadPool::ThreadPool(int num_threads) {
   if (num_threads <= 0) num_threads = static_cast<int>(std::thread::hardware_concurrency());
-  num_threads_ = num_threads < 1 ? 1 : num_threads;
+  requested_threads_ = num_threads < 1 ? 1 : num_threads;
   // More threads than cores: a polling thread would hold a core another
-  // thread of the job needs.
-  poll_ = num_threads_ <= static_cast<int>(std::thread::hardware_concurrency());
-  for (int t = 1; t < num_threads_; ++t) workers_.emplace_back([this, t] { worker_loop(t); });
+  // thread of the job needs. Decided before any worker reads it.
+  poll_ = requested_threads_ <= static_cast<int>(std::thread::hardware_concurrency());
+  workers_.reserve(static_cast<size_t>(requested_threads_ - 1));
+  // A failed start must not escape: the workers already running would be
+  // destroyed joinable (std::terminate). Run with those instead; each
+  // worker's index t stays below num_threads_.
+  for (int t = 1; t < requested_threads_; ++t) {
+    try {
+      workers_.emplace_back([this, t] { worker_loop(t); });
+    } catch (const std::system_error& e) {
+      start_failure_ = e.what();
+      break;
+    } catch (const std::bad_alloc& e) {
+      start_failure_ = e.what();
+      break;
+    }
+  }
+  num_threads_ = static_cast<int>(workers_.size()) + 1;
 }
 
 ThreadPool::~ThreadPool() {

@@ -1,6 +1,7 @@
 #include "pipeline/document_reader.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <sstream>
 #include <string>
@@ -130,6 +131,50 @@ TEST(DocumentReader, ReadsStdinAsTextOrJsonl) {
   EXPECT_EQ(r.docs[1].id, 2);
   ASSERT_EQ(r.problems.size(), 1u);
   EXPECT_EQ(r.problems[0].origin, "stdin:2");
+}
+
+// Issue 35: a document is never held past max_document_bytes, whichever way
+// it comes, and the reader goes on after one that is over.
+TEST(DocumentReader, DocumentsOverTheLimitAreProblemsAndReadingGoesOn) {
+  TempDir dir;
+  const std::string at_limit = dir.write("at.txt", std::string(16, 'a'));
+  const std::string over = dir.write("over.txt", std::string(17, 'o'));
+  const std::string records =
+      dir.write("r.jsonl", "{\"text\": \"0123456789\"}\n{\"text\":\"ok\"}\n");
+  ReaderOptions options;
+  options.max_document_bytes = 16;
+  const ReadAll r = read_all({at_limit, over, records}, options);
+  ASSERT_EQ(r.docs.size(), 2u);
+  EXPECT_EQ(r.docs[0].id, at_limit);
+  EXPECT_EQ(r.docs[1].id, records + ":2");
+  ASSERT_EQ(r.problems.size(), 2u);
+  EXPECT_EQ(r.problems[0].origin, over);
+  EXPECT_EQ(r.problems[0].message, "is 17 bytes, over the limit of 16 bytes");
+  EXPECT_EQ(r.problems[1].origin, records + ":1");
+  EXPECT_EQ(r.problems[1].message, "the line is over the limit of 16 bytes per document");
+
+  std::istringstream endless(std::string(1000, 'z'));
+  options.stdin_stream = &endless;
+  const ReadAll s = read_all({"-"}, options);
+  ASSERT_EQ(s.problems.size(), 1u);
+  EXPECT_EQ(s.problems[0].origin, "stdin");
+  EXPECT_EQ(s.problems[0].message,
+            "is over the limit of 16 bytes per document (the rest of stdin is not read)");
+}
+
+// Issue 35: open() of a FIFO waited for a writer forever (this test hung),
+// and a character device was read until memory ran out.
+TEST(DocumentReader, SpecialFilesAreProblemsRefusedBeforeReading) {
+  TempDir dir;
+  const std::string fifo = dir.path() + "/pipe.jsonl";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string good = dir.write("good.txt", "hello");
+  const ReadAll r = read_all({fifo, "/dev/zero", good});
+  ASSERT_EQ(r.docs.size(), 1u);
+  EXPECT_EQ(r.docs[0].id, good);
+  ASSERT_EQ(r.problems.size(), 2u);
+  EXPECT_EQ(r.problems[0].message, "is a FIFO (named pipe), not a regular file");
+  EXPECT_EQ(r.problems[1].message, "is a character device, not a regular file");
 }
 
 TEST(DocumentReader, CountsBytesForTheProgressBar) {

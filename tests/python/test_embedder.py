@@ -58,6 +58,19 @@ def test_encode_conventions(embedder):
         embedder.encode(SHORT, output_value="token_embeddings")
 
 
+def test_containers_that_are_not_sequences_are_refused(embedder):
+    # list() of a dict is its keys (issue 35): embedded silently, the rows
+    # matched nothing the caller meant. A set has no order to match rows to.
+    for value, name in (({"a": "text one", "b": "text two"}, "dict"), ({"x", "y"}, "set"),
+                        ((t for t in SHORT), "generator"), (b"bytes", "bytes"), (3, "int")):
+        with pytest.raises(TypeError, match=rf"sentences: expected a str or a sequence of str .*got {name}"):
+            embedder.encode(value)
+        with pytest.raises(TypeError, match=rf"documents: .*got {name}"):
+            embedder.embed_documents(value)
+    assert embedder.encode(tuple(SHORT[:2])).shape == (2, embedder.dim)
+    assert embedder.encode(np.array(SHORT[:2])).shape == (2, embedder.dim)
+
+
 def test_embed_documents_equals_the_cli_rows(cli, tmp_path, embedder):
     docs = [("short", SHORT[0]), ("long", long_document()), ("unicode", SHORT[3])]
     want = cli_rows(cli, tmp_path, docs)

@@ -32,6 +32,12 @@ def test_configure_sets_threads_and_policy():
         r._default = previous
 
 
+def test_threads_beyond_the_machine_are_refused():
+    # --threads 100000 would take every process id of the machine (issue 35).
+    with pytest.raises(ValueError, match=r"threads = 100000 is more than \d+"):
+        tessera.configure(threads=100000)
+
+
 def test_profile_spans_and_memory_are_reachable():
     rt = tessera.Runtime(threads=1)
     q = np.ones((1, 2, 64, 32), np.float32)

@@ -1,9 +1,14 @@
 #include "tessera/thread_pool.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -11,6 +16,14 @@
 
 namespace tessera {
 namespace {
+
+// The process's mapped address space (what RLIMIT_AS counts).
+uint64_t mapped_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t pages = 0;
+  statm >> pages;
+  return pages * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+}
 
 TEST(ThreadPool, RunsEveryItemOnceWithValidThreadIndex) {
   for (int threads : {1, 2, 4}) {
@@ -92,6 +105,38 @@ TEST(ThreadPool, ManyThrowingItemsGiveOneException) {
     ++caught;
   }
   EXPECT_EQ(caught, 1);
+}
+
+// Issue 35: a worker the system cannot start (here: no address space left
+// for its stack) escaped the constructor while the workers already started
+// ran, and their std::thread objects died joinable (std::terminate). Now the
+// pool keeps the threads it has, says so, and works.
+TEST(ThreadPool, RunsWithTheThreadsItCouldStart) {
+  if (std::getenv("TESSERA_TEST_SANITIZED") != nullptr) {
+    GTEST_SKIP() << "ASan needs an unlimited address space";
+  }
+  constexpr int kAsked = 256;                     // stacks of 8 MiB: 2 GiB
+  constexpr uint64_t kRoom = uint64_t{64} << 20;  // a few stacks' worth
+  rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_AS, &old), 0);
+  const rlimit tight{mapped_bytes() + kRoom, old.rlim_max};
+  ASSERT_EQ(::setrlimit(RLIMIT_AS, &tight), 0);
+  std::unique_ptr<ThreadPool> pool;
+  pool = std::make_unique<ThreadPool>(kAsked);
+  ASSERT_EQ(::setrlimit(RLIMIT_AS, &old), 0);
+
+  EXPECT_EQ(pool->requested_threads(), kAsked);
+  EXPECT_GE(pool->num_threads(), 1);
+  EXPECT_LT(pool->num_threads(), kAsked);
+  EXPECT_FALSE(pool->start_failure().empty());
+  std::vector<std::atomic<int>> hits(1000);
+  std::atomic<bool> bad_index{false};
+  pool->parallel_for(1000, [&](int64_t i, int t) {
+    hits[static_cast<size_t>(i)]++;
+    if (t < 0 || t >= pool->num_threads()) bad_index = true;
+  });
+  for (auto& h : hits) EXPECT_EQ(h.load(), 1);
+  EXPECT_FALSE(bad_index);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -18,6 +19,8 @@
 #include "pipeline/encoder_model.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/report.h"
+#include "pipeline/temp_files.h"
+#include "server/signal_watcher.h"
 
 namespace tessera::cli {
 
@@ -28,6 +31,9 @@ constexpr int kExitOk = 0;
 constexpr int kExitFatal = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitSkipped = 3;
+// Stopped by SIGINT / SIGTERM: 128 + the signal's number, as a shell reports
+// a process the signal killed (130, 143).
+constexpr int kExitSignalBase = 128;
 
 struct EmbedOptions {
   std::vector<std::string> inputs;
@@ -37,7 +43,8 @@ struct EmbedOptions {
   std::string stdin_format = "text";
   std::string summary_json;
   bool resume = false;
-  std::string round_bytes;  // "": the pipeline's default
+  std::string round_bytes;                 // "": the pipeline's default
+  std::string max_document_bytes = "64M";  // pipeline::kDefaultMaxDocumentBytes
   pipeline::PipelineOptions pipeline;
 };
 
@@ -52,6 +59,22 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 long long ll(int64_t v) { return static_cast<long long>(v); }
 
+// Runs on the signal watcher's thread (an ordinary thread, so it may print and
+// lock): the unfinished output goes (temp_files.h); --resume's committed rows
+// stay, as after any kill.
+[[noreturn]] void stop_on_signal(int signo, const EmbedOptions& opt) {
+  const char* name = signo == SIGINT ? "SIGINT" : "SIGTERM";
+  if (opt.resume) {
+    std::fprintf(stderr,
+                 "tessera: %s: stopped; the committed rows are kept in %s: run again with "
+                 "--resume to continue\n",
+                 name, pipeline::AtomicFile::partial_path(opt.output).c_str());
+  } else {
+    std::fprintf(stderr, "tessera: %s: stopped; the unfinished output was removed\n", name);
+  }
+  pipeline::temp_files::remove_all_and_exit(kExitSignalBase + signo);
+}
+
 int run_embed(AppState& state, EmbedOptions& opt) {
   if (opt.resume) {
     if (Status s = check_resume_flags(opt.output, opt.inputs); !s.ok()) return fail(s, kExitUsage);
@@ -64,6 +87,19 @@ int run_embed(AppState& state, EmbedOptions& opt) {
     if (bytes == 0) return fail(invalid_argument("--round-bytes = 0: give at least 1"), kExitUsage);
     opt.pipeline.round_bytes = static_cast<int64_t>(bytes);
   }
+  size_t max_document_bytes = 0;
+  if (Status s =
+          parse_byte_size(opt.max_document_bytes, "--max-document-bytes", &max_document_bytes);
+      !s.ok()) {
+    return fail(s, kExitUsage);
+  }
+  if (max_document_bytes == 0) {
+    return fail(invalid_argument("--max-document-bytes = 0: give at least 1"), kExitUsage);
+  }
+  // Before any thread exists (state.init() starts the pool), so that every
+  // thread inherits the mask and the watcher alone receives SIGINT / SIGTERM.
+  server::SignalWatcher::block_stop_signals();
+  const server::SignalWatcher watcher([&opt](int signo) { stop_on_signal(signo, opt); });
   if (Status s = state.init(); !s.ok()) return fail(s, kExitUsage);
   Context& ctx = state.context();
   const auto start = std::chrono::steady_clock::now();
@@ -82,6 +118,7 @@ int run_embed(AppState& state, EmbedOptions& opt) {
   pipeline::ReaderOptions reader_options;
   reader_options.stdin_format =
       opt.stdin_format == "jsonl" ? pipeline::StdinFormat::kJsonl : pipeline::StdinFormat::kText;
+  reader_options.max_document_bytes = max_document_bytes;
   std::unique_ptr<pipeline::DocumentReader> reader;
   if (Status s = pipeline::DocumentReader::open(opt.inputs, reader_options, &reader); !s.ok()) {
     return fail(s, kExitUsage);
@@ -219,6 +256,10 @@ void add_embed_command(CLI::App& app, AppState& state) {
                   "How to read '-': text (one document) or jsonl")
       ->check(CLI::IsMember({"text", "jsonl"}))
       ->capture_default_str();
+  cmd->add_option("--max-document-bytes", opt.max_document_bytes,
+                  "Largest document read, e.g. 64M: a file, stdin (text) or JSONL line over it\n"
+                  "is skipped and reported, never held in memory whole (exit 3)")
+      ->capture_default_str();
   cmd->add_option("--summary-json", opt.summary_json,
                   "Also write the run's figures (counts, seconds, attention, stages) as JSON");
   cmd->add_option("--round-bytes", opt.round_bytes,
@@ -237,10 +278,12 @@ void add_embed_command(CLI::App& app, AppState& state) {
                 "checkpoint, there is nothing to resume (exit 0)");
   cmd->footer(
       "Exit codes: 0 every document embedded; 3 some documents were skipped (each reported on\n"
-      "stderr: unreadable file, invalid UTF-8, empty document, malformed JSONL line), the others\n"
+      "stderr: unreadable file, not a regular file (a FIFO, a device), over\n"
+      "--max-document-bytes, invalid UTF-8, empty document, malformed JSONL line), the others\n"
       "written; 2 usage or model error, or a --resume that does not match its checkpoint; 1\n"
       "fatal error while embedding or writing (nothing written; with --resume the committed\n"
-      "rows are kept for the next run).");
+      "rows are kept for the next run); 130 / 143 stopped by SIGINT / SIGTERM (the same: the\n"
+      "unfinished output is removed, --resume keeps the committed rows).");
   cmd->callback([&state] { exit_code = run_embed(state, opt); });
 }
 

@@ -34,7 +34,10 @@ int run_cli(int argc, char** argv) {
                  "Attention policy: auto | NAME,... | only:NAMES | prefer:NAMES | deny:NAMES "
                  "(clauses joined by ';'). Default: $TESSERA_ATTENTION, else auto")
       ->envname("");
-  app.add_option("--threads", state.options.threads, "Worker threads (0 = one per core)")
+  app.add_option("--threads", state.options.threads,
+                 "Worker threads (0 = one per core; at most 8 per hardware thread, or 64\n"
+                 "on small machines). If the system cannot start them all (a memory or\n"
+                 "process limit), the command stops with an error saying how many it could")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--memory-budget", state.options.memory_budget,
                  "Cap on tracked memory, e.g. 512M or 2G; allocations past it are refused");

@@ -2,9 +2,12 @@
 
 #include <cstring>
 #include <fstream>
+#include <utility>
 
 #include "npy_header.h"
 #include "runtime/bounded_text.h"
+#include "runtime/fd_streambuf.h"
+#include "runtime/regular_file.h"
 
 namespace tessera::cli {
 
@@ -35,9 +38,14 @@ int64_t bytes_left(std::istream& in) {
 int64_t NpyArray::numel() const { return checked_numel(shape); }
 
 Status read_npy(const std::string& path, NpyArray* out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return not_found(path + ": cannot open");
-  return read_npy(f, path, out);
+  UniqueFd fd;
+  uint64_t size = 0;
+  if (Status s = open_regular_file(path, &fd, &size); !s.ok()) {
+    return Status(s.code(), path + ": " + s.message());
+  }
+  FdStreambuf buffer(std::move(fd));
+  std::istream in(&buffer);
+  return read_npy(in, path, out);
 }
 
 Status read_npy(std::istream& in, const std::string& name, NpyArray* out) {

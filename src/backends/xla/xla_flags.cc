@@ -1,16 +1,13 @@
 #include "xla/xla_flags.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
-#include <cstring>
 #include <functional>
 #include <vector>
+
+#include "runtime/regular_file.h"
 
 namespace tessera::xla {
 
@@ -38,18 +35,16 @@ bool is_flag_name(std::string_view name) {
 // Calls `found` with the plugin file's bytes (read-only mapping).
 Status with_file_bytes(const std::string& path,
                        const std::function<Status(std::string_view)>& found) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return not_found("cannot open PJRT plugin " + path + ": " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || st.st_size <= 0) {
-    ::close(fd);
-    return invalid_argument("PJRT plugin " + path + " is empty or unreadable");
+  UniqueFd fd;
+  uint64_t size = 0;
+  if (Status s = open_regular_file(path, &fd, &size); !s.ok()) {
+    return Status(s.code(), "PJRT plugin " + path + ": " + s.message());
   }
-  void* map = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
+  if (size == 0) return invalid_argument("PJRT plugin " + path + " is empty");
+  void* map = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_PRIVATE, fd.get(), 0);
   if (map == MAP_FAILED) return internal_error("cannot map PJRT plugin " + path);
-  Status result = found(std::string_view(static_cast<const char*>(map), st.st_size));
-  ::munmap(map, static_cast<size_t>(st.st_size));
+  Status result = found(std::string_view(static_cast<const char*>(map), size));
+  ::munmap(map, static_cast<size_t>(size));
   return result;
 }
 
