@@ -2,7 +2,7 @@
 // ends it: AtomicFile's unfinished outputs ("OUTPUT.tmp-PID") and a
 // checkpoint being replaced. They are registered while they exist; the CLI's
 // stop-signal handling calls remove_all_and_exit() (on an ordinary thread,
-// not in a signal handler: see server/signal_watcher.h).
+// not in a signal handler: see runtime/signal_watcher.h).
 //
 // One lock orders the two sides. A writer holds it across creating and
 // registering a file, and across renaming or removing it and forgetting it;

@@ -20,7 +20,7 @@
 #include "pipeline/pipeline.h"
 #include "pipeline/report.h"
 #include "pipeline/temp_files.h"
-#include "server/signal_watcher.h"
+#include "runtime/signal_watcher.h"
 
 namespace tessera::cli {
 
@@ -98,8 +98,8 @@ int run_embed(AppState& state, EmbedOptions& opt) {
   }
   // Before any thread exists (state.init() starts the pool), so that every
   // thread inherits the mask and the watcher alone receives SIGINT / SIGTERM.
-  server::SignalWatcher::block_stop_signals();
-  const server::SignalWatcher watcher([&opt](int signo) { stop_on_signal(signo, opt); });
+  SignalWatcher::block_stop_signals();
+  const SignalWatcher watcher([&opt](int signo) { stop_on_signal(signo, opt); });
   if (Status s = state.init(); !s.ok()) return fail(s, kExitUsage);
   Context& ctx = state.context();
   const auto start = std::chrono::steady_clock::now();

@@ -15,7 +15,7 @@
 #include "runtime/machine_info.h"
 #include "pipeline/encoder_model.h"
 #include "server/http_server.h"
-#include "server/signal_watcher.h"
+#include "runtime/signal_watcher.h"
 
 #include <sys/resource.h>
 
@@ -80,7 +80,7 @@ void raise_descriptor_limit() {
 int run_serve(AppState& state, ServeFlags& flags) {
   // Before any thread exists, so that every thread inherits the mask and the
   // watcher alone receives SIGINT / SIGTERM.
-  server::SignalWatcher::block_stop_signals();
+  SignalWatcher::block_stop_signals();
   if (Status s = state.init(); !s.ok()) return fail(s);
   server::ServerOptions& o = flags.options;
   raise_descriptor_limit();
@@ -133,7 +133,7 @@ int run_serve(AppState& state, ServeFlags& flags) {
   std::fflush(stdout);
 
   int signals = 0;
-  server::SignalWatcher watcher([&](int signo) {
+  SignalWatcher watcher([&](int signo) {
     if (++signals > 1) {
       std::fprintf(stderr, "tessera serve: second signal: exiting now\n");
       std::_Exit(kExitSecondSignal);

@@ -1,11 +1,11 @@
-#include "server/signal_watcher.h"
+#include "runtime/signal_watcher.h"
 
 #include <pthread.h>
 #include <signal.h>
 
 #include <ctime>
 
-namespace tessera::server {
+namespace tessera {
 
 namespace {
 
@@ -43,4 +43,4 @@ SignalWatcher::~SignalWatcher() {
   thread_.join();
 }
 
-}  // namespace tessera::server
+}  // namespace tessera

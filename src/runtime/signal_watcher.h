@@ -7,7 +7,7 @@
 #include <functional>
 #include <thread>
 
-namespace tessera::server {
+namespace tessera {
 
 class SignalWatcher {
  public:
@@ -27,4 +27,4 @@ class SignalWatcher {
   std::thread thread_;
 };
 
-}  // namespace tessera::server
+}  // namespace tessera
