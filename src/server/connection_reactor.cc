@@ -127,7 +127,13 @@ Status ConnectionReactor::start() {
 
 void ConnectionReactor::add(int sock) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    // Back-pressure on the accept loop: while the reader has not taken the
+    // sockets already accepted, new ones wait in the kernel's listen queue,
+    // where they hold no descriptor. So descriptors in use stay under
+    // max_connections + kMaxIncoming, and the process never runs out of them
+    // (past the limit accept() fails, and so does every open()).
+    std::unique_lock<std::mutex> lock(mu_);
+    taken_.wait(lock, [this] { return stopping_ || incoming_.size() < kMaxIncoming; });
     if (!stopping_) {
       incoming_.push_back(sock);
       sock = -1;
@@ -146,6 +152,7 @@ void ConnectionReactor::shutdown() {
     if (stopped_) return;
     stopped_ = stopping_ = true;
   }
+  taken_.notify_all();
   wake();
   if (thread_.joinable()) thread_.join();
   pool_.shutdown();
@@ -214,6 +221,7 @@ void ConnectionReactor::take_handoffs() {
     incoming.swap(incoming_);
     back.swap(back_);
   }
+  taken_.notify_all();
   for (auto& [c, after] : back) returned(*c, after);
   for (int sock : incoming) accept_new(sock);
 }

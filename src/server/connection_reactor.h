@@ -16,6 +16,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -105,7 +106,11 @@ class ConnectionReactor {
   uint64_t next_id_ = 1;  // reactor thread only
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> conns_;  // reactor thread only
 
+  // Accepted sockets the reader has not taken yet, at most; see add().
+  static constexpr size_t kMaxIncoming = 32;
+
   std::mutex mu_;  // guards the hand-offs and stopping_
+  std::condition_variable taken_;  // the reader took the incoming sockets
   std::vector<int> incoming_;
   std::vector<std::pair<Connection*, AfterRequest>> back_;
   bool stopping_ = false;

@@ -119,8 +119,9 @@ bool is_public_head(std::string_view head) {
   return target == "/health" || target == "/" || target == "/ping";
 }
 
-// File descriptors kept free of connections: the model's files, the epoll
-// and its wake-up descriptor, logs, the listening socket.
+// File descriptors kept free of connections: sockets accepted and not yet
+// taken by the reader (at most 32), the epoll and its wake-up descriptor,
+// the listening socket, files opened while serving (/proc for /metrics).
 constexpr size_t kReservedDescriptors = 64;
 
 // Connections held at once: --max-connections, within the descriptor limit

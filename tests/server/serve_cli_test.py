@@ -329,10 +329,19 @@ def check_hostile_connections_and_framing(binary):
         if not os.environ.get("TESSERA_TEST_SANITIZED"):
             grown = vm_hwm_bytes(server.proc.pid) - hwm_before
             assert grown < 200 << 20, f"peak RSS grew {grown >> 20} MiB for one /tokenize"
+    except BaseException:
+        metrics_now = ""
+        try:
+            metrics_now = server.request("GET", "/metrics")[1].decode()
+        except OSError as e:
+            metrics_now = f"(no /metrics: {e})"
+        print("server state at the failure:\n" + metrics_now[-3000:], file=sys.stderr)
+        raise
     finally:
         for c in silent:
             c.close()
         code, err = server.stop()
+        print(f"server exit {code}; stderr:\n{err[-4000:]}", file=sys.stderr)
     assert code == 0, err
 
 
