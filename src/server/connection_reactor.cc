@@ -457,7 +457,13 @@ void ConnectionReactor::refuse(Connection& c, int status, const std::string& mes
                                const std::string& field) {
   const ApiError e{status, status == 408 ? "Timeout" : status == 503 ? "Overloaded" : "Validation",
                    field, message};
-  const std::string body = tei_error_body(e);
+  // OpenAI's clients read OpenAI's error shape: answer in the shape of the
+  // route the request line names, when it got that far.
+  const std::string_view line = std::string_view(c.in).substr(0, c.in.find('\n'));
+  const size_t sp = line.find(' ');
+  const std::string_view target = sp == std::string_view::npos ? "" : line.substr(sp + 1);
+  const bool openai = target.rfind("/v1/", 0) == 0 || target.rfind("/embeddings", 0) == 0;
+  const std::string body = openai ? openai_error_body(e) : tei_error_body(e);
   std::string answer = "HTTP/1.1 " + std::to_string(status) + " " + reason_phrase(status) +
                        "\r\nContent-Type: application/json\r\nContent-Length: " +
                        std::to_string(body.size()) + "\r\nConnection: close\r\n";

@@ -151,6 +151,20 @@ TEST(Resources, AmbiguousFramingIs400AndTheRestIsNeverServed) {
   EXPECT_EQ(r->status, 200);
 }
 
+// A framing refusal on an OpenAI route is in OpenAI's error shape.
+TEST(Resources, AFramingRefusalOnAnOpenAiRouteIsInOpenAisShape) {
+  FakeModel model;
+  TrackingAllocator alloc;
+  RunningServer server(model, alloc, resource_limits());
+  RawClient c(server.port());
+  ASSERT_TRUE(c.send("POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+                     "Content-Length: 3\r\n\r\n{}"));
+  const std::string answer = c.read_to_end();
+  ASSERT_EQ(head_of(answer), "HTTP/1.1 400 Bad Request") << answer;
+  const json e = json::parse(answer.substr(answer.find("\r\n\r\n") + 4));
+  EXPECT_EQ(e["error"]["type"], "invalid_request_error") << answer;
+}
+
 // curl -d sends application/x-www-form-urlencoded; cpp-httplib's built-in
 // 8 KiB form limit answered a JSON body over it 413 "exceeds 2 MiB".
 TEST(Resources, AJsonBodySentAsAFormIsServedWhateverItsSize) {
