@@ -50,19 +50,6 @@ std::string format_seconds(double s) {
   return buf;
 }
 
-bool iequal(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
 // Where the head ends (just past its empty line), or 0 while incomplete.
 size_t head_end(std::string_view in) {
   for (size_t i = in.find('\n'); i != std::string_view::npos; i = in.find('\n', i + 1)) {
@@ -73,21 +60,6 @@ size_t head_end(std::string_view in) {
 }
 
 }  // namespace
-
-std::string_view header_value(std::string_view head, std::string_view name) {
-  size_t line = head.find('\n');  // skip the request line
-  while (line != std::string_view::npos && line + 1 < head.size()) {
-    const size_t start = line + 1;
-    const size_t end = head.find('\n', start);
-    const std::string_view field = head.substr(start, end == std::string_view::npos ? end : end - start);
-    const size_t colon = field.find(':');
-    if (colon != std::string_view::npos && iequal(field.substr(0, colon), name)) {
-      return trim(field.substr(colon + 1));
-    }
-    line = end;
-  }
-  return {};
-}
 
 ConnectionReactor::ConnectionReactor(const ConnectionLimits& limits, size_t max_connections,
                                      size_t max_threads, TrackingAllocator& alloc,
@@ -347,7 +319,7 @@ bool ConnectionReactor::head_complete(Connection& c) {
   if (end == 0) return false;
   c.verdict = framing::check_request_head(head, limits_.payload_limit_bytes);
   if (c.verdict.status == 413) {
-    refuse(c, 413, "the body has " + std::string(header_value(head, "Content-Length")) +
+    refuse(c, 413, "the body has " + std::string(framing::field_value(head, "Content-Length")) +
                        " bytes; this server takes at most " +
                        std::to_string(limits_.payload_limit_bytes) + " (--payload-limit)",
            "body");
@@ -362,18 +334,16 @@ bool ConnectionReactor::head_complete(Connection& c) {
     c.in.replace(0, end, c.verdict.rewritten_head);
     c.head_bytes = c.verdict.rewritten_head.size();
   }
-  if (c.verdict.body == framing::BodyKind::kNone || !hooks_.read_body_first(head)) {
+  if (c.verdict.body == framing::BodyKind::kNone || !hooks_.read_body_first(c.verdict, head)) {
     dispatch(c);
     return false;
   }
   c.phase = Connection::Phase::kBody;
   if (c.verdict.body == framing::BodyKind::kChunked) c.chunked.emplace(limits_.max_body_bytes);
   // A client that waits for "100 Continue" before its body is told to send it.
-  if (iequal(header_value(std::string_view(c.in).substr(0, c.head_bytes), "Expect"),
-             "100-continue")) {
+  if (c.verdict.expect_continue) {
     static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
     (void)!::send(c.sock, kContinue, sizeof kContinue - 1, MSG_NOSIGNAL);
-    c.sent_continue = true;
   }
   return true;
 }
@@ -440,7 +410,6 @@ void ConnectionReactor::returned(Connection& c, AfterRequest after) {
   c.head_bytes = 0;
   c.scanned = 0;
   c.chunked.reset();
-  c.sent_continue = false;
   c.verdict = {};
   if (c.in.capacity() > kBufferStep && c.in.size() < kBufferStep) c.in.shrink_to_fit();
   watch(c);

@@ -29,6 +29,7 @@
 
 #include "server/connection_pool.h"
 #include "server/connection_stream.h"
+#include "server/http_framing.h"
 #include "tessera/allocator.h"
 #include "tessera/status.h"
 
@@ -44,7 +45,7 @@ enum class AfterRequest {
 struct ReactorHooks {
   // False: hand the request on after its head, without reading the body
   // (it is refused before the body, e.g. a 401).
-  std::function<bool(std::string_view head)> read_body_first;
+  std::function<bool(const framing::HeadVerdict& verdict, std::string_view head)> read_body_first;
   // Serves the one buffered request of the connection, on a worker thread.
   std::function<AfterRequest(Connection&)> serve;
   CutObserver on_cut;  // a connection cut with this status
@@ -119,9 +120,5 @@ class ConnectionReactor {
   std::atomic<size_t> open_{0};
   std::atomic<size_t> shed_{0};
 };
-
-// The value of the first header field `name` (case-insensitive) in a request
-// head, without surrounding whitespace; empty when absent.
-std::string_view header_value(std::string_view head, std::string_view name);
 
 }  // namespace tessera::server

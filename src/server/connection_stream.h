@@ -50,7 +50,6 @@ struct Connection {
   size_t head_bytes = 0;  // when kBody / kWorking: the head's length
   std::optional<framing::ChunkedScanner> chunked;
   size_t scanned = 0;  // body bytes fed to `chunked`
-  bool sent_continue = false;  // "100 Continue" sent for this request
   framing::HeadVerdict verdict;
   Clock::time_point deadline;  // of the phase: idle, request or drain
   size_t requests = 0;         // served on this connection

@@ -150,6 +150,7 @@ std::string split_lines(std::string_view head, std::vector<Line>* lines, bool* s
 
 struct RequestLine {
   std::string_view method;
+  std::string_view target;
   bool http10 = false;
 };
 
@@ -178,6 +179,7 @@ HeadVerdict check_request_line(std::string_view line, RequestLine* out) {
     return refuse(505, where + ": " + std::string(version) + " is not supported (HTTP/1.1 or 1.0)");
   }
   out->method = method;
+  out->target = target;
   out->http10 = version == "HTTP/1.0";
   return {};
 }
@@ -189,6 +191,7 @@ struct Fields {
   int hosts = 0;
   bool close = false;
   bool keep_alive = false;
+  bool expect_continue = false;
   std::vector<size_t> form_content_types;  // indices into the lines
 };
 
@@ -226,6 +229,8 @@ HeadVerdict check_field_line(std::string_view line, size_t index, Fields* fields
       fields->close = fields->close || iequals(option, "close");
       fields->keep_alive = fields->keep_alive || iequals(option, "keep-alive");
     }
+  } else if (iequals(name, "Expect")) {
+    fields->expect_continue = fields->expect_continue || iequals(value, "100-continue");
   } else if (iequals(name, "Content-Type") && istarts_with(value, kFormMediaType)) {
     // A prefix, not the media type alone: cpp-httplib tests the prefix.
     fields->form_content_types.push_back(index);
@@ -357,12 +362,30 @@ HeadVerdict check_request_head(std::string_view head, uint64_t max_body_bytes) {
     verdict.body = BodyKind::kLength;
   }
   verdict.close = fields.close || (request.http10 && !fields.keep_alive);
+  verdict.method = request.method;
+  verdict.target = request.target;
+  verdict.expect_continue = fields.expect_continue;
   const bool bare_lf =
       std::any_of(lines.begin(), lines.end(), [](const Line& l) { return l.bare_lf; });
   if (skipped_empty || bare_lf || !fields.form_content_types.empty()) {
     verdict.rewritten_head = canonical_head(lines, fields);
   }
   return verdict;
+}
+
+std::string_view field_value(std::string_view head, std::string_view name) {
+  size_t at = head.find('\n');  // past the request line
+  while (at != std::string_view::npos && at + 1 < head.size()) {
+    const size_t start = at + 1;
+    at = head.find('\n', start);
+    std::string_view line = head.substr(start, at == std::string_view::npos ? at : at - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const size_t colon = line.find(':');
+    if (colon != std::string_view::npos && iequals(line.substr(0, colon), name)) {
+      return trim_ows(line.substr(colon + 1));
+    }
+  }
+  return {};
 }
 
 ChunkedScanner::ChunkedScanner(uint64_t max_body_bytes) : max_body_bytes_(max_body_bytes) {}

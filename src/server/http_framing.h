@@ -33,6 +33,12 @@ struct HeadVerdict {
   // (Connection: close, or HTTP/1.0 without keep-alive). Always true when
   // status != 0.
   bool close = false;
+  // Of an acceptable head: the request line's method and target (as sent,
+  // query included), and whether the client waits for "100 Continue" before
+  // its body (Expect: 100-continue).
+  std::string method;
+  std::string target;
+  bool expect_continue = false;
   // Non-empty when the head must reach cpp-httplib changed (only when
   // status == 0): a form-urlencoded Content-Type is renamed
   // X-Tessera-Content-Type so that cpp-httplib's compiled-in 8 KiB form limit
@@ -49,6 +55,11 @@ struct HeadVerdict {
 // line are skipped (RFC 9112 2.2). `max_body_bytes`: a declared
 // Content-Length above it is 413.
 HeadVerdict check_request_head(std::string_view head, uint64_t max_body_bytes);
+
+// The value of the first field line named `name` (case-insensitive) in a
+// head, without surrounding whitespace; empty when there is none. For heads
+// check_request_head accepted (or one it refused, to quote a value).
+std::string_view field_value(std::string_view head, std::string_view name);
 
 // Finds where a chunked body ends (after the last chunk, its trailer fields
 // and the final CRLF), fed the bytes as they arrive.

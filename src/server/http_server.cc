@@ -106,17 +106,8 @@ std::string route_list() {
 }
 
 // TEI's health routes are public: no API key needed.
-bool is_public(const httplib::Request& req) {
-  return req.method == "GET" && (req.path == "/health" || req.path == "/" || req.path == "/ping");
-}
-
-// The same for a raw request head (the reactor asks before reading a body).
-bool is_public_head(std::string_view head) {
-  const size_t sp = head.find(' ');
-  if (sp == std::string_view::npos || head.substr(0, sp) != "GET") return false;
-  std::string_view target = head.substr(sp + 1);
-  target = target.substr(0, target.find_first_of(" ?\r\n"));
-  return target == "/health" || target == "/" || target == "/ping";
+bool is_public(std::string_view method, std::string_view path) {
+  return method == "GET" && (path == "/health" || path == "/" || path == "/ping");
 }
 
 // File descriptors kept free of connections: sockets accepted and not yet
@@ -163,7 +154,9 @@ class EmbeddingServer::Impl {
         rc_{model, model_info_, batcher_, alloc, metrics_, options_, info_, std::move(extra), draining_, connections_},
         limits_(connection_limits(options_)),
         http_(limits_, connection_cap(options_), http_thread_cap(options_), alloc,
-              [this](std::string_view head) { return read_body_first(head); },
+              [this](const framing::HeadVerdict& head, std::string_view text) {
+                return read_body_first(head, text);
+              },
               [this](int status) { metrics_.count_response("other", status, 0); },
               options_.start_thread) {
     if (!options_.api_key.empty()) auth_ = ApiKeyCheck(options_.api_key);
@@ -321,9 +314,10 @@ class EmbeddingServer::Impl {
 
   // The reactor reads a body only for a request that will be served: an
   // unauthenticated one is answered 401 after its head, body unread.
-  bool read_body_first(std::string_view head) const {
-    return !auth_.enabled() || is_public_head(head) ||
-           auth_.allows(header_value(head, "Authorization"));
+  bool read_body_first(const framing::HeadVerdict& head, std::string_view head_text) const {
+    const std::string_view target(head.target);
+    return !auth_.enabled() || is_public(head.method, target.substr(0, target.find('?'))) ||
+           auth_.allows(framing::field_value(head_text, "Authorization"));
   }
 
   ApiError body_too_large(uint64_t bytes) const {
@@ -337,12 +331,11 @@ class EmbeddingServer::Impl {
   // must not be taken for the next request).
   httplib::Server::HandlerResponse before_body(const httplib::Request& req,
                                                httplib::Response& res) {
-    const std::optional<uint64_t> length = content_length(req);
-    if (length && *length > options_.payload_limit_bytes) {
-      refuse_before_body(req, res, {413, error_body_for(req.path, body_too_large(*length))});
-      return httplib::Server::HandlerResponse::Handled;
+    // (A declared length over --payload-limit never gets here: the reactor
+    // answers it 413 from the head.)
+    if (!auth_.enabled() || is_public(req.method, req.path)) {
+      return httplib::Server::HandlerResponse::Unhandled;
     }
-    if (!auth_.enabled() || is_public(req)) return httplib::Server::HandlerResponse::Unhandled;
     if (auth_.allows(req.get_header_value("Authorization"))) {
       return httplib::Server::HandlerResponse::Unhandled;
     }

@@ -27,7 +27,7 @@ class AcceptQueue final : public httplib::TaskQueue {
 
 LimitedHttpServer::LimitedHttpServer(const ConnectionLimits& limits, size_t max_connections,
                                      size_t max_threads, TrackingAllocator& alloc,
-                                     std::function<bool(std::string_view head)> read_body_first,
+                                     ReadBodyFirst read_body_first,
                                      CutObserver on_cut, ConnectionPool::ThreadStarter start_thread)
     : limits_(limits),
       reactor_(limits, max_connections, max_threads, alloc,

@@ -15,11 +15,12 @@ namespace tessera::server {
 
 class LimitedHttpServer : public httplib::Server {
  public:
+  using ReadBodyFirst = decltype(ReactorHooks::read_body_first);
   // `limits` must outlive the server. `read_body_first` and `on_cut` as in
   // ReactorHooks.
   LimitedHttpServer(const ConnectionLimits& limits, size_t max_connections, size_t max_threads,
                     TrackingAllocator& alloc,
-                    std::function<bool(std::string_view head)> read_body_first, CutObserver on_cut,
+                    ReadBodyFirst read_body_first, CutObserver on_cut,
                     ConnectionPool::ThreadStarter start_thread = {});
 
   // cpp-httplib listens with a backlog of 5: a burst of new clients would see

@@ -206,6 +206,21 @@ TEST(FramingConnection, CloseTokenOrHttp10WithoutKeepAlive) {
   EXPECT_TRUE(check(post("", "HTTP/1.0")).close);
 }
 
+// What the connection reader takes from an accepted head: the request line's
+// parts, Expect: 100-continue, and any field's value.
+TEST(FramingHead, ReportsMethodTargetExpectAndFieldValues) {
+  const std::string head = post("Expect: 100-Continue\r\nAuthorization:  Bearer k \r\n");
+  const HeadVerdict v = check(head);
+  ASSERT_EQ(v.status, 0) << v.message;
+  EXPECT_EQ(v.method, "POST");
+  EXPECT_EQ(v.target, "/embed");
+  EXPECT_TRUE(v.expect_continue);
+  EXPECT_FALSE(check(post("Expect: something\r\n")).expect_continue);
+  EXPECT_EQ(field_value(head, "authorization"), "Bearer k");
+  EXPECT_EQ(field_value(head, "Host"), "x");
+  EXPECT_EQ(field_value(head, "X-Missing"), "");
+}
+
 TEST(FramingContentType, FormUrlencodedIsRenamedSoCppHttplibDoesNotParseAForm) {
   const HeadVerdict v =
       check(post("content-type: Application/X-WWW-Form-Urlencoded; charset=utf-8\r\n"
