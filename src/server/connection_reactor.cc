@@ -50,15 +50,6 @@ std::string format_seconds(double s) {
   return buf;
 }
 
-// Where the head ends (just past its empty line), or 0 while incomplete.
-size_t head_end(std::string_view in) {
-  for (size_t i = in.find('\n'); i != std::string_view::npos; i = in.find('\n', i + 1)) {
-    if (i + 1 < in.size() && in[i + 1] == '\n') return i + 2;
-    if (i + 2 < in.size() && in[i + 1] == '\r' && in[i + 2] == '\n') return i + 3;
-  }
-  return 0;
-}
-
 }  // namespace
 
 ConnectionReactor::ConnectionReactor(const ConnectionLimits& limits, size_t max_connections,
@@ -201,27 +192,22 @@ void ConnectionReactor::take_handoffs() {
 void ConnectionReactor::accept_new(int sock) {
   const int flags = ::fcntl(sock, F_GETFL, 0);
   ::fcntl(sock, F_SETFL, flags | O_NONBLOCK);
+  bool full = false;
   if (conns_.size() >= max_connections_) {
     // Shed the oldest connection no worker is serving: idle, slow or silent
-    // clients give way to a new one.
+    // clients give way to a new one. With every one being served, the new
+    // one is refused.
+    ++shed_;
     Connection* oldest = nullptr;
     for (auto& [id, c] : conns_) {
       if (c->phase != Connection::Phase::kWorking && (oldest == nullptr || c->id < oldest->id)) {
         oldest = c.get();
       }
     }
-    ++shed_;
     if (oldest != nullptr) {
       close(*oldest);
     } else {
-      auto c = std::make_unique<Connection>(sock, next_id_++);
-      Connection& ref = *c;
-      conns_.emplace(ref.id, std::move(c));
-      ++open_;
-      watch(ref);
-      refuse(ref, 503, "every connection this server takes (" + std::to_string(max_connections_) +
-                           ") is being served; retry later");
-      return;
+      full = true;
     }
   }
   auto c = std::make_unique<Connection>(sock, next_id_++);
@@ -231,6 +217,10 @@ void ConnectionReactor::accept_new(int sock) {
   conns_.emplace(ref.id, std::move(c));
   ++open_;
   watch(ref);
+  if (full) {
+    refuse(ref, 503, "every connection this server takes (" + std::to_string(max_connections_) +
+                         ") is being served; retry later");
+  }
 }
 
 void ConnectionReactor::on_readable(Connection& c) {
@@ -272,10 +262,6 @@ void ConnectionReactor::on_readable(Connection& c) {
       return;
     }
     c.in.append(chunk, static_cast<size_t>(n));
-    if (c.phase == Connection::Phase::kIdle) {
-      c.phase = Connection::Phase::kHead;
-      c.deadline = Clock::now() + seconds(limits_.read_timeout_seconds);
-    }
     advance(c);
     // Handed to a worker or refused: nothing more to read for the request.
     if (c.phase != Connection::Phase::kHead && c.phase != Connection::Phase::kBody) return;
@@ -293,30 +279,36 @@ void ConnectionReactor::advance(Connection& c) {
 
 bool ConnectionReactor::head_complete(Connection& c) {
   const std::string_view in(c.in);
-  const size_t end = head_end(in);
-  const std::string_view head = in.substr(0, end == 0 ? in.size() : end);
-  // Line limits first: a huge request line is 414 even before the head ends.
-  size_t line_start = 0;
-  for (bool first = true; line_start < head.size(); first = false) {
-    const size_t nl = head.find('\n', line_start);
-    const size_t len = (nl == std::string_view::npos ? head.size() : nl + 1) - line_start;
-    if (len > limits_.max_line_bytes) {
-      refuse(c, first ? 414 : 431,
-             first ? "the request line (method, target, version) is longer than " +
-                         std::to_string(limits_.max_line_bytes) + " bytes"
-                   : "a header line is longer than " + std::to_string(limits_.max_line_bytes) +
-                         " bytes");
-      return false;
-    }
+  // Each line is looked at once, when its LF arrives (a head trickled a byte
+  // at a time must not be rescanned per byte). Line limits first: a huge
+  // request line is 414 even before the head ends.
+  const auto too_long = [&](size_t line_start, size_t len) {
+    if (len <= limits_.max_line_bytes) return false;
+    refuse(c, line_start == 0 ? 414 : 431,
+           line_start == 0 ? "the request line (method, target, version) is longer than " +
+                                 std::to_string(limits_.max_line_bytes) + " bytes"
+                           : "a header line is longer than " +
+                                 std::to_string(limits_.max_line_bytes) + " bytes");
+    return true;
+  };
+  size_t end = 0;  // just past the empty line that ends the head; 0: not yet
+  while (end == 0) {
+    const size_t nl = in.find('\n', c.head_scan);
     if (nl == std::string_view::npos) break;
-    line_start = nl + 1;
+    const size_t start = c.head_scan;
+    if (too_long(start, nl + 1 - start)) return false;
+    c.head_scan = nl + 1;
+    const bool empty = nl == start || (nl == start + 1 && in[start] == '\r');
+    if (empty && start > 0) end = nl + 1;
   }
+  if (end == 0 && too_long(c.head_scan, in.size() - c.head_scan)) return false;
   if ((end == 0 ? in.size() : end) > limits_.max_header_bytes) {
     refuse(c, 431, "the request line and headers are longer than --max-header-bytes = " +
                        std::to_string(limits_.max_header_bytes) + " bytes");
     return false;
   }
   if (end == 0) return false;
+  const std::string_view head = in.substr(0, end);
   c.verdict = framing::check_request_head(head, limits_.payload_limit_bytes);
   if (c.verdict.status == 413) {
     refuse(c, 413, "the body has " + std::string(framing::field_value(head, "Content-Length")) +
@@ -408,6 +400,7 @@ void ConnectionReactor::returned(Connection& c, AfterRequest after) {
   }
   ++c.requests;
   c.head_bytes = 0;
+  c.head_scan = 0;
   c.scanned = 0;
   c.chunked.reset();
   c.verdict = {};

@@ -47,6 +47,7 @@ struct Connection {
   const uint64_t id;   // accept order: the oldest is shed first
   Phase phase = Phase::kIdle;
   std::string in;      // received, not yet consumed; the request starts at 0
+  size_t head_scan = 0;   // when kHead: start of the first line not yet seen whole
   size_t head_bytes = 0;  // when kBody / kWorking: the head's length
   std::optional<framing::ChunkedScanner> chunked;
   size_t scanned = 0;  // body bytes fed to `chunked`
