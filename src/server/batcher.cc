@@ -105,11 +105,15 @@ size_t Batcher::queued() const {
 void Batcher::loop() {
   for (;;) {
     std::vector<Item> batch;
+    std::vector<std::shared_ptr<EmbedJob>> cancelled;
     {
       std::unique_lock<std::mutex> lock(mu_);
       wake_.wait(lock, [this] { return !pending_.empty() || stopping_; });
       if (pending_.empty()) return;  // stopping, and everything admitted is answered
-      batch = take_batch();
+      batch = take_batch(&cancelled);
+    }
+    for (const auto& job : cancelled) {
+      finish(*job, unavailable("cancelled: the client closed its connection"));
     }
     if (!batch.empty()) run_batch(batch);
   }
@@ -120,22 +124,15 @@ void Batcher::cancel(EmbedJob& job) {
   wake_.notify_one();
 }
 
-std::vector<Batcher::Item> Batcher::take_batch() {
+std::vector<Batcher::Item> Batcher::take_batch(std::vector<std::shared_ptr<EmbedJob>>* cancelled) {
   // A request that already failed is answered, and one whose client has gone
-  // is answered Cancelled: drop what is left of either.
-  std::vector<std::shared_ptr<EmbedJob>> cancelled;
+  // is to be answered Cancelled: drop what is left of either.
   std::erase_if(pending_, [&](const Pending& p) {
     if (!p.job->done_ && !p.job->cancel_) return false;
-    if (!p.job->done_) cancelled.push_back(p.job);
+    if (!p.job->done_) cancelled->push_back(p.job);
     queued_ -= p.items.size();
     return true;
   });
-  for (const auto& job : cancelled) {
-    // finish() takes mu_ (held here by loop()): answer without it.
-    job->done_ = true;
-    --in_flight_;
-    job->promise_.set_value(unavailable("cancelled: the client closed its connection"));
-  }
   std::vector<Item> batch;
   if (pending_.empty()) return batch;
   // One model call gives one kind of output: the oldest request's kind.

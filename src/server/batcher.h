@@ -134,7 +134,9 @@ class Batcher {
     std::shared_ptr<EmbedJob> job;
     std::deque<Item> items;
   };
-  std::vector<Item> take_batch();  // called with mu_ held
+  // Called with mu_ held. Requests cancelled while waiting go to *cancelled,
+  // to be answered once mu_ is released.
+  std::vector<Item> take_batch(std::vector<std::shared_ptr<EmbedJob>>* cancelled);
   void run_batch(std::vector<Item>& batch);
   // Runs `part` as one model call; on failure runs each half again, down to
   // the requests (or, for a memory refusal, the sequences) that fail alone.
