@@ -16,9 +16,9 @@ BoundedAnswer::BoundedAnswer(TrackingAllocator& alloc, size_t cap, std::string w
 bool BoundedAnswer::fits() {
   if (!error_.ok()) return false;
   if (text_.size() > cap_) {
-    error_ = too_large_error(
-        "", what_ + " would exceed --max-response-bytes = " + std::to_string(cap_) +
-                " bytes; ask for fewer inputs or shorter texts");
+    error_ =
+        too_large_error("", what_ + " would exceed --max-response-bytes = " + std::to_string(cap_) +
+                                " bytes; ask for fewer inputs or shorter texts");
     text_ = std::string();  // give the memory back now
     return false;
   }

@@ -8,8 +8,9 @@ namespace tessera::server {
 
 ConnectionPool::ConnectionPool(size_t max_threads, ThreadStarter start_thread)
     : max_threads_(max_threads),
-      start_thread_(start_thread ? std::move(start_thread)
-                                 : [](std::function<void()> fn) { return std::thread(std::move(fn)); }) {}
+      start_thread_(start_thread ? std::move(start_thread) : [](std::function<void()> fn) {
+        return std::thread(std::move(fn));
+      }) {}
 
 ConnectionPool::~ConnectionPool() { shutdown(); }
 
@@ -25,9 +26,9 @@ bool ConnectionPool::try_enqueue(std::function<void()> fn) {
       } catch (const std::system_error& e) {
         // EAGAIN under a pids or memory limit: serve with the threads we have.
         if (start_failures_++ == 0) {
-          std::fprintf(stderr,
-                       "tessera serve: cannot start HTTP worker thread %zu (%s); serving with %zu\n",
-                       threads_.size() + 1, e.what(), threads_.size());
+          std::fprintf(
+              stderr, "tessera serve: cannot start HTTP worker thread %zu (%s); serving with %zu\n",
+              threads_.size() + 1, e.what(), threads_.size());
         }
         if (threads_.empty()) {
           jobs_.pop_back();

@@ -32,8 +32,8 @@ class ConnectionPool {
   // Runs every queued job, then joins the threads.
   void shutdown();
 
-  size_t threads() const;                        // started so far
-  size_t busy() const { return busy_.load(); }   // jobs running
+  size_t threads() const;                       // started so far
+  size_t busy() const { return busy_.load(); }  // jobs running
   size_t start_failures() const { return start_failures_.load(); }
 
  private:

@@ -32,15 +32,24 @@ constexpr size_t kPage = 4096;            // reservations grow in pages
 
 const char* reason_phrase(int status) {
   switch (status) {
-    case 400: return "Bad Request";
-    case 408: return "Request Timeout";
-    case 413: return "Payload Too Large";
-    case 414: return "URI Too Long";
-    case 431: return "Request Header Fields Too Large";
-    case 501: return "Not Implemented";
-    case 503: return "Service Unavailable";
-    case 505: return "HTTP Version Not Supported";
-    default: return "Error";
+    case 400:
+      return "Bad Request";
+    case 408:
+      return "Request Timeout";
+    case 413:
+      return "Payload Too Large";
+    case 414:
+      return "URI Too Long";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 501:
+      return "Not Implemented";
+    case 503:
+      return "Service Unavailable";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return "Error";
   }
 }
 
@@ -133,15 +142,17 @@ void ConnectionReactor::watch(Connection& c) {
   ::epoll_ctl(epoll_, EPOLL_CTL_ADD, c.sock, &ev);
 }
 
-void ConnectionReactor::unwatch(Connection& c) { ::epoll_ctl(epoll_, EPOLL_CTL_DEL, c.sock, nullptr); }
+void ConnectionReactor::unwatch(Connection& c) {
+  ::epoll_ctl(epoll_, EPOLL_CTL_DEL, c.sock, nullptr);
+}
 
 void ConnectionReactor::loop() {
   constexpr int kMaxEvents = 256;
   epoll_event events[kMaxEvents];
   Clock::time_point next_sweep = Clock::now() + kSweepInterval;
   for (;;) {
-    const int n = ::epoll_wait(epoll_, events, kMaxEvents,
-                               static_cast<int>(kSweepInterval.count()));
+    const int n =
+        ::epoll_wait(epoll_, events, kMaxEvents, static_cast<int>(kSweepInterval.count()));
     for (int i = 0; i < n; ++i) {
       const uint64_t id = events[i].data.u64;
       if (id == kWakeId) {
@@ -218,8 +229,9 @@ void ConnectionReactor::accept_new(int sock) {
   ++open_;
   watch(ref);
   if (full) {
-    refuse(ref, 503, "every connection this server takes (" + std::to_string(max_connections_) +
-                         ") is being served; retry later");
+    refuse(ref, 503,
+           "every connection this server takes (" + std::to_string(max_connections_) +
+               ") is being served; retry later");
   }
 }
 
@@ -233,7 +245,8 @@ void ConnectionReactor::on_readable(Connection& c) {
         break;
       case Connection::Phase::kHead:
         // One byte past the limit tells the limit was broken.
-        room = std::min(room, limits_.max_header_bytes + 1 - std::min(c.in.size(), limits_.max_header_bytes));
+        room = std::min(
+            room, limits_.max_header_bytes + 1 - std::min(c.in.size(), limits_.max_header_bytes));
         break;
       case Connection::Phase::kBody:
         if (c.verdict.body == framing::BodyKind::kLength) {
@@ -258,7 +271,8 @@ void ConnectionReactor::on_readable(Connection& c) {
     const size_t need = c.in.size() + static_cast<size_t>(n);
     if (need > c.buffered.bytes() &&
         !c.buffered.grow((need - c.buffered.bytes() + kPage - 1) / kPage * kPage).ok()) {
-      refuse(c, 503, "the request does not fit the memory budget now (--memory-budget); retry later");
+      refuse(c, 503,
+             "the request does not fit the memory budget now (--memory-budget); retry later");
       return;
     }
     c.in.append(chunk, static_cast<size_t>(n));
@@ -303,17 +317,19 @@ bool ConnectionReactor::head_complete(Connection& c) {
   }
   if (end == 0 && too_long(c.head_scan, in.size() - c.head_scan)) return false;
   if ((end == 0 ? in.size() : end) > limits_.max_header_bytes) {
-    refuse(c, 431, "the request line and headers are longer than --max-header-bytes = " +
-                       std::to_string(limits_.max_header_bytes) + " bytes");
+    refuse(c, 431,
+           "the request line and headers are longer than --max-header-bytes = " +
+               std::to_string(limits_.max_header_bytes) + " bytes");
     return false;
   }
   if (end == 0) return false;
   const std::string_view head = in.substr(0, end);
   c.verdict = framing::check_request_head(head, limits_.payload_limit_bytes);
   if (c.verdict.status == 413) {
-    refuse(c, 413, "the body has " + std::string(framing::field_value(head, "Content-Length")) +
-                       " bytes; this server takes at most " +
-                       std::to_string(limits_.payload_limit_bytes) + " (--payload-limit)",
+    refuse(c, 413,
+           "the body has " + std::string(framing::field_value(head, "Content-Length")) +
+               " bytes; this server takes at most " + std::to_string(limits_.payload_limit_bytes) +
+               " (--payload-limit)",
            "body");
     return false;
   }
@@ -359,8 +375,8 @@ bool ConnectionReactor::body_complete(Connection& c) {
 
 std::string ConnectionReactor::with_limit(int status, const std::string& message) const {
   if (status != 413) return message;
-  return "the body is larger than --payload-limit = " + std::to_string(limits_.payload_limit_bytes) +
-         " bytes (" + message + ")";
+  return "the body is larger than --payload-limit = " +
+         std::to_string(limits_.payload_limit_bytes) + " bytes (" + message + ")";
 }
 
 void ConnectionReactor::dispatch(Connection& c) {
@@ -383,8 +399,9 @@ void ConnectionReactor::dispatch(Connection& c) {
   if (!queued) {
     c.phase = Connection::Phase::kHead;
     watch(c);
-    refuse(c, 503, "no HTTP worker thread is free or can be started (a thread or memory limit); "
-                   "retry later");
+    refuse(c, 503,
+           "no HTTP worker thread is free or can be started (a thread or memory limit); "
+           "retry later");
   }
 }
 
@@ -417,7 +434,10 @@ void ConnectionReactor::returned(Connection& c, AfterRequest after) {
 
 void ConnectionReactor::refuse(Connection& c, int status, const std::string& message,
                                const std::string& field) {
-  const ApiError e{status, status == 408 ? "Timeout" : status == 503 ? "Overloaded" : "Validation",
+  const ApiError e{status,
+                   status == 408   ? "Timeout"
+                   : status == 503 ? "Overloaded"
+                                   : "Validation",
                    field, message};
   // OpenAI's clients read OpenAI's error shape: answer in the shape of the
   // route the request line names, when it got that far.
@@ -426,9 +446,10 @@ void ConnectionReactor::refuse(Connection& c, int status, const std::string& mes
   const std::string_view target = sp == std::string_view::npos ? "" : line.substr(sp + 1);
   const bool openai = target.rfind("/v1/", 0) == 0 || target.rfind("/embeddings", 0) == 0;
   const std::string body = openai ? openai_error_body(e) : tei_error_body(e);
-  std::string answer = "HTTP/1.1 " + std::to_string(status) + " " + reason_phrase(status) +
-                       "\r\nContent-Type: application/json\r\nContent-Length: " +
-                       std::to_string(body.size()) + "\r\nConnection: close\r\n";
+  std::string answer =
+      "HTTP/1.1 " + std::to_string(status) + " " + reason_phrase(status) +
+      "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\nConnection: close\r\n";
   if (status == 503) answer += "Retry-After: 1\r\n";
   answer += "\r\n" + body;
   // Small enough for the socket's buffer; a client that does not read it
@@ -462,9 +483,10 @@ void ConnectionReactor::sweep(Clock::time_point now) {
     switch (c->phase) {
       case Connection::Phase::kHead:
       case Connection::Phase::kBody:
-        refuse(*c, 408, "the request was not received within --read-timeout = " +
-                            format_seconds(limits_.read_timeout_seconds) +
-                            " s of its first byte; the connection is closed");
+        refuse(*c, 408,
+               "the request was not received within --read-timeout = " +
+                   format_seconds(limits_.read_timeout_seconds) +
+                   " s of its first byte; the connection is closed");
         break;
       default:
         close(*c);  // idle past the keep-alive timeout, or drained

@@ -84,8 +84,7 @@ class ConnectionReactor {
   bool body_complete(Connection& c);
   void dispatch(Connection& c);
   void returned(Connection& c, AfterRequest after);
-  void refuse(Connection& c, int status, const std::string& message,
-              const std::string& field = "");
+  void refuse(Connection& c, int status, const std::string& message, const std::string& field = "");
   // A framing 413's message, naming the option that sets the limit.
   std::string with_limit(int status, const std::string& message) const;
   void drain(Connection& c);
@@ -104,13 +103,13 @@ class ConnectionReactor {
   int epoll_ = -1;
   int wake_fd_ = -1;
   std::thread thread_;
-  uint64_t next_id_ = 1;  // reactor thread only
+  uint64_t next_id_ = 1;                                             // reactor thread only
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> conns_;  // reactor thread only
 
   // Accepted sockets the reader has not taken yet, at most; see add().
   static constexpr size_t kMaxIncoming = 32;
 
-  std::mutex mu_;  // guards the hand-offs and stopping_
+  std::mutex mu_;                  // guards the hand-offs and stopping_
   std::condition_variable taken_;  // the reader took the incoming sockets
   std::vector<int> incoming_;
   std::vector<std::pair<Connection*, AfterRequest>> back_;

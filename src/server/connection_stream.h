@@ -43,10 +43,10 @@ struct Connection {
   enum class Phase { kIdle, kHead, kBody, kWorking, kDraining };
 
   explicit Connection(int fd, uint64_t serial) : sock(fd), id(serial) {}
-  const int sock;      // non-blocking
-  const uint64_t id;   // accept order: the oldest is shed first
+  const int sock;     // non-blocking
+  const uint64_t id;  // accept order: the oldest is shed first
   Phase phase = Phase::kIdle;
-  std::string in;      // received, not yet consumed; the request starts at 0
+  std::string in;         // received, not yet consumed; the request starts at 0
   size_t head_scan = 0;   // when kHead: start of the first line not yet seen whole
   size_t head_bytes = 0;  // when kBody / kWorking: the head's length
   std::optional<framing::ChunkedScanner> chunked;

@@ -27,8 +27,8 @@ class AcceptQueue final : public httplib::TaskQueue {
 
 LimitedHttpServer::LimitedHttpServer(const ConnectionLimits& limits, size_t max_connections,
                                      size_t max_threads, TrackingAllocator& alloc,
-                                     ReadBodyFirst read_body_first,
-                                     CutObserver on_cut, ConnectionPool::ThreadStarter start_thread)
+                                     ReadBodyFirst read_body_first, CutObserver on_cut,
+                                     ConnectionPool::ThreadStarter start_thread)
     : limits_(limits),
       reactor_(limits, max_connections, max_threads, alloc,
                ReactorHooks{std::move(read_body_first),
@@ -47,8 +47,8 @@ bool LimitedHttpServer::process_and_close_socket(socket_t sock) {
 AfterRequest LimitedHttpServer::serve_one(Connection& c) {
   ConnectionStream stream(c, limits_);
   const CurrentConnectionScope scope(&stream);
-  const bool last = c.verdict.close || svr_sock_ == INVALID_SOCKET ||
-                    c.requests + 1 >= keep_alive_max_count_;
+  const bool last =
+      c.verdict.close || svr_sock_ == INVALID_SOCKET || c.requests + 1 >= keep_alive_max_count_;
   bool client_closes = false;
   bool ok = false;
   try {

@@ -19,8 +19,7 @@ class LimitedHttpServer : public httplib::Server {
   // `limits` must outlive the server. `read_body_first` and `on_cut` as in
   // ReactorHooks.
   LimitedHttpServer(const ConnectionLimits& limits, size_t max_connections, size_t max_threads,
-                    TrackingAllocator& alloc,
-                    ReadBodyFirst read_body_first, CutObserver on_cut,
+                    TrackingAllocator& alloc, ReadBodyFirst read_body_first, CutObserver on_cut,
                     ConnectionPool::ThreadStarter start_thread = {});
 
   // cpp-httplib listens with a backlog of 5: a burst of new clients would see

@@ -131,7 +131,8 @@ TEST(Resources, AmbiguousFramingIs400AndTheRestIsNeverServed) {
   const std::vector<std::string> attacks = {
       // Content-Length and Transfer-Encoding together.
       "POST /embed HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
-      "0\r\n\r\n" + smuggled,
+      "0\r\n\r\n" +
+          smuggled,
       // Two different Content-Lengths.
       "POST /embed HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: 16\r\n\r\n" +
           smuggled,
@@ -157,8 +158,9 @@ TEST(Resources, AFramingRefusalOnAnOpenAiRouteIsInOpenAisShape) {
   TrackingAllocator alloc;
   RunningServer server(model, alloc, resource_limits());
   RawClient c(server.port());
-  ASSERT_TRUE(c.send("POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
-                     "Content-Length: 3\r\n\r\n{}"));
+  ASSERT_TRUE(
+      c.send("POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+             "Content-Length: 3\r\n\r\n{}"));
   const std::string answer = c.read_to_end();
   ASSERT_EQ(head_of(answer), "HTTP/1.1 400 Bad Request") << answer;
   const json e = json::parse(answer.substr(answer.find("\r\n\r\n") + 4));
@@ -266,8 +268,10 @@ TEST(Resources, ARequestWhoseClientHasGoneIsDropped) {
   {
     RawClient gone(server.port());
     const std::string body = R"({"inputs": ["b c", "d e"]})";
-    ASSERT_TRUE(gone.send("POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                          "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body));
+    ASSERT_TRUE(
+        gone.send("POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  "Content-Length: " +
+                  std::to_string(body.size()) + "\r\n\r\n" + body));
     while (server.server().batcher().queued() < 2) std::this_thread::yield();
   }  // closed before its request runs
   // The worker looks at its client every 100 ms; give it several looks.
