@@ -78,6 +78,10 @@ class TrackingAllocator {
     size_t bytes;
     std::string owner;
   };
+  // With mu_ held: counts `bytes` as live if the budget allows (`asked`, as
+  // the caller gave it, for the message), then their owner and the peaks.
+  Status take_locked(size_t bytes, size_t asked, std::string_view owner);
+  void count_locked(size_t bytes, std::string_view owner);
   mutable std::mutex mu_;
   MemoryResource* resource_;
   std::optional<size_t> budget_;

@@ -34,14 +34,9 @@ Status TrackingAllocator::allocate(size_t bytes, std::string_view owner, void** 
   *out = nullptr;
   const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   {
+    // Taken before allocating so concurrent callers cannot both pass the check.
     std::lock_guard<std::mutex> lock(mu_);
-    if (budget_ && live_ + rounded > *budget_) {
-      return resource_exhausted("memory budget: " + std::string(owner) + " asked for " +
-                                std::to_string(bytes) + " bytes with " + std::to_string(live_) +
-                                " live of a " + std::to_string(*budget_) + "-byte budget");
-    }
-    // Reserve before allocating so concurrent callers cannot both pass the check.
-    live_ += rounded;
+    TESSERA_RETURN_IF_ERROR(take_locked(rounded, bytes, owner));
   }
   void* p = rounded == 0 ? nullptr : resource_->allocate(rounded, kAlignment);
   std::lock_guard<std::mutex> lock(mu_);
@@ -51,15 +46,29 @@ Status TrackingAllocator::allocate(size_t bytes, std::string_view owner, void** 
                               std::to_string(bytes) + " bytes");
   }
   if (rounded == 0) return Status::Ok();
-  peak_ = std::max(peak_, live_);
   blocks_.emplace(p, Block{rounded, std::string(owner)});
-  auto it = owners_.find(owner);
-  if (it == owners_.end()) it = owners_.emplace(std::string(owner), OwnerStats{}).first;
-  it->second.live_bytes += rounded;
-  it->second.peak_bytes = std::max(it->second.peak_bytes, it->second.live_bytes);
-  ++it->second.allocations;
+  count_locked(rounded, owner);
   *out = p;
   return Status::Ok();
+}
+
+Status TrackingAllocator::take_locked(size_t bytes, size_t asked, std::string_view owner) {
+  if (budget_ && live_ + bytes > *budget_) {
+    return resource_exhausted("memory budget: " + std::string(owner) + " asked for " +
+                              std::to_string(asked) + " bytes with " + std::to_string(live_) +
+                              " live of a " + std::to_string(*budget_) + "-byte budget");
+  }
+  live_ += bytes;
+  return Status::Ok();
+}
+
+void TrackingAllocator::count_locked(size_t bytes, std::string_view owner) {
+  peak_ = std::max(peak_, live_);
+  auto it = owners_.find(owner);
+  if (it == owners_.end()) it = owners_.emplace(std::string(owner), OwnerStats{}).first;
+  it->second.live_bytes += bytes;
+  it->second.peak_bytes = std::max(it->second.peak_bytes, it->second.live_bytes);
+  ++it->second.allocations;
 }
 
 void TrackingAllocator::deallocate(void* ptr) {
@@ -77,18 +86,8 @@ void TrackingAllocator::deallocate(void* ptr) {
 
 Status TrackingAllocator::reserve(size_t bytes, std::string_view owner) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (budget_ && live_ + bytes > *budget_) {
-    return resource_exhausted("memory budget: " + std::string(owner) + " asked for " +
-                              std::to_string(bytes) + " bytes with " + std::to_string(live_) +
-                              " live of a " + std::to_string(*budget_) + "-byte budget");
-  }
-  live_ += bytes;
-  peak_ = std::max(peak_, live_);
-  auto it = owners_.find(owner);
-  if (it == owners_.end()) it = owners_.emplace(std::string(owner), OwnerStats{}).first;
-  it->second.live_bytes += bytes;
-  it->second.peak_bytes = std::max(it->second.peak_bytes, it->second.live_bytes);
-  ++it->second.allocations;
+  TESSERA_RETURN_IF_ERROR(take_locked(bytes, bytes, owner));
+  count_locked(bytes, owner);
   return Status::Ok();
 }
 
