@@ -1,35 +1,30 @@
-// The BERT tokenizer of a model directory, identical to HF `tokenizers`
-// (ids and offsets) for WordPiece + BertNormalizer + BertPreTokenizer
-// tokenizers. One pass over the text: added tokens are found in the raw text,
-// each character is normalized and split into words on the fly, and every
-// word goes through WordPiece. Thread-safe: tokenize/encode are const.
+// The tokenizer of a model directory, identical to HF `tokenizers` (ids and
+// offsets) for the tokenizer.json files of the embedding models tessera
+// serves: WordPiece (BERT, MPNet), byte-level BPE (RoBERTa, GPT-2 style) and
+// SentencePiece Unigram (XLM-RoBERTa). The facade applies what HF applies
+// around every model -- added tokens found in the raw text, the
+// post-processor's special tokens and truncation, the decoder -- and hands
+// each span between added tokens to the model folder chosen by model.type
+// (model/tokenizers/tokenizer_model.h): one virtual call per span.
+// Thread-safe: every method is const. Cheap to move and to copy (the loaded
+// model is shared and immutable).
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "model/bert_normalizer.h"
 #include "model/tokenizer_added_tokens.h"
-#include "model/wordpiece.h"
-#include "model/wordpiece_decoder.h"
+#include "model/tokenizers/id_decoder.h"
+#include "model/tokenizers/post_processor.h"
+#include "model/tokenizers/token_span.h"
+#include "model/tokenizers/tokenizer_model.h"
 #include "tessera/status.h"
 
 namespace tessera::model {
-
-// A token and the byte range [begin, end) of the original UTF-8 text it comes
-// from. [CLS] and [SEP] added by encode() have begin = end = 0, as in HF.
-struct TokenSpan {
-  int32_t id;
-  int64_t begin;
-  int64_t end;
-  // A continuation piece ("##ing"): its word began in an earlier token, so a
-  // chunk must not start here (nor end just before it).
-  bool continues_word = false;
-};
 
 class Tokenizer {
  public:
@@ -37,51 +32,58 @@ class Tokenizer {
   // defaults (lowercase, strip accents, clean text, CJK characters).
   static Status load(const std::string& model_dir, Tokenizer* out);
 
-  // Word-piece tokens of `text` without [CLS]/[SEP], with byte offsets; no
+  // Tokens of `text` without special tokens, with byte offsets; no
   // truncation. Fails, naming the byte offset, on invalid UTF-8.
   Status tokenize(std::string_view text, std::vector<TokenSpan>* out) const;
 
-  // [CLS] tokens [SEP], truncated to max_length tokens (the two specials
-  // included) as HF does with truncation=True. max_length must be >= 2.
+  // The single-sequence template ([CLS] A [SEP], <s> A </s>) truncated to
+  // max_length tokens, specials included, as HF does with truncation=True.
+  // max_length must leave room for the specials.
   Status encode(std::string_view text, size_t max_length, std::vector<TokenSpan>* out) const;
 
-  // Ids back to text as HF `tokenizers` decodes them (wordpiece_decoder.h);
+  // The pair template ([CLS] A [SEP] B [SEP] with type ids 0.. 1..;
+  // <s> A </s></s> B </s> with type ids all 0), truncated to max_length with
+  // HF's default longest_first strategy: exactly what a fast HF tokenizer
+  // gives for tokenizer(a, b, truncation=True, max_length=N), as
+  // cross-encoder rerankers use it. Offsets of a's tokens are bytes of `a`,
+  // of b's tokens bytes of `b`; specials have 0..0. type_ids may be null.
+  Status encode_pair(std::string_view a, std::string_view b, size_t max_length,
+                     std::vector<TokenSpan>* out, std::vector<int32_t>* type_ids) const;
+
+  // Ids back to text as HF `tokenizers` decodes them (tokenizers/decoder.h);
   // an unknown id fails, *bad_position its index in `ids`.
   Status decode(const std::vector<int64_t>& ids, bool skip_special_tokens, std::string* out,
                 size_t* bad_position) const {
-    return decoder_.decode(ids, skip_special_tokens, out, bad_position);
+    return tokens_.decode(ids, skip_special_tokens, out, bad_position);
   }
 
-  int32_t cls_id() const { return cls_id_; }
-  int32_t sep_id() const { return sep_id_; }
+  // What was recognised, one "key: value" line each (model, normalizer,
+  // pre_tokenizer, post_processor, decoder, vocab size, special tokens): for
+  // `tessera models --explain`.
+  std::string describe() const;
+
+  // The first and last special token of the single template.
+  int32_t cls_id() const { return post_.first_special(); }
+  int32_t sep_id() const { return post_.last_special(); }
   int32_t pad_id() const { return pad_id_; }
-  int32_t unk_id() const { return wordpiece_.unk_id(); }
+  // -1 when the model has no unknown token (byte-level BPE needs none).
+  int32_t unk_id() const { return unk_id_; }
   // One more than the largest token id: the rows an embedding table needs.
   size_t vocab_size() const { return vocab_size_; }
 
  private:
-  // What an ASCII byte does, precomputed from the general path at load.
-  struct AsciiRule {
-    enum Action : uint8_t { kDrop, kSplit, kIsolate, kAppend } action;
-    char byte;  // the normalized byte for kIsolate / kAppend
-  };
-  struct Scratch;
-
-  // Appends the tokens of text[begin, end) (no added tokens inside) to `out`.
-  void tokenize_segment(std::string_view text, size_t begin, size_t end, Scratch* s,
-                        std::vector<TokenSpan>* out) const;
+  // Appends the tokens of text (no specials), offsets trimmed as the
+  // post-processor asks.
   Status tokenize_append(std::string_view text, std::vector<TokenSpan>* out) const;
-  void init_ascii_rules();
 
-  WordPiece wordpiece_;
-  BertNormalizer normalizer_;
+  std::shared_ptr<const tokenizers::TokenizerModel> model_;
   AddedTokenMatcher added_;
-  WordPieceDecoder decoder_;
-  std::array<AsciiRule, 128> ascii_{};
-  int32_t cls_id_ = 0;
-  int32_t sep_id_ = 0;
+  tokenizers::PostProcessor post_;
+  tokenizers::IdDecoder tokens_;
   int32_t pad_id_ = 0;
+  int32_t unk_id_ = -1;
   size_t vocab_size_ = 0;
+  std::string source_;  // the file loaded
 };
 
 }  // namespace tessera::model

@@ -317,9 +317,9 @@ TEST(TokenizerLoad, FieldErrorsNameTheField) {
   Tokenizer tok;
 
   json j = base;
-  j["model"]["type"] = "BPE";
+  j["model"]["type"] = "WordLevel";
   expect_error(load_json(j, &dir, &tok), StatusCode::kUnsupported,
-               {"tokenizer.json", "model.type", "\"BPE\"", "WordPiece"});
+               {"tokenizer.json", "model.type", "\"WordLevel\"", "WordPiece"});
 
   j = base;
   j["model"].erase("vocab");

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "model/bert_normalizer.h"
+#include "model/tokenizers/wordpiece/bert_normalizer.h"
 #include "model/tokenizer_utf8.h"
 
 namespace tessera::model {

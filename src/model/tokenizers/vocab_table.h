@@ -13,7 +13,7 @@
 
 namespace tessera::model {
 
-class WordPieceVocab {
+class VocabTable {
  public:
   static constexpr uint64_t kHashSeed = 0xcbf29ce484222325ULL;  // FNV-1a 64 offset basis
   static uint64_t hash_step(uint64_t h, char byte) {

@@ -1,4 +1,4 @@
-#include "model/wordpiece.h"
+#include "model/tokenizers/wordpiece/wordpiece.h"
 
 #include <algorithm>
 #include <limits>
@@ -60,15 +60,15 @@ std::optional<int32_t> WordPiece::find(std::string_view token) const {
   return id;
 }
 
-int32_t WordPiece::longest_match(const WordPieceVocab& vocab, std::string_view word, size_t start,
+int32_t WordPiece::longest_match(const VocabTable& vocab, std::string_view word, size_t start,
                                  size_t* end) {
   // No entry is longer than longest_key() bytes: start there, on a character
   // boundary, rather than at the end of the word as HF does. Same result.
   const size_t limit = std::min(word.size() - start, vocab.longest_key());
   uint64_t hashes[kPrefixHashes + 1];
-  uint64_t h = WordPieceVocab::kHashSeed;
+  uint64_t h = VocabTable::kHashSeed;
   for (size_t n = 1; n <= std::min(limit, kPrefixHashes); ++n) {
-    h = WordPieceVocab::hash_step(h, word[start + n - 1]);
+    h = VocabTable::hash_step(h, word[start + n - 1]);
     hashes[n] = h;
   }
   size_t e = start + limit;
@@ -76,7 +76,7 @@ int32_t WordPiece::longest_match(const WordPieceVocab& vocab, std::string_view w
   while (e > start) {
     const std::string_view piece = word.substr(start, e - start);
     const uint64_t ph =
-        piece.size() <= kPrefixHashes ? hashes[piece.size()] : WordPieceVocab::hash(piece);
+        piece.size() <= kPrefixHashes ? hashes[piece.size()] : VocabTable::hash(piece);
     if (const int32_t id = vocab.find(piece, ph); id >= 0) {
       *end = e;
       return id;

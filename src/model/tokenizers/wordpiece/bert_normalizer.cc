@@ -1,4 +1,4 @@
-#include "model/bert_normalizer.h"
+#include "model/tokenizers/wordpiece/bert_normalizer.h"
 
 namespace tessera::model {
 

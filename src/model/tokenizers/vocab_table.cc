@@ -1,11 +1,11 @@
-#include "model/wordpiece_vocab.h"
+#include "model/tokenizers/vocab_table.h"
 
 #include <algorithm>
 #include <bit>
 
 namespace tessera::model {
 
-void WordPieceVocab::build(const std::vector<std::pair<std::string_view, int32_t>>& entries) {
+void VocabTable::build(const std::vector<std::pair<std::string_view, int32_t>>& entries) {
   const size_t capacity = std::bit_ceil(std::max<size_t>(16, 2 * entries.size()));
   slots_.assign(capacity, Slot{});
   arena_.clear();
@@ -31,7 +31,7 @@ void WordPieceVocab::build(const std::vector<std::pair<std::string_view, int32_t
   }
 }
 
-int32_t WordPieceVocab::find(std::string_view key, uint64_t h) const {
+int32_t VocabTable::find(std::string_view key, uint64_t h) const {
   if (slots_.empty()) return -1;
   const uint64_t mask = slots_.size() - 1;
   for (uint64_t i = h & mask;; i = (i + 1) & mask) {

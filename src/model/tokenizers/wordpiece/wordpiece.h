@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "model/wordpiece_vocab.h"
+#include "model/tokenizers/vocab_table.h"
 #include "tessera/status.h"
 
 namespace tessera::model {
@@ -48,11 +48,11 @@ class WordPiece {
 
  private:
   // Longest match of word[start..) in `vocab`: sets *end, returns the id or -1.
-  static int32_t longest_match(const WordPieceVocab& vocab, std::string_view word, size_t start,
+  static int32_t longest_match(const VocabTable& vocab, std::string_view word, size_t start,
                                size_t* end);
 
-  WordPieceVocab words_;          // every entry, looked up at the start of a word
-  WordPieceVocab continuations_;  // entries with the prefix, keyed without it
+  VocabTable words_;          // every entry, looked up at the start of a word
+  VocabTable continuations_;  // entries with the prefix, keyed without it
   size_t max_chars_ = 0;
   int32_t unk_id_ = 0;
   int32_t max_id_ = -1;

@@ -1,0 +1,120 @@
+#include "model/tokenizers/wordpiece/wordpiece_tokenizer.h"
+
+#include "model/tokenizer_unicode.h"
+#include "model/tokenizer_utf8.h"
+
+namespace tessera::model::tokenizers {
+
+// Per-span buffers, reused for every word: the normalized bytes of the
+// current word, the original byte offset of the character each normalized
+// byte came from, and WordPiece's output.
+struct WordPieceTokenizer::Scratch {
+  std::string word;
+  std::vector<int64_t> origin;
+  std::vector<WordPiece::Piece> pieces;
+};
+
+WordPieceTokenizer::WordPieceTokenizer(WordPiece wordpiece,
+                                       const BertNormalizerOptions& normalizer,
+                                       std::vector<std::pair<std::string, int32_t>> vocab)
+    : wordpiece_(std::move(wordpiece)), normalizer_(normalizer), vocab_(std::move(vocab)) {
+  // Derived from the general path so the fast path cannot disagree with it.
+  for (char32_t c = 0; c < 0x80; ++c) {
+    NormalizedChar n;
+    normalizer_.normalize(c, &n);
+    AsciiRule& rule = ascii_[c];
+    if (n.count == 0) {
+      rule = {AsciiRule::kDrop, 0};
+    } else if (unicode::is_whitespace(n.cp[0])) {
+      rule = {AsciiRule::kSplit, 0};
+    } else if (unicode::is_punctuation(n.cp[0])) {
+      rule = {AsciiRule::kIsolate, static_cast<char>(n.cp[0])};
+    } else {
+      rule = {AsciiRule::kAppend, static_cast<char>(n.cp[0])};
+    }
+  }
+}
+
+std::string WordPieceTokenizer::describe() const {
+  const BertNormalizerOptions& o = normalizer_.options();
+  const auto flag = [](bool b) { return b ? "true" : "false"; };
+  return "model: WordPiece (" + std::to_string(wordpiece_.size()) +
+         " entries)\nnormalizer: BertNormalizer (clean_text " + flag(o.clean_text) +
+         ", handle_chinese_chars " + flag(o.handle_chinese_chars) + ", strip_accents " +
+         flag(o.strip_accents) + ", lowercase " + flag(o.lowercase) +
+         ")\npre_tokenizer: BertPreTokenizer\n";
+}
+
+void WordPieceTokenizer::tokenize(std::string_view text, size_t begin, size_t end,
+                                  std::vector<TokenSpan>* out) const {
+  Scratch scratch;
+  Scratch* s = &scratch;
+  const auto flush = [&] {
+    if (s->word.empty()) return;
+    s->pieces.clear();
+    wordpiece_.tokenize(s->word, &s->pieces);
+    for (const WordPiece::Piece& p : s->pieces) {
+      const int64_t first = s->origin[p.begin];
+      const int64_t last = s->origin[p.end - 1];
+      out->push_back({p.id, first, last + utf8_length(static_cast<unsigned char>(text[last])),
+                      /*continues_word=*/p.begin != 0});
+    }
+    s->word.clear();
+    s->origin.clear();
+  };
+  const auto append = [&](char32_t c, int64_t origin) {
+    char bytes[4];
+    const int n = encode_utf8(c, bytes);
+    s->word.append(bytes, n);
+    s->origin.insert(s->origin.end(), n, origin);
+  };
+
+  NormalizedChar n;
+  for (size_t i = begin; i < end;) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    if (b < 0x80) {
+      const AsciiRule rule = ascii_[b];
+      switch (rule.action) {
+        case AsciiRule::kAppend:
+          s->word.push_back(rule.byte);
+          s->origin.push_back(static_cast<int64_t>(i));
+          break;
+        case AsciiRule::kSplit:
+          flush();
+          break;
+        case AsciiRule::kIsolate:
+          flush();
+          s->word.push_back(rule.byte);
+          s->origin.push_back(static_cast<int64_t>(i));
+          flush();
+          break;
+        case AsciiRule::kDrop:
+          break;
+      }
+      ++i;
+      continue;
+    }
+    int len = 0;
+    const char32_t c = decode_utf8(text.data() + i, &len);
+    normalizer_.normalize(c, &n);
+    // HF puts spaces around a Chinese character: it is a word by itself.
+    if (n.isolated) flush();
+    for (int k = 0; k < n.count; ++k) {
+      const char32_t x = n.cp[k];
+      if (unicode::is_whitespace(x)) {
+        flush();
+      } else if (unicode::is_punctuation(x)) {
+        flush();
+        append(x, static_cast<int64_t>(i));
+        flush();
+      } else {
+        append(x, static_cast<int64_t>(i));
+      }
+    }
+    if (n.isolated) flush();
+    i += len;
+  }
+  flush();
+}
+
+}  // namespace tessera::model::tokenizers
