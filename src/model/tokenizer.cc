@@ -126,22 +126,31 @@ Status Tokenizer::encode_pair(std::string_view a, std::string_view b, size_t max
 Status Tokenizer::tokenize_append(std::string_view text, std::vector<TokenSpan>* out) const {
   TESSERA_RETURN_IF_ERROR(check_utf8(text));
   const size_t first = out->size();
-  size_t segment = 0;  // start of the text not yet tokenized
+  std::vector<size_t> added;  // indices (from `first`) of added tokens
+  size_t segment = 0;         // start of the text not yet tokenized
   size_t scan = 0;
   AddedTokenMatcher::Match m;
   while (added_.next(text, &scan, segment, &m)) {
     if (m.begin > segment) model_->tokenize(text, segment, m.begin, out);
+    added.push_back(out->size() - first);
     out->push_back({m.id, static_cast<int64_t>(m.begin), static_cast<int64_t>(m.end)});
     segment = std::max(segment, m.end);
   }
   if (segment < text.size()) model_->tokenize(text, segment, text.size(), out);
-  if (first == 0) {
-    post_.trim_offsets(tokens_, out);
-  } else {
-    std::vector<TokenSpan> mine(out->begin() + static_cast<std::ptrdiff_t>(first), out->end());
-    post_.trim_offsets(tokens_, &mine);
-    std::copy(mine.begin(), mine.end(), out->begin() + static_cast<std::ptrdiff_t>(first));
-  }
+  if (!post_.trims_offsets()) return Status::Ok();
+  std::vector<TokenSpan> mine(out->begin() + static_cast<std::ptrdiff_t>(first), out->end());
+  const std::vector<TokenSpan> raw = mine;
+  post_.trim_offsets(
+      [&](size_t i) -> std::string_view {
+        if (std::binary_search(added.begin(), added.end(), i)) {
+          return text.substr(static_cast<size_t>(raw[i].begin),
+                             static_cast<size_t>(raw[i].end - raw[i].begin));
+        }
+        const std::string* t = tokens_.token(raw[i].id);
+        return t ? std::string_view(*t) : std::string_view();
+      },
+      &mine);
+  std::copy(mine.begin(), mine.end(), out->begin() + static_cast<std::ptrdiff_t>(first));
   return Status::Ok();
 }
 

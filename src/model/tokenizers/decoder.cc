@@ -12,12 +12,12 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kSupported =
+constexpr const char* kSupportedDecoders =
     "\"WordPiece\", \"ByteLevel\", \"Metaspace\", \"Replace\", \"Strip\", \"Fuse\", "
     "\"ByteFallback\", \"Sequence\" or null";
 constexpr std::string_view kReplacementChar = "\xEF\xBF\xBD";  // U+FFFD
 
-void replace_all(std::string* s, std::string_view from, std::string_view to) {
+void replace_every(std::string* s, std::string_view from, std::string_view to) {
   if (from.empty()) return;
   size_t at = 0;
   while ((at = s->find(from, at)) != std::string::npos) {
@@ -27,7 +27,7 @@ void replace_all(std::string* s, std::string_view from, std::string_view to) {
 }
 
 // One step of decode_chain, as HF's decoder of that type.
-void apply(const DecoderStep& step, std::vector<std::string>* tokens) {
+void apply_step(const DecoderStep& step, std::vector<std::string>* tokens) {
   std::vector<std::string>& t = *tokens;
   switch (step.kind) {
     case DecoderStep::kWordPiece:
@@ -66,11 +66,11 @@ void apply(const DecoderStep& step, std::vector<std::string>* tokens) {
       // HF drops every replacement of the first token (not only a leading
       // one) when a prefix may have been prepended; elsewhere it is a space.
       for (size_t i = 0; i < t.size(); ++i) {
-        replace_all(&t[i], step.a, i == 0 && step.flag ? "" : " ");
+        replace_every(&t[i], step.a, i == 0 && step.flag ? "" : " ");
       }
       return;
     case DecoderStep::kReplace:
-      for (std::string& token : t) replace_all(&token, step.a, step.b);
+      for (std::string& token : t) replace_every(&token, step.a, step.b);
       return;
     case DecoderStep::kStrip:
       for (std::string& token : t) {
@@ -127,7 +127,7 @@ void apply(const DecoderStep& step, std::vector<std::string>* tokens) {
   }
 }
 
-Status read_step(const JsonFields& f, const json& d, const std::string& field,
+Status read_decoder_step(const JsonFields& f, const json& d, const std::string& field,
                  std::vector<DecoderStep>* steps, std::string* unknown) {
   const std::string type = JsonFields::type_of(d);
   const std::string prefix = field + ".";
@@ -180,7 +180,7 @@ Status read_step(const JsonFields& f, const json& d, const std::string& field,
     const auto list = d.find("decoders");
     if (list == d.end() || !list->is_array()) return f.error(prefix + "decoders", "must be an array");
     for (size_t i = 0; i < list->size(); ++i) {
-      TESSERA_RETURN_IF_ERROR(read_step(f, (*list)[i],
+      TESSERA_RETURN_IF_ERROR(read_decoder_step(f, (*list)[i],
                                         prefix + "decoders[" + std::to_string(i) + "]", steps,
                                         unknown));
     }
@@ -216,7 +216,7 @@ void wordpiece_cleanup(std::string* piece) {
       {" .", "."},   {" ?", "?"},     {" !", "!"},    {" ,", ","},
       {" ' ", "'"},  {" n't", "n't"}, {" 'm", "'m"},  {" do not", " don't"},
       {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
-  for (const auto& [from, to] : kRules) replace_all(piece, from, to);
+  for (const auto& [from, to] : kRules) replace_every(piece, from, to);
 }
 
 std::string utf8_lossy(std::string_view bytes) {
@@ -268,7 +268,7 @@ Status Decoder::read(const JsonFields& f, const json& root, Decoder* out) {
   if (it != root.end() && !it->is_null()) {
     if (!it->is_object()) return f.error("decoder", "must be an object or null");
     d.none_ = false;
-    TESSERA_RETURN_IF_ERROR(read_step(f, *it, "decoder", &d.steps_, &d.unsupported_));
+    TESSERA_RETURN_IF_ERROR(read_decoder_step(f, *it, "decoder", &d.steps_, &d.unsupported_));
   }
   *out = std::move(d);
   return Status::Ok();
@@ -277,7 +277,7 @@ Status Decoder::read(const JsonFields& f, const json& root, Decoder* out) {
 Status Decoder::decode(std::vector<std::string> tokens, std::string* out) const {
   out->clear();
   if (!unsupported_.empty()) {
-    return unsupported("the tokenizer's " + unsupported_ + "; tessera decodes with " + kSupported);
+    return unsupported("the tokenizer's " + unsupported_ + "; tessera decodes with " + kSupportedDecoders);
   }
   if (none_) {
     for (size_t i = 0; i < tokens.size(); ++i) {
@@ -286,7 +286,7 @@ Status Decoder::decode(std::vector<std::string> tokens, std::string* out) const 
     }
     return Status::Ok();
   }
-  for (const DecoderStep& step : steps_) apply(step, &tokens);
+  for (const DecoderStep& step : steps_) apply_step(step, &tokens);
   for (const std::string& t : tokens) out->append(t);
   return Status::Ok();
 }

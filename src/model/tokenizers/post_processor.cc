@@ -11,7 +11,7 @@ namespace tessera::model::tokenizers {
 using nlohmann::json;
 
 namespace {
-constexpr const char* kSupported =
+constexpr const char* kSupportedPostProcessors =
     "\"BertProcessing\", \"RobertaProcessing\", \"TemplateProcessing\", \"ByteLevel\" or "
     "\"Sequence\" of them";
 constexpr char32_t kByteLevelSpace = 0x120;  // 'Ġ', the byte-level character of ' '
@@ -80,14 +80,14 @@ class PostProcessorReader {
       }
       return Status::Ok();
     }
-    return f_.unsupported_value(field, pp.is_object() ? pp.value("type", json()) : pp, kSupported);
+    return f_.unsupported_value(field, pp.is_object() ? pp.value("type", json()) : pp, kSupportedPostProcessors);
   }
 
   Status finish() {
     if (!has_template_) {
       return f_.unsupported_field("post_processor",
                                   "adds no special tokens; tessera supports " +
-                                      std::string(kSupported) + " with [CLS]/<s> ... [SEP]/</s>");
+                                      std::string(kSupportedPostProcessors) + " with [CLS]/<s> ... [SEP]/</s>");
     }
     p_->single_specials_ = count_specials(p_->single_);
     p_->pair_specials_ = count_specials(p_->pair_);
@@ -187,12 +187,14 @@ Status PostProcessor::read(const JsonFields& f, const json& root, PostProcessor*
   return Status::Ok();
 }
 
-void PostProcessor::trim_offsets(const IdDecoder& tokens, std::vector<TokenSpan>* seq) const {
+void PostProcessor::trim_offsets(const std::function<std::string_view(size_t)>& text_of,
+                                 std::vector<TokenSpan>* seq) const {
   if (!trim_) return;
   for (size_t i = 0; i < seq->size(); ++i) {
     TokenSpan& t = (*seq)[i];
-    const std::string* text = tokens.token(t.id);
-    if (text == nullptr || text->empty()) continue;
+    const std::string_view token = text_of(i);
+    const std::string_view* text = &token;
+    if (text->empty()) continue;
     // Leading and trailing space characters of the token's text, counted in
     // characters; each stands for one byte (' ') of the original text.
     size_t leading = 0, trailing = 0;

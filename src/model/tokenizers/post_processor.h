@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -36,9 +37,13 @@ class PostProcessor {
   size_t added_tokens(bool pair) const { return pair ? pair_specials_ : single_specials_; }
 
   // HF's ByteLevel trim_offsets of one sequence's tokens (a no-op unless the
-  // processor asks for it): offsets lose the leading/trailing spaces ('Ġ')
-  // their token text holds. `tokens` gives each id's text.
-  void trim_offsets(const IdDecoder& tokens, std::vector<TokenSpan>* seq) const;
+  // processor asks for it): offsets lose the leading/trailing spaces ('Ġ' or
+  // White_Space) of the token's text. `text_of(i)` is token i's text: its
+  // vocabulary entry, or for an added token the raw text it matched
+  // (lstrip/rstrip whitespace included, as HF keeps it).
+  bool trims_offsets() const { return trim_; }
+  void trim_offsets(const std::function<std::string_view(size_t)>& text_of,
+                    std::vector<TokenSpan>* seq) const;
 
   // Applies the single (b == nullptr) or pair template; specials get offsets
   // 0..0 and continues_word = false. type_ids may be null.

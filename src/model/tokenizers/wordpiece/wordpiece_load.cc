@@ -17,7 +17,7 @@ using nlohmann::json;
 
 constexpr const char* kBertSpecialTokens[] = {"[UNK]", "[SEP]", "[CLS]", "[PAD]", "[MASK]"};
 
-Status read_model(const JsonFields& f, const json& model, WordPieceOptions* options,
+Status read_wordpiece_model(const JsonFields& f, const json& model, WordPieceOptions* options,
                   std::vector<std::pair<std::string, int32_t>>* vocab) {
   const auto v = model.find("vocab");
   if (v == model.end() || !v->is_object()) {
@@ -43,7 +43,7 @@ Status read_model(const JsonFields& f, const json& model, WordPieceOptions* opti
 }
 
 // The fused single pass knows BertNormalizer (or none) and BertPreTokenizer.
-Status read_normalizer(const JsonFields& f, const json& root, BertNormalizerOptions* out) {
+Status read_bert_normalizer(const JsonFields& f, const json& root, BertNormalizerOptions* out) {
   const auto it = root.find("normalizer");
   if (it == root.end() || it->is_null()) {
     *out = {false, false, false, false};  // no normalizer: text as is
@@ -68,13 +68,13 @@ Status read_normalizer(const JsonFields& f, const json& root, BertNormalizerOpti
   return Status::Ok();
 }
 
-Status load(const LoadContext& ctx, std::unique_ptr<TokenizerModel>* out) {
+Status load_wordpiece(const LoadContext& ctx, std::unique_ptr<TokenizerModel>* out) {
   const JsonFields& f = ctx.fields;
   WordPieceOptions options;
   std::vector<std::pair<std::string, int32_t>> vocab;
-  TESSERA_RETURN_IF_ERROR(read_model(f, ctx.root["model"], &options, &vocab));
+  TESSERA_RETURN_IF_ERROR(read_wordpiece_model(f, ctx.root["model"], &options, &vocab));
   BertNormalizerOptions normalizer;
-  TESSERA_RETURN_IF_ERROR(read_normalizer(f, ctx.root, &normalizer));
+  TESSERA_RETURN_IF_ERROR(read_bert_normalizer(f, ctx.root, &normalizer));
   const auto pre = ctx.root.find("pre_tokenizer");
   const json value = pre == ctx.root.end() ? json() : *pre;
   if (JsonFields::type_of(value) != "BertPreTokenizer") {
@@ -151,7 +151,7 @@ Status convert_vocab_txt(const std::string& path, json* root) {
 }  // namespace
 
 const TokenizerType& wordpiece_tokenizer_type() {
-  static const TokenizerType type{"WordPiece", &load, "vocab.txt", &convert_vocab_txt};
+  static const TokenizerType type{"WordPiece", &load_wordpiece, "vocab.txt", &convert_vocab_txt};
   return type;
 }
 

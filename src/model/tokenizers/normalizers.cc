@@ -1,0 +1,442 @@
+#include "model/tokenizers/normalizers.h"
+
+#include <unicode/regex.h>
+#include <unicode/ubrk.h>
+#include <unicode/unorm2.h>
+#include <unicode/utext.h>
+
+#include <utility>
+
+#include "model/tokenizer_unicode.h"
+#include "model/tokenizer_utf8.h"
+#include "runtime/json_input.h"
+
+namespace tessera::model::tokenizers {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kSupportedNormalizers =
+    "\"NFC\", \"NFD\", \"NFKC\", \"NFKD\", \"Lowercase\", \"Strip\", \"Replace\", \"Prepend\", "
+    "\"Precompiled\", \"Sequence\" or null";
+
+// A transformation list as HF builds them: (character, change), change 0 =
+// replaces the next source character, +1 = inserted, -n = replaces it and
+// absorbs n more.
+using Changes = std::vector<std::pair<char32_t, int>>;
+
+NormalizedText apply_changes(const NormalizedText& src, const Changes& changes) {
+  TextRewriter w(src);
+  for (const auto& [c, change] : changes) {
+    if (change > 0) {
+      w.insert(c);
+    } else {
+      w.replace(c, -change);
+    }
+  }
+  return w.finish();
+}
+
+// Appends `to` as the replacement of `from_chars` source characters, the way
+// HF's normalizers (and Precompiled's `replace`) spread the change.
+void replace_chars(Changes* changes, int from_chars, std::u32string_view to) {
+  const size_t first = changes->size();
+  for (char32_t c : to) changes->emplace_back(c, 0);
+  const int diff = static_cast<int>(to.size()) - from_chars;
+  if (diff > 0) {
+    for (int k = 0; k < diff; ++k) (*changes)[changes->size() - 1 - k].second = 1;
+  } else if (diff < 0 && !changes->empty()) {
+    changes->back().second += diff;  // may reach back into an earlier character, as HF does
+  }
+  (void)first;
+}
+
+std::u32string code_points_of(std::string_view s) {
+  std::u32string out;
+  for (size_t i = 0; i < s.size();) {
+    int len = 0;
+    out.push_back(decode_utf8(s.data() + i, &len));
+    i += static_cast<size_t>(len);
+  }
+  return out;
+}
+
+}  // namespace
+
+struct Normalizer::Step {
+  virtual ~Step() = default;
+  virtual void apply(NormalizedText* t) const = 0;
+  virtual std::string name() const = 0;
+};
+
+namespace {
+
+class UnicodeForm final : public Normalizer::Step {
+ public:
+  UnicodeForm(std::string name, const UNormalizer2* n) : name_(std::move(name)), n_(n) {}
+  std::string name() const override { return name_; }
+  void apply(NormalizedText* t) const override {
+    // Normalize segment by segment (a segment starts at a character with a
+    // normalization boundary before it), so each output character can be
+    // aligned to the input characters it came from.
+    Changes changes;
+    std::u16string in;
+    bool changed = false;
+    const std::string& s = t->text;
+    for (size_t i = 0; i < s.size();) {
+      in.clear();
+      int chars = 0;
+      size_t j = i;
+      do {
+        int len = 0;
+        const char32_t c = decode_utf8(s.data() + j, &len);
+        if (c >= 0x10000) {
+          in.push_back(static_cast<char16_t>(0xD7C0 + (c >> 10)));
+          in.push_back(static_cast<char16_t>(0xDC00 | (c & 0x3FF)));
+        } else {
+          in.push_back(static_cast<char16_t>(c));
+        }
+        j += static_cast<size_t>(len);
+        ++chars;
+      } while (j < s.size() && !unorm2_hasBoundaryBefore(n_, decode_at(s, j)));
+      UErrorCode err = U_ZERO_ERROR;
+      std::u16string out(in.size() * 4 + 8, u'\0');
+      const int32_t n = unorm2_normalize(n_, reinterpret_cast<const UChar*>(in.data()),
+                                         static_cast<int32_t>(in.size()),
+                                         reinterpret_cast<UChar*>(out.data()),
+                                         static_cast<int32_t>(out.size()), &err);
+      std::u32string to;
+      if (U_SUCCESS(err)) {
+        for (int32_t k = 0; k < n; ++k) {
+          char32_t c = out[static_cast<size_t>(k)];
+          if (c >= 0xD800 && c <= 0xDBFF && k + 1 < n) {
+            c = 0x10000 + ((c - 0xD800) << 10) + (out[static_cast<size_t>(++k)] - 0xDC00);
+          }
+          to.push_back(c);
+        }
+      } else {
+        to = code_points_of(std::string_view(s).substr(i, j - i));
+      }
+      const std::u32string from = code_points_of(std::string_view(s).substr(i, j - i));
+      if (to != from) changed = true;
+      if (to == from) {
+        for (char32_t c : to) changes.emplace_back(c, 0);
+      } else {
+        replace_chars(&changes, chars, to);
+      }
+      i = j;
+    }
+    if (changed) *t = apply_changes(*t, changes);
+  }
+
+ private:
+  static UChar32 decode_at(const std::string& s, size_t i) {
+    int len = 0;
+    return static_cast<UChar32>(decode_utf8(s.data() + i, &len));
+  }
+  std::string name_;
+  const UNormalizer2* n_;
+};
+
+class Lowercase final : public Normalizer::Step {
+ public:
+  std::string name() const override { return "Lowercase"; }
+  void apply(NormalizedText* t) const override {
+    TextRewriter w(*t);
+    char32_t lower[unicode::kMaxLowercase];
+    for (int32_t c; (c = w.peek()) >= 0;) {
+      const int n = unicode::to_lower(static_cast<char32_t>(c), lower);
+      w.replace(lower[0]);
+      for (int k = 1; k < n; ++k) w.insert(lower[k]);
+    }
+    *t = w.finish();
+  }
+};
+
+class Strip final : public Normalizer::Step {
+ public:
+  Strip(bool left, bool right) : left_(left), right_(right) {}
+  std::string name() const override {
+    return std::string("Strip(") + (left_ ? "left" : "") + (left_ && right_ ? ", " : "") +
+           (right_ ? "right" : "") + ")";
+  }
+  void apply(NormalizedText* t) const override {
+    const std::u32string chars = code_points_of(t->text);
+    size_t lead = 0, trail = 0;
+    if (left_) {
+      while (lead < chars.size() && unicode::is_whitespace(chars[lead])) ++lead;
+    }
+    if (right_) {
+      while (trail < chars.size() - lead && unicode::is_whitespace(chars[chars.size() - 1 - trail])) {
+        ++trail;
+      }
+    }
+    if (lead == 0 && trail == 0) return;
+    TextRewriter w(*t);
+    for (size_t i = 0; i < chars.size(); ++i) {
+      if (i < lead || i >= chars.size() - trail) {
+        w.remove();
+      } else {
+        w.keep();
+      }
+    }
+    *t = w.finish();
+  }
+
+ private:
+  bool left_, right_;
+};
+
+// Replace: each non-overlapping match (leftmost first) is removed and the
+// content inserted, aligned to the match's last byte (HF's replace).
+class Replace final : public Normalizer::Step {
+ public:
+  Replace(std::string pattern, std::unique_ptr<icu::RegexPattern> regex, std::string content)
+      : pattern_(std::move(pattern)), regex_(std::move(regex)), content_(code_points_of(content)) {}
+  std::string name() const override { return "Replace(\"" + json_input::clip(pattern_) + "\")"; }
+  void apply(NormalizedText* t) const override {
+    std::vector<std::pair<size_t, size_t>> matches;
+    find(t->text, &matches);
+    if (matches.empty()) return;
+    TextRewriter w(*t);
+    for (const auto& [b, e] : matches) {
+      while (w.position() < b) w.keep();
+      while (w.position() < e) w.remove();
+      for (char32_t c : content_) w.insert(c);
+    }
+    while (!w.done()) w.keep();
+    *t = w.finish();
+  }
+
+ private:
+  void find(const std::string& s, std::vector<std::pair<size_t, size_t>>* out) const {
+    if (!regex_) {
+      if (pattern_.empty()) return;
+      for (size_t at = s.find(pattern_); at != std::string::npos; at = s.find(pattern_, at)) {
+        out->emplace_back(at, at + pattern_.size());
+        at += pattern_.size();
+      }
+      return;
+    }
+    UErrorCode err = U_ZERO_ERROR;
+    UText* text = utext_openUTF8(nullptr, s.data(), static_cast<int64_t>(s.size()), &err);
+    std::unique_ptr<icu::RegexMatcher> m(regex_->matcher(err));
+    if (U_FAILURE(err) || !m) {
+      utext_close(text);
+      return;
+    }
+    m->reset(text);
+    while (m->find(err) && U_SUCCESS(err)) {
+      const int64_t b = m->start64(err), e = m->end64(err);
+      if (e > b) out->emplace_back(static_cast<size_t>(b), static_cast<size_t>(e));
+    }
+    utext_close(text);
+  }
+
+  std::string pattern_;
+  std::unique_ptr<icu::RegexPattern> regex_;
+  std::u32string content_;
+};
+
+class Prepend final : public Normalizer::Step {
+ public:
+  explicit Prepend(std::string s) : s_(std::move(s)), chars_(code_points_of(s_)) {}
+  std::string name() const override { return "Prepend(\"" + json_input::clip(s_) + "\")"; }
+  void apply(NormalizedText* t) const override {
+    if (t->empty() || chars_.empty()) return;
+    // HF: the prefix's first character replaces the text's first, the rest
+    // of it and that first character are inserted: all share its range.
+    TextRewriter w(*t);
+    const auto first = static_cast<char32_t>(w.peek());
+    w.replace(chars_[0]);
+    for (size_t k = 1; k < chars_.size(); ++k) w.insert(chars_[k]);
+    w.insert(first);
+    while (!w.done()) w.keep();
+    *t = w.finish();
+  }
+
+ private:
+  std::string s_;
+  std::u32string chars_;
+};
+
+// A grapheme-cluster iterator per thread: opening one costs more than
+// normalizing a short text, and an iterator is not thread-safe.
+UBreakIterator* grapheme_iterator() {
+  struct Owned {
+    UBreakIterator* it = nullptr;
+    ~Owned() {
+      if (it) ubrk_close(it);
+    }
+  };
+  thread_local Owned owned;
+  if (owned.it == nullptr) {
+    UErrorCode err = U_ZERO_ERROR;
+    owned.it = ubrk_open(UBRK_CHARACTER, "", nullptr, 0, &err);
+    if (U_FAILURE(err)) owned.it = nullptr;
+  }
+  return owned.it;
+}
+
+// sentencepiece's normalization, grapheme by grapheme as HF does it: a
+// grapheme shorter than 6 bytes is looked up whole (its shortest matching
+// prefix replaces all of it); otherwise, or when it has no entry, each of
+// its characters is looked up on its own.
+class Precompiled final : public Normalizer::Step {
+ public:
+  explicit Precompiled(PrecompiledCharsmap map) : map_(std::move(map)) {}
+  std::string name() const override {
+    return "Precompiled (" + std::to_string(map_.trie_units()) + " trie units)";
+  }
+  void apply(NormalizedText* t) const override {
+    const std::string& s = t->text;
+    if (s.empty()) return;
+    Changes changes;
+    bool modified = false;
+    const auto one = [&](std::string_view part) {
+      if (const auto norm = map_.transform(part)) {
+        modified = true;
+        replace_chars(&changes, static_cast<int>(code_points_of(part).size()), code_points_of(*norm));
+        return true;
+      }
+      return false;
+    };
+    UErrorCode err = U_ZERO_ERROR;
+    UBreakIterator* graphemes = grapheme_iterator();
+    if (graphemes == nullptr) return;
+    UText* text = utext_openUTF8(nullptr, s.data(), static_cast<int64_t>(s.size()), &err);
+    ubrk_setUText(graphemes, text, &err);
+    int32_t begin = ubrk_first(graphemes);
+    for (int32_t end = ubrk_next(graphemes); end != UBRK_DONE; begin = end, end = ubrk_next(graphemes)) {
+      const std::string_view g = std::string_view(s).substr(static_cast<size_t>(begin),
+                                                            static_cast<size_t>(end - begin));
+      if (g.size() < 6 && one(g)) continue;
+      for (size_t i = 0; i < g.size();) {
+        const size_t len = static_cast<size_t>(utf8_length(static_cast<unsigned char>(g[i])));
+        const std::string_view part = g.substr(i, len);
+        if (!one(part)) {
+          int n = 0;
+          changes.emplace_back(decode_utf8(part.data(), &n), 0);
+        }
+        i += len;
+      }
+    }
+    utext_close(text);
+    if (modified) *t = apply_changes(*t, changes);
+  }
+
+ private:
+  PrecompiledCharsmap map_;
+};
+
+Status read_normalizer_step(const JsonFields& f, const json& n, const std::string& field,
+                 std::vector<std::unique_ptr<const Normalizer::Step>>* steps) {
+  const std::string type = JsonFields::type_of(n);
+  const std::string prefix = field + ".";
+  const auto form = [&](const UNormalizer2* (*get)(UErrorCode*)) -> Status {
+    UErrorCode err = U_ZERO_ERROR;
+    const UNormalizer2* u = get(&err);
+    if (U_FAILURE(err) || u == nullptr) return internal_error("ICU has no " + type + " data");
+    steps->push_back(std::make_unique<UnicodeForm>(type, u));
+    return Status::Ok();
+  };
+  if (type == "NFC") return form(unorm2_getNFCInstance);
+  if (type == "NFD") return form(unorm2_getNFDInstance);
+  if (type == "NFKC") return form(unorm2_getNFKCInstance);
+  if (type == "NFKD") return form(unorm2_getNFKDInstance);
+  if (type == "Lowercase") {
+    steps->push_back(std::make_unique<Lowercase>());
+    return Status::Ok();
+  }
+  if (type == "Strip") {
+    bool left = true, right = true;
+    TESSERA_RETURN_IF_ERROR(f.get_bool(n, prefix, "strip_left", &left));
+    TESSERA_RETURN_IF_ERROR(f.get_bool(n, prefix, "strip_right", &right));
+    steps->push_back(std::make_unique<Strip>(left, right));
+    return Status::Ok();
+  }
+  if (type == "Replace") {
+    const auto pattern = n.find("pattern");
+    std::string content;
+    TESSERA_RETURN_IF_ERROR(f.get_string(n, prefix, "content", &content));
+    if (pattern != n.end() && pattern->is_object() && pattern->contains("String") &&
+        (*pattern)["String"].is_string()) {
+      steps->push_back(
+          std::make_unique<Replace>((*pattern)["String"].get<std::string>(), nullptr, content));
+      return Status::Ok();
+    }
+    if (pattern != n.end() && pattern->is_object() && pattern->contains("Regex") &&
+        (*pattern)["Regex"].is_string()) {
+      const std::string re = (*pattern)["Regex"].get<std::string>();
+      UErrorCode err = U_ZERO_ERROR;
+      UParseError pe;
+      std::unique_ptr<icu::RegexPattern> compiled(
+          icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(re), 0, pe, err));
+      if (U_FAILURE(err) || !compiled) {
+        return f.error(prefix + "pattern.Regex", "\"" + json_input::clip(re) +
+                                                     "\" is not a regular expression tessera "
+                                                     "can compile (" + u_errorName(err) + ")");
+      }
+      steps->push_back(std::make_unique<Replace>(re, std::move(compiled), content));
+      return Status::Ok();
+    }
+    return f.error(prefix + "pattern", "must be {\"String\": ...} or {\"Regex\": ...}");
+  }
+  if (type == "Prepend") {
+    std::string s;
+    TESSERA_RETURN_IF_ERROR(f.get_string(n, prefix, "prepend", &s));
+    steps->push_back(std::make_unique<Prepend>(std::move(s)));
+    return Status::Ok();
+  }
+  if (type == "Precompiled") {
+    const auto map = n.find("precompiled_charsmap");
+    if (map == n.end() || map->is_null()) return Status::Ok();  // HF: no charsmap, no change
+    if (!map->is_string()) return f.error(prefix + "precompiled_charsmap", "must be a string");
+    PrecompiledCharsmap m;
+    TESSERA_RETURN_IF_ERROR(PrecompiledCharsmap::parse(
+        map->get<std::string>(), f.path() + ": " + prefix + "precompiled_charsmap", &m));
+    steps->push_back(std::make_unique<Precompiled>(std::move(m)));
+    return Status::Ok();
+  }
+  if (type == "Sequence") {
+    const auto list = n.find("normalizers");
+    if (list == n.end() || !list->is_array()) return f.error(prefix + "normalizers", "must be an array");
+    for (size_t i = 0; i < list->size(); ++i) {
+      TESSERA_RETURN_IF_ERROR(
+          read_normalizer_step(f, (*list)[i], prefix + "normalizers[" + std::to_string(i) + "]", steps));
+    }
+    return Status::Ok();
+  }
+  return f.unsupported_value(field, n.is_object() ? n.value("type", json()) : n, kSupportedNormalizers);
+}
+
+}  // namespace
+
+Normalizer::Normalizer() = default;
+Normalizer::~Normalizer() = default;
+Normalizer::Normalizer(Normalizer&&) noexcept = default;
+Normalizer& Normalizer::operator=(Normalizer&&) noexcept = default;
+
+Status Normalizer::read(const JsonFields& f, const json& root, Normalizer* out) {
+  Normalizer n;
+  const auto it = root.find("normalizer");
+  if (it != root.end() && !it->is_null()) {
+    TESSERA_RETURN_IF_ERROR(read_normalizer_step(f, *it, "normalizer", &n.steps_));
+  }
+  *out = std::move(n);
+  return Status::Ok();
+}
+
+void Normalizer::normalize(NormalizedText* text) const {
+  for (const auto& step : steps_) step->apply(text);
+}
+
+std::string Normalizer::describe() const {
+  if (steps_.empty()) return "none";
+  std::string s;
+  for (const auto& step : steps_) s += (s.empty() ? "" : " + ") + step->name();
+  return s;
+}
+
+}  // namespace tessera::model::tokenizers

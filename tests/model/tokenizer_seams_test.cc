@@ -1,0 +1,235 @@
+// The tokenizer seam: what describe() reports, continues_word for each model,
+// encode_pair's contract, and errors that name the file, the field and what
+// is supported (tokenizer.json of each model type, made hostile one field at
+// a time).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "model/tokenizer.h"
+#include "model/tokenizers/pre_tokenizers.h"
+#include "model_test_util.h"
+
+namespace tessera::model {
+namespace {
+
+using nlohmann::json;
+using testing::model_dir;
+using testing::read_text;
+using testing::source_path;
+using testing::TempDir;
+using testing::write_file;
+
+json committed(const std::string& name) {
+  return json::parse(read_text(source_path("data/tokenizer/" + name + "/tokenizer.json")));
+}
+
+Status load_json(const json& j, TempDir* dir, Tokenizer* tok) {
+  write_file(dir->file("tokenizer.json"), j.dump());
+  return Tokenizer::load(dir->path().string(), tok);
+}
+
+void expect_error(const Status& st, StatusCode code, const std::vector<std::string>& parts) {
+  EXPECT_EQ(st.code(), code) << st.to_string();
+  for (const std::string& part : parts) {
+    EXPECT_NE(st.message().find(part), std::string::npos)
+        << "\"" << part << "\" not in: " << st.message();
+  }
+}
+
+TEST(TokenizerDescribe, NamesEveryStep) {
+  Tokenizer tok;
+  ASSERT_TRUE(Tokenizer::load(model_dir(), &tok).ok());
+  const std::string d = tok.describe();
+  for (const char* part : {"model: WordPiece", "normalizer: BertNormalizer",
+                           "pre_tokenizer: BertPreTokenizer", "post_processor: TemplateProcessing",
+                           "decoder: WordPiece", "vocab size: 30522", "\"[CLS]\" = 101",
+                           "\"[SEP]\" = 102", "unk \"[UNK]\" = 100"}) {
+    EXPECT_NE(d.find(part), std::string::npos) << part << " not in:\n" << d;
+  }
+  TempDir dir;
+  ASSERT_TRUE(load_json(committed("spm_nfkc"), &dir, &tok).ok());
+  const std::string s = tok.describe();
+  for (const char* part : {"model: Unigram", "normalizer: Precompiled", "Strip(right)",
+                           "Replace(\" {2,}\")", "pre_tokenizer: Metaspace", "prepend_scheme always",
+                           "decoder: Metaspace", "\"<s>\" = 0", "\"</s>\" = 2"}) {
+    EXPECT_NE(s.find(part), std::string::npos) << part << " not in:\n" << s;
+  }
+  ASSERT_TRUE(load_json(committed("bpe"), &dir, &tok).ok());
+  const std::string b = tok.describe();
+  for (const char* part : {"model: BPE", "merges", "pre_tokenizer: ByteLevel",
+                           "post_processor: RobertaProcessing (trim_offsets)", "decoder: ByteLevel",
+                           "no unk"}) {
+    EXPECT_NE(b.find(part), std::string::npos) << part << " not in:\n" << b;
+  }
+}
+
+// A word's first token never continues a word; its later ones always do.
+void expect_word_starts(const Tokenizer& tok, std::string_view text,
+                        const std::vector<size_t>& word_starts) {
+  std::vector<TokenSpan> spans;
+  ASSERT_TRUE(tok.tokenize(text, &spans).ok());
+  ASSERT_FALSE(spans.empty());
+  size_t starts = 0;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    bool is_start = false;
+    for (size_t s : word_starts) is_start |= spans[i].begin == static_cast<int64_t>(s);
+    // The first token at a word start begins the word.
+    const bool first_at = is_start && (i == 0 || spans[i - 1].begin != spans[i].begin);
+    EXPECT_EQ(spans[i].continues_word, !first_at)
+        << "token " << i << " [" << spans[i].begin << ", " << spans[i].end << ")";
+    starts += first_at;
+  }
+  EXPECT_EQ(starts, word_starts.size());
+}
+
+TEST(TokenizerContinuesWord, BpeAndUnigramMarkLaterPiecesOfAWord) {
+  TempDir dir;
+  Tokenizer tok;
+  const std::string text = "extraordinarily unbelievable tokenization";
+  ASSERT_TRUE(load_json(committed("bpe"), &dir, &tok).ok());
+  // Byte-level words begin at their leading space, trimmed off by trim_offsets.
+  expect_word_starts(tok, text, {0, 16, 29});
+  // Metaspace words begin at their '▁', which is the space before them.
+  ASSERT_TRUE(load_json(committed("unigram"), &dir, &tok).ok());
+  expect_word_starts(tok, text, {0, 15, 28});
+}
+
+TEST(TokenizerEncodePair, BertTemplateTypeIdsAndByteOffsetsIntoEachText) {
+  Tokenizer tok;
+  ASSERT_TRUE(Tokenizer::load(model_dir(), &tok).ok());
+  std::vector<TokenSpan> spans;
+  std::vector<int32_t> types;
+  ASSERT_TRUE(tok.encode_pair("caf\xC3\xA9 time", "b\xC3\xA9 here", 64, &spans, &types).ok());
+  ASSERT_EQ(spans.size(), types.size());
+  ASSERT_EQ(spans.size(), 7u);  // [CLS] cafe time [SEP] be here [SEP]
+  EXPECT_EQ(spans[0].id, tok.cls_id());
+  EXPECT_EQ(spans[3].id, tok.sep_id());
+  EXPECT_EQ(spans[6].id, tok.sep_id());
+  EXPECT_EQ(types, (std::vector<int32_t>{0, 0, 0, 0, 1, 1, 1}));
+  EXPECT_EQ(spans[4].begin, 0);  // "bé" in b
+  EXPECT_EQ(spans[4].end, 3);
+  EXPECT_EQ(spans[5].begin, 4);  // "here" in b
+  const Status st = tok.encode_pair("a", "b", 2, &spans, &types);
+  expect_error(st, StatusCode::kInvalidArgument, {"max_length = 2", "3 special tokens"});
+}
+
+TEST(TokenizerErrors, UnsupportedStepsNameThemselvesAndTheSupportedList) {
+  TempDir dir;
+  Tokenizer tok;
+  json j = committed("unigram");
+  j["model"]["type"] = "WordLevel";
+  expect_error(load_json(j, &dir, &tok), StatusCode::kUnsupported,
+               {"tokenizer.json", "model.type", "\"WordLevel\"", "\"BPE\"", "\"Unigram\"",
+                "\"WordPiece\""});
+  j = committed("unigram");
+  j["normalizer"]["normalizers"][1] = {{"type", "NFKC_CF"}};
+  expect_error(load_json(j, &dir, &tok), StatusCode::kUnsupported,
+               {"normalizer.normalizers[1]", "\"NFKC_CF\"", "\"Precompiled\"", "\"NFKC\""});
+  j = committed("bpe");
+  j["pre_tokenizer"] = {{"type", "Digits"}};
+  expect_error(load_json(j, &dir, &tok), StatusCode::kUnsupported,
+               {"pre_tokenizer", "\"Digits\"", "\"ByteLevel\"", "\"Metaspace\""});
+  j = committed("bpe");
+  j["post_processor"] = {{"type", "Nope"}};
+  expect_error(load_json(j, &dir, &tok), StatusCode::kUnsupported,
+               {"post_processor", "\"Nope\"", "\"RobertaProcessing\"", "\"TemplateProcessing\""});
+  j = committed("unigram");
+  j["pre_tokenizer"]["prepend_scheme"] = "sometimes";
+  expect_error(load_json(j, &dir, &tok), StatusCode::kUnsupported,
+               {"pre_tokenizer.prepend_scheme", "sometimes", "\"first\""});
+  // A decoder tessera cannot decode with loads; decode() names it.
+  j = committed("bpe");
+  j["decoder"] = {{"type", "CTC"}};
+  ASSERT_TRUE(load_json(j, &dir, &tok).ok());
+  std::string out;
+  size_t bad = 0;
+  expect_error(tok.decode({1, 2}, false, &out, &bad), StatusCode::kUnsupported,
+               {"decoder", "\"CTC\"", "\"ByteLevel\""});
+}
+
+TEST(TokenizerErrors, MalformedEntriesNameTheEntry) {
+  TempDir dir;
+  Tokenizer tok;
+  json j = committed("bpe");
+  j["model"]["merges"][3] = {"zzz_not_a_token", "x"};
+  expect_error(load_json(j, &dir, &tok), StatusCode::kInvalidArgument,
+               {"tokenizer.json", "model.merges[3]", "zzz_not_a_token", "not in the vocabulary"});
+  j = committed("bpe");
+  j["model"]["merges"][5] = "nospace";
+  expect_error(load_json(j, &dir, &tok), StatusCode::kInvalidArgument,
+               {"model.merges[5]", "nospace"});
+  j = committed("bpe");
+  j["model"]["vocab"]["hello"] = "one";
+  expect_error(load_json(j, &dir, &tok), StatusCode::kInvalidArgument,
+               {"model.vocab[\"hello\"]", "\"one\""});
+  j = committed("unigram");
+  j["model"]["vocab"][7] = {"a"};
+  expect_error(load_json(j, &dir, &tok), StatusCode::kInvalidArgument, {"model.vocab[7]"});
+  j = committed("unigram");
+  j["model"]["unk_id"] = 1000000;
+  expect_error(load_json(j, &dir, &tok), StatusCode::kInvalidArgument,
+               {"model.unk_id", "1000000"});
+  j = committed("spm_nfkc");
+  j["normalizer"]["normalizers"][0]["precompiled_charsmap"] = "not base64!";
+  expect_error(load_json(j, &dir, &tok), StatusCode::kInvalidArgument,
+               {"normalizer.normalizers[0].precompiled_charsmap", "base64"});
+  j = committed("spm_nfkc");
+  j["normalizer"]["normalizers"][0]["precompiled_charsmap"] = "AAAA";  // trie size 0
+  expect_error(load_json(j, &dir, &tok), StatusCode::kInvalidArgument, {"precompiled_charsmap"});
+  j = committed("unigram");
+  j["post_processor"]["single"][0]["SpecialToken"]["id"] = "<missing>";
+  expect_error(load_json(j, &dir, &tok), StatusCode::kInvalidArgument,
+               {"post_processor.special_tokens[\"<missing>\"]"});
+}
+
+// A charsmap whose trie points anywhere must never be read out of bounds
+// (ASan builds check this): random units, every lookup bounded.
+TEST(TokenizerErrors, HostileCharsmapIsReadInBounds) {
+  TempDir dir;
+  Tokenizer tok;
+  std::string blob(4 + 64 * 4 + 16, '\0');
+  blob[0] = 64 * 4;  // trie size
+  uint32_t x = 12345;
+  for (size_t i = 4; i < blob.size(); ++i) {
+    x = x * 1103515245u + 12345u;
+    blob[i] = static_cast<char>(x >> 16);
+  }
+  blob.back() = '\0';
+  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string b64;
+  for (size_t i = 0; i < blob.size(); i += 3) {
+    uint32_t v = static_cast<unsigned char>(blob[i]) << 16;
+    if (i + 1 < blob.size()) v |= static_cast<unsigned char>(blob[i + 1]) << 8;
+    if (i + 2 < blob.size()) v |= static_cast<unsigned char>(blob[i + 2]);
+    for (int k = 0; k < 4; ++k) b64.push_back(kAlphabet[(v >> (18 - 6 * k)) & 63]);
+  }
+  json j = committed("spm_nfkc");
+  j["normalizer"]["normalizers"][0]["precompiled_charsmap"] = b64;
+  const Status st = load_json(j, &dir, &tok);
+  if (!st.ok()) return;  // refused (its strings are not UTF-8): also fine
+  std::vector<TokenSpan> spans;
+  for (const char* text : {"hello", "\xC3\xA9\xE2\x80\x8B x", "\xF0\x9F\x98\x80", "\x01\x7F"}) {
+    EXPECT_TRUE(tok.tokenize(text, &spans).ok());
+  }
+}
+
+TEST(TokenizerByteLevel, SplitFollowsGpt2Pattern) {
+  const auto pieces = [](std::string_view s) {
+    std::vector<std::pair<size_t, size_t>> r;
+    tokenizers::byte_level_split(s, &r);
+    std::vector<std::string> out;
+    for (auto [b, e] : r) out.emplace_back(s.substr(b, e - b));
+    return out;
+  };
+  EXPECT_EQ(pieces("I'm here  now\n\nok 123!?"),
+            (std::vector<std::string>{"I", "'m", " here", " ", " now", "\n", "\n", "ok", " 123",
+                                      "!?"}));
+  EXPECT_EQ(pieces("end   "), (std::vector<std::string>{"end", "   "}));
+  EXPECT_EQ(pieces(" 'x"), (std::vector<std::string>{" '", "x"}));
+}
+
+}  // namespace
+}  // namespace tessera::model
