@@ -37,7 +37,7 @@ using testing::write_file;
 
 constexpr size_t kNoLimit = std::numeric_limits<size_t>::max();
 constexpr size_t kTruncatedMaxLength = 16;
-constexpr int kMaxReported = 8;
+constexpr int kMaxReported = 8;  // per test; TESSERA_REPORT_ALL lifts it
 
 std::string folder(const std::string& name) { return source_path("data/tokenizer/" + name); }
 
