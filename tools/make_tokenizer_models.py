@@ -24,12 +24,15 @@ Tokenizers (data/tokenizer/<name>/tokenizer.json, committed):
 
 With names as arguments, only those goldens are rewritten (no training).
 
-Goldens in each folder (offsets in code points, as the Python API gives):
-  golden.jsonl    per text: ids and offsets with specials, ids truncated to
-                  16, ids and offsets without specials, decode with and
-                  without skipping specials.
-  pairs.jsonl     pairs with truncation (longest_first) to several lengths:
-                  ids, type ids, offsets (of a or b, as sequence_ids say).
+The texts (data/tokenizer/model_texts.jsonl, by id): the WordPiece golden
+corpus, the golden inputs, and a few aimed at byte-level / Metaspace rules.
+Goldens in each folder (offsets in code points, as the Python API gives,
+flattened to [b0, e0, b1, e1, ...]):
+  golden.jsonl    per text id: ids and offsets with specials, ids truncated
+                  to 16, decode with and without skipping specials.
+  pairs.jsonl     pairs of text ids with truncation (longest_first) to
+                  several lengths: ids, type ids, offsets (of a or b, as
+                  sequence_ids say; -1 for specials).
   long.jsonl      each data/long document: token count and FNV-1a 64 of the
                   ids and offsets (see digest()).
   unicode.json    every code point, in runs of CHUNK code points separated by
@@ -51,7 +54,7 @@ ALL = ["bpe", "bpe_prefix", "unigram", "spm_nfkc", "spm_nfkc_cf", "wordpiece_rob
 SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
 TRUNCATED_MAX_LENGTH = 16
 PAIR_MAX_LENGTHS = [5, 8, 16, 64]
-CHUNK = 64
+CHUNK = 256
 MAX_CODE_POINT = 0x10FFFF
 
 
@@ -146,6 +149,16 @@ def plain(tok):
     return tok
 
 
+def flat(offsets_list):
+    return [x for pair in offsets_list for x in pair]
+
+
+def write_texts():
+    with open(OUT / "model_texts.jsonl", "w", encoding="utf-8") as f:
+        for case_id, text in golden_texts():
+            f.write(json.dumps({"id": case_id, "text": text}, ensure_ascii=False) + "\n")
+
+
 def write_goldens(name, tok_json):
     folder = OUT / name
     tok = plain(Tokenizer.from_str(tok_json))
@@ -155,25 +168,23 @@ def write_goldens(name, tok_json):
     with open(folder / "golden.jsonl", "w", encoding="utf-8") as f:
         for case_id, text in texts:
             enc = tok.encode(text)
-            bare = tok.encode(text, add_special_tokens=False)
             f.write(json.dumps({
-                "id": case_id, "text": text, "ids": enc.ids, "offsets": offsets(enc),
-                "ids_max16": trunc.encode(text).ids, "bare_ids": bare.ids,
-                "bare_offsets": offsets(bare),
+                "id": case_id, "ids": enc.ids, "offsets": flat(enc.offsets),
+                "ids_max16": trunc.encode(text).ids,
                 "decoded": tok.decode(enc.ids, skip_special_tokens=False),
                 "decoded_skip": tok.decode(enc.ids, skip_special_tokens=True),
             }, ensure_ascii=False) + "\n")
     with open(folder / "pairs.jsonl", "w", encoding="utf-8") as f:
         for i in range(0, len(texts) - 1, 3):
-            a, b = texts[i][1], texts[i + 1][1]
             for n in PAIR_MAX_LENGTHS:
                 t = plain(Tokenizer.from_str(tok_json))
                 t.enable_truncation(n)
-                enc = t.encode(a, b)
-                f.write(json.dumps({"a": a, "b": b, "max_length": n, "ids": enc.ids,
-                                    "type_ids": enc.type_ids, "offsets": offsets(enc),
-                                    "sequence_ids": enc.sequence_ids},
-                                   ensure_ascii=False) + "\n")
+                enc = t.encode(texts[i][1], texts[i + 1][1])
+                f.write(json.dumps({"a": texts[i][0], "b": texts[i + 1][0], "max_length": n,
+                                    "ids": enc.ids, "type_ids": enc.type_ids,
+                                    "offsets": flat(enc.offsets),
+                                    "sequence_ids": [-1 if s is None else s
+                                                     for s in enc.sequence_ids]}) + "\n")
     with open(folder / "long.jsonl", "w", encoding="utf-8") as f:
         for path in sorted((ROOT / "data" / "long").glob("*.txt")):
             enc = tok.encode(path.read_text(encoding="utf-8"))
@@ -183,7 +194,10 @@ def write_goldens(name, tok_json):
     chunks = [code_points[i:i + CHUNK] for i in range(0, len(code_points), CHUNK)]
     encs = tok.encode_batch([" ".join(chr(c) for c in chunk) for chunk in chunks])
     normalized = {}
-    if tok.normalizer is not None:
+    # The shared normalizer steps only: WordPiece's BertNormalizer has its own
+    # exhaustive golden (unicode_golden.json).
+    if tok.normalizer is not None and "BertNormalizer" not in json.dumps(
+            json.loads(tok_json).get("normalizer")):
         for c in code_points:
             out = tok.normalizer.normalize_str(chr(c))
             if out != chr(c):
@@ -213,6 +227,7 @@ def main(names):
                           ("unigram", train_unigram())]:
             (OUT / name).mkdir(parents=True, exist_ok=True)
             tok.save(str(OUT / name / "tokenizer.json"))
+    write_texts()
     for name in names or ALL:
         if name == "wordpiece_roberta":
             (OUT / name).mkdir(parents=True, exist_ok=True)

@@ -43,25 +43,26 @@ TEST(TokenizerDescribe, NamesEveryStep) {
   Tokenizer tok;
   ASSERT_TRUE(Tokenizer::load(model_dir(), &tok).ok());
   const std::string d = tok.describe();
-  for (const char* part : {"model: WordPiece", "normalizer: BertNormalizer",
-                           "pre_tokenizer: BertPreTokenizer", "post_processor: TemplateProcessing",
-                           "decoder: WordPiece", "vocab size: 30522", "\"[CLS]\" = 101",
-                           "\"[SEP]\" = 102", "unk \"[UNK]\" = 100"}) {
+  for (const char* part :
+       {"model: WordPiece", "normalizer: BertNormalizer", "pre_tokenizer: BertPreTokenizer",
+        "post_processor: TemplateProcessing", "decoder: WordPiece", "vocab size: 30522",
+        "\"[CLS]\" = 101", "\"[SEP]\" = 102", "unk \"[UNK]\" = 100"}) {
     EXPECT_NE(d.find(part), std::string::npos) << part << " not in:\n" << d;
   }
   TempDir dir;
   ASSERT_TRUE(load_json(committed("spm_nfkc"), &dir, &tok).ok());
   const std::string s = tok.describe();
-  for (const char* part : {"model: Unigram", "normalizer: Precompiled", "Strip(right)",
-                           "Replace(\" {2,}\")", "pre_tokenizer: Metaspace", "prepend_scheme always",
-                           "decoder: Metaspace", "\"<s>\" = 0", "\"</s>\" = 2"}) {
+  for (const char* part :
+       {"model: Unigram", "normalizer: Precompiled", "Strip(right)", "Replace(\" {2,}\")",
+        "pre_tokenizer: Metaspace", "prepend_scheme always", "decoder: Metaspace", "\"<s>\" = 0",
+        "\"</s>\" = 2"}) {
     EXPECT_NE(s.find(part), std::string::npos) << part << " not in:\n" << s;
   }
   ASSERT_TRUE(load_json(committed("bpe"), &dir, &tok).ok());
   const std::string b = tok.describe();
-  for (const char* part : {"model: BPE", "merges", "pre_tokenizer: ByteLevel",
-                           "post_processor: RobertaProcessing (trim_offsets)", "decoder: ByteLevel",
-                           "no unk"}) {
+  for (const char* part :
+       {"model: BPE", "merges", "pre_tokenizer: ByteLevel",
+        "post_processor: RobertaProcessing (trim_offsets)", "decoder: ByteLevel", "no unk"}) {
     EXPECT_NE(b.find(part), std::string::npos) << part << " not in:\n" << b;
   }
 }
@@ -121,9 +122,9 @@ TEST(TokenizerErrors, UnsupportedStepsNameThemselvesAndTheSupportedList) {
   Tokenizer tok;
   json j = committed("unigram");
   j["model"]["type"] = "WordLevel";
-  expect_error(load_json(j, &dir, &tok), StatusCode::kUnsupported,
-               {"tokenizer.json", "model.type", "\"WordLevel\"", "\"BPE\"", "\"Unigram\"",
-                "\"WordPiece\""});
+  expect_error(
+      load_json(j, &dir, &tok), StatusCode::kUnsupported,
+      {"tokenizer.json", "model.type", "\"WordLevel\"", "\"BPE\"", "\"Unigram\"", "\"WordPiece\""});
   j = committed("unigram");
   j["normalizer"]["normalizers"][1] = {{"type", "NFKC_CF"}};
   expect_error(load_json(j, &dir, &tok), StatusCode::kUnsupported,
@@ -170,8 +171,7 @@ TEST(TokenizerErrors, MalformedEntriesNameTheEntry) {
   expect_error(load_json(j, &dir, &tok), StatusCode::kInvalidArgument, {"model.vocab[7]"});
   j = committed("unigram");
   j["model"]["unk_id"] = 1000000;
-  expect_error(load_json(j, &dir, &tok), StatusCode::kInvalidArgument,
-               {"model.unk_id", "1000000"});
+  expect_error(load_json(j, &dir, &tok), StatusCode::kInvalidArgument, {"model.unk_id", "1000000"});
   j = committed("spm_nfkc");
   j["normalizer"]["normalizers"][0]["precompiled_charsmap"] = "not base64!";
   expect_error(load_json(j, &dir, &tok), StatusCode::kInvalidArgument,
@@ -224,9 +224,9 @@ TEST(TokenizerByteLevel, SplitFollowsGpt2Pattern) {
     for (auto [b, e] : r) out.emplace_back(s.substr(b, e - b));
     return out;
   };
-  EXPECT_EQ(pieces("I'm here  now\n\nok 123!?"),
-            (std::vector<std::string>{"I", "'m", " here", " ", " now", "\n", "\n", "ok", " 123",
-                                      "!?"}));
+  EXPECT_EQ(
+      pieces("I'm here  now\n\nok 123!?"),
+      (std::vector<std::string>{"I", "'m", " here", " ", " now", "\n", "\n", "ok", " 123", "!?"}));
   EXPECT_EQ(pieces("end   "), (std::vector<std::string>{"end", "   "}));
   EXPECT_EQ(pieces(" 'x"), (std::vector<std::string>{" '", "x"}));
 }

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "model/tokenizers/wordpiece/bert_normalizer.h"
 #include "model/tokenizer_utf8.h"
+#include "model/tokenizers/wordpiece/bert_normalizer.h"
 
 namespace tessera::model {
 namespace {

@@ -128,7 +128,7 @@ void apply_step(const DecoderStep& step, std::vector<std::string>* tokens) {
 }
 
 Status read_decoder_step(const JsonFields& f, const json& d, const std::string& field,
-                 std::vector<DecoderStep>* steps, std::string* unknown) {
+                         std::vector<DecoderStep>* steps, std::string* unknown) {
   const std::string type = JsonFields::type_of(d);
   const std::string prefix = field + ".";
   DecoderStep s{};
@@ -167,8 +167,8 @@ Status read_decoder_step(const JsonFields& f, const json& d, const std::string& 
       const auto it = d.find(key);
       if (it == d.end()) continue;
       if (!it->is_number_unsigned()) {
-        return f.error(prefix + key, "must be a non-negative integer, not " +
-                                         json_input::render(*it));
+        return f.error(prefix + key,
+                       "must be a non-negative integer, not " + json_input::render(*it));
       }
       (std::string_view(key) == "start" ? s.start : s.stop) = it->get<size_t>();
     }
@@ -178,11 +178,11 @@ Status read_decoder_step(const JsonFields& f, const json& d, const std::string& 
     s.kind = DecoderStep::kByteFallback;
   } else if (type == "Sequence") {
     const auto list = d.find("decoders");
-    if (list == d.end() || !list->is_array()) return f.error(prefix + "decoders", "must be an array");
+    if (list == d.end() || !list->is_array())
+      return f.error(prefix + "decoders", "must be an array");
     for (size_t i = 0; i < list->size(); ++i) {
-      TESSERA_RETURN_IF_ERROR(read_decoder_step(f, (*list)[i],
-                                        prefix + "decoders[" + std::to_string(i) + "]", steps,
-                                        unknown));
+      TESSERA_RETURN_IF_ERROR(read_decoder_step(
+          f, (*list)[i], prefix + "decoders[" + std::to_string(i) + "]", steps, unknown));
     }
     return Status::Ok();
   } else {
@@ -197,13 +197,20 @@ Status read_decoder_step(const JsonFields& f, const json& d, const std::string& 
 
 const char* step_name(DecoderStep::Kind k) {
   switch (k) {
-    case DecoderStep::kWordPiece: return "WordPiece";
-    case DecoderStep::kByteLevel: return "ByteLevel";
-    case DecoderStep::kMetaspace: return "Metaspace";
-    case DecoderStep::kReplace: return "Replace";
-    case DecoderStep::kStrip: return "Strip";
-    case DecoderStep::kFuse: return "Fuse";
-    case DecoderStep::kByteFallback: return "ByteFallback";
+    case DecoderStep::kWordPiece:
+      return "WordPiece";
+    case DecoderStep::kByteLevel:
+      return "ByteLevel";
+    case DecoderStep::kMetaspace:
+      return "Metaspace";
+    case DecoderStep::kReplace:
+      return "Replace";
+    case DecoderStep::kStrip:
+      return "Strip";
+    case DecoderStep::kFuse:
+      return "Fuse";
+    case DecoderStep::kByteFallback:
+      return "ByteFallback";
   }
   return "?";
 }
@@ -277,7 +284,8 @@ Status Decoder::read(const JsonFields& f, const json& root, Decoder* out) {
 Status Decoder::decode(std::vector<std::string> tokens, std::string* out) const {
   out->clear();
   if (!unsupported_.empty()) {
-    return unsupported("the tokenizer's " + unsupported_ + "; tessera decodes with " + kSupportedDecoders);
+    return unsupported("the tokenizer's " + unsupported_ + "; tessera decodes with " +
+                       kSupportedDecoders);
   }
   if (none_) {
     for (size_t i = 0; i < tokens.size(); ++i) {
@@ -295,7 +303,8 @@ std::string Decoder::describe() const {
   if (none_) return "none (tokens joined by spaces)";
   if (!unsupported_.empty()) return unsupported_ + " (decode unsupported)";
   std::string s;
-  for (const DecoderStep& step : steps_) s += (s.empty() ? "" : " + ") + std::string(step_name(step.kind));
+  for (const DecoderStep& step : steps_)
+    s += (s.empty() ? "" : " + ") + std::string(step_name(step.kind));
   return s;
 }
 

@@ -18,12 +18,20 @@
 namespace tessera::model::tokenizers {
 
 struct DecoderStep {
-  enum Kind : uint8_t { kWordPiece, kByteLevel, kMetaspace, kReplace, kStrip, kFuse, kByteFallback };
+  enum Kind : uint8_t {
+    kWordPiece,
+    kByteLevel,
+    kMetaspace,
+    kReplace,
+    kStrip,
+    kFuse,
+    kByteFallback
+  };
   Kind kind;
-  std::string a;        // WordPiece prefix, Metaspace replacement, Replace pattern, Strip content
-  std::string b;        // Replace content
-  bool flag = false;    // WordPiece cleanup; Metaspace: prepend_scheme != never
-  size_t start = 0;     // Strip
+  std::string a;      // WordPiece prefix, Metaspace replacement, Replace pattern, Strip content
+  std::string b;      // Replace content
+  bool flag = false;  // WordPiece cleanup; Metaspace: prepend_scheme != never
+  size_t start = 0;   // Strip
   size_t stop = 0;
 };
 

@@ -1,14 +1,13 @@
 #include "model/tokenizers/normalizers.h"
 
 #include <unicode/regex.h>
-#include <unicode/uchar.h>
 #include <unicode/ubrk.h>
+#include <unicode/uchar.h>
 #include <unicode/unorm2.h>
 #include <unicode/utext.h>
 #include <unicode/utf16.h>
 
 #include <algorithm>
-
 #include <utility>
 
 #include "model/tokenizer_unicode.h"
@@ -207,12 +206,18 @@ class UnicodeForm final : public Normalizer::Step {
 char32_t unicode16_lowercase(char32_t c) {
   if (c >= 0x10D50 && c <= 0x10D65) return c + 0x20;  // Garay capitals
   switch (c) {
-    case 0x1C89: return 0x1C8A;  // CYRILLIC CAPITAL LETTER TJE
-    case 0xA7CB: return 0x0264;  // LATIN CAPITAL LETTER RAMS HORN
-    case 0xA7CC: return 0xA7CD;  // LATIN CAPITAL LETTER S WITH DIAGONAL STROKE
-    case 0xA7DA: return 0xA7DB;  // LATIN CAPITAL LETTER LAMBDA
-    case 0xA7DC: return 0x019B;  // LATIN CAPITAL LETTER LAMBDA WITH STROKE
-    default: return 0;
+    case 0x1C89:
+      return 0x1C8A;  // CYRILLIC CAPITAL LETTER TJE
+    case 0xA7CB:
+      return 0x0264;  // LATIN CAPITAL LETTER RAMS HORN
+    case 0xA7CC:
+      return 0xA7CD;  // LATIN CAPITAL LETTER S WITH DIAGONAL STROKE
+    case 0xA7DA:
+      return 0xA7DB;  // LATIN CAPITAL LETTER LAMBDA
+    case 0xA7DC:
+      return 0x019B;  // LATIN CAPITAL LETTER LAMBDA WITH STROKE
+    default:
+      return 0;
   }
 }
 
@@ -249,7 +254,8 @@ class Strip final : public Normalizer::Step {
       while (lead < chars.size() && unicode::is_whitespace(chars[lead])) ++lead;
     }
     if (right_) {
-      while (trail < chars.size() - lead && unicode::is_whitespace(chars[chars.size() - 1 - trail])) {
+      while (trail < chars.size() - lead &&
+             unicode::is_whitespace(chars[chars.size() - 1 - trail])) {
         ++trail;
       }
     }
@@ -378,7 +384,8 @@ class Precompiled final : public Normalizer::Step {
     const auto one = [&](std::string_view part) {
       if (const auto norm = map_.transform(part)) {
         modified = true;
-        replace_chars(&changes, static_cast<int>(code_points_of(part).size()), code_points_of(*norm));
+        replace_chars(&changes, static_cast<int>(code_points_of(part).size()),
+                      code_points_of(*norm));
         return true;
       }
       return false;
@@ -389,9 +396,10 @@ class Precompiled final : public Normalizer::Step {
     UText* text = utext_openUTF8(nullptr, s.data(), static_cast<int64_t>(s.size()), &err);
     ubrk_setUText(graphemes, text, &err);
     int32_t begin = ubrk_first(graphemes);
-    for (int32_t end = ubrk_next(graphemes); end != UBRK_DONE; begin = end, end = ubrk_next(graphemes)) {
-      const std::string_view g = std::string_view(s).substr(static_cast<size_t>(begin),
-                                                            static_cast<size_t>(end - begin));
+    for (int32_t end = ubrk_next(graphemes); end != UBRK_DONE;
+         begin = end, end = ubrk_next(graphemes)) {
+      const std::string_view g =
+          std::string_view(s).substr(static_cast<size_t>(begin), static_cast<size_t>(end - begin));
       if (g.size() < 6 && one(g)) continue;
       for (size_t i = 0; i < g.size();) {
         const size_t len = static_cast<size_t>(utf8_length(static_cast<unsigned char>(g[i])));
@@ -412,7 +420,7 @@ class Precompiled final : public Normalizer::Step {
 };
 
 Status read_normalizer_step(const JsonFields& f, const json& n, const std::string& field,
-                 std::vector<std::unique_ptr<const Normalizer::Step>>* steps) {
+                            std::vector<std::unique_ptr<const Normalizer::Step>>* steps) {
   const std::string type = JsonFields::type_of(n);
   const std::string prefix = field + ".";
   const auto form = [&](bool compatibility, bool recompose) -> Status {
@@ -460,7 +468,8 @@ Status read_normalizer_step(const JsonFields& f, const json& n, const std::strin
       if (U_FAILURE(err) || !compiled) {
         return f.error(prefix + "pattern.Regex", "\"" + json_input::clip(re) +
                                                      "\" is not a regular expression tessera "
-                                                     "can compile (" + u_errorName(err) + ")");
+                                                     "can compile (" +
+                                                     u_errorName(err) + ")");
       }
       steps->push_back(std::make_unique<Replace>(re, std::move(compiled), content));
       return Status::Ok();
@@ -485,14 +494,16 @@ Status read_normalizer_step(const JsonFields& f, const json& n, const std::strin
   }
   if (type == "Sequence") {
     const auto list = n.find("normalizers");
-    if (list == n.end() || !list->is_array()) return f.error(prefix + "normalizers", "must be an array");
+    if (list == n.end() || !list->is_array())
+      return f.error(prefix + "normalizers", "must be an array");
     for (size_t i = 0; i < list->size(); ++i) {
-      TESSERA_RETURN_IF_ERROR(
-          read_normalizer_step(f, (*list)[i], prefix + "normalizers[" + std::to_string(i) + "]", steps));
+      TESSERA_RETURN_IF_ERROR(read_normalizer_step(
+          f, (*list)[i], prefix + "normalizers[" + std::to_string(i) + "]", steps));
     }
     return Status::Ok();
   }
-  return f.unsupported_value(field, n.is_object() ? n.value("type", json()) : n, kSupportedNormalizers);
+  return f.unsupported_value(field, n.is_object() ? n.value("type", json()) : n,
+                             kSupportedNormalizers);
 }
 
 }  // namespace

@@ -8,8 +8,8 @@ Status PipelineTokenizer::create(const LoadContext& ctx, std::unique_ptr<const W
   TESSERA_RETURN_IF_ERROR(Normalizer::read(ctx.fields, ctx.root, &normalizer));
   PreTokenizer pre;
   TESSERA_RETURN_IF_ERROR(PreTokenizer::read(ctx.fields, ctx.root, &pre));
-  *out = std::make_unique<PipelineTokenizer>(std::move(normalizer), std::move(pre),
-                                             std::move(model));
+  *out =
+      std::make_unique<PipelineTokenizer>(std::move(normalizer), std::move(pre), std::move(model));
   return Status::Ok();
 }
 

@@ -42,11 +42,12 @@ class PostProcessorReader {
         p_->pair_ = {special(ids[0], 0), seq(0, 0), special(ids[1], 0), seq(1, 1),
                      special(ids[1], 1)};
       } else {
-        p_->pair_ = {special(ids[0], 0), seq(0, 0), special(ids[1], 0), special(ids[1], 0),
-                     seq(1, 0), special(ids[1], 0)};
+        p_->pair_ = {special(ids[0], 0), seq(0, 0), special(ids[1], 0),
+                     special(ids[1], 0), seq(1, 0), special(ids[1], 0)};
         bool trim = true;
         TESSERA_RETURN_IF_ERROR(f_.get_bool(pp, prefix, "trim_offsets", &trim));
-        TESSERA_RETURN_IF_ERROR(f_.get_bool(pp, prefix, "add_prefix_space", &p_->add_prefix_space_));
+        TESSERA_RETURN_IF_ERROR(
+            f_.get_bool(pp, prefix, "add_prefix_space", &p_->add_prefix_space_));
         p_->trim_ = p_->trim_ || trim;
       }
       has_template_ = true;
@@ -80,14 +81,15 @@ class PostProcessorReader {
       }
       return Status::Ok();
     }
-    return f_.unsupported_value(field, pp.is_object() ? pp.value("type", json()) : pp, kSupportedPostProcessors);
+    return f_.unsupported_value(field, pp.is_object() ? pp.value("type", json()) : pp,
+                                kSupportedPostProcessors);
   }
 
   Status finish() {
     if (!has_template_) {
-      return f_.unsupported_field("post_processor",
-                                  "adds no special tokens; tessera supports " +
-                                      std::string(kSupportedPostProcessors) + " with [CLS]/<s> ... [SEP]/</s>");
+      return f_.unsupported_field("post_processor", "adds no special tokens; tessera supports " +
+                                                        std::string(kSupportedPostProcessors) +
+                                                        " with [CLS]/<s> ... [SEP]/</s>");
     }
     p_->single_specials_ = count_specials(p_->single_);
     p_->pair_specials_ = count_specials(p_->pair_);
@@ -133,7 +135,8 @@ class PostProcessorReader {
       } else if (piece.is_object() && piece.contains("SpecialToken")) {
         body = &piece["SpecialToken"];
       }
-      if (body == nullptr || !body->is_object() || !body->contains("id") || !(*body)["id"].is_string()) {
+      if (body == nullptr || !body->is_object() || !body->contains("id") ||
+          !(*body)["id"].is_string()) {
         return f_.error(at, "must be {\"Sequence\": {...}} or {\"SpecialToken\": {...}}, not " +
                                 json_input::render(piece));
       }
@@ -146,23 +149,23 @@ class PostProcessorReader {
       }
       if (is_sequence) {
         if (name != "A" && name != "B") {
-          return f_.error(at + ".Sequence.id", "must be \"A\" or \"B\", not \"" +
-                                                    json_input::clip(name) + "\"");
+          return f_.error(at + ".Sequence.id",
+                          "must be \"A\" or \"B\", not \"" + json_input::clip(name) + "\"");
         }
         p.sequence = name == "A" ? 0 : 1;
       } else {
         const std::string entry = prefix + "special_tokens[\"" + json_input::clip(name) + "\"]";
         const auto st = pp.find("special_tokens");
-        if (st == pp.end() || !st->is_object() || !st->contains(name) ||
-            !(*st)[name].is_object() || !(*st)[name].contains("ids") ||
-            !(*st)[name]["ids"].is_array()) {
+        if (st == pp.end() || !st->is_object() || !st->contains(name) || !(*st)[name].is_object() ||
+            !(*st)[name].contains("ids") || !(*st)[name]["ids"].is_array()) {
           return f_.error(entry + ".ids", "must be an array of ids (the template names \"" +
                                               json_input::clip(name) + "\")");
         }
         const json& ids = (*st)[name]["ids"];
         for (size_t k = 0; k < ids.size(); ++k) {
           int32_t id = 0;
-          TESSERA_RETURN_IF_ERROR(f_.get_id(ids[k], entry + ".ids[" + std::to_string(k) + "]", &id));
+          TESSERA_RETURN_IF_ERROR(
+              f_.get_id(ids[k], entry + ".ids[" + std::to_string(k) + "]", &id));
           p.ids.push_back(id);
         }
       }

@@ -161,7 +161,7 @@ void whitespace_split(NormalizedText t, std::vector<NormalizedText>* out) {
 }
 
 Status read_pre_tokenizer_step(const JsonFields& f, const json& p, const std::string& field,
-                 std::vector<PreTokenizerStep>* steps) {
+                               std::vector<PreTokenizerStep>* steps) {
   const std::string type = JsonFields::type_of(p);
   const std::string prefix = field + ".";
   PreTokenizerStep s{};
@@ -177,8 +177,8 @@ Status read_pre_tokenizer_step(const JsonFields& f, const json& p, const std::st
     if (s.replacement.empty() || find_invalid_utf8(s.replacement) != s.replacement.size() ||
         static_cast<size_t>(utf8_length(static_cast<unsigned char>(s.replacement[0]))) !=
             s.replacement.size()) {
-      return f.error(prefix + "replacement", "must be one character, not \"" +
-                                                 json_input::clip(s.replacement) + "\"");
+      return f.error(prefix + "replacement",
+                     "must be one character, not \"" + json_input::clip(s.replacement) + "\"");
     }
     int len = 0;
     s.replacement_char = decode_utf8(s.replacement.data(), &len);
@@ -205,12 +205,13 @@ Status read_pre_tokenizer_step(const JsonFields& f, const json& p, const std::st
       return f.error(prefix + "pretokenizers", "must be an array");
     }
     for (size_t i = 0; i < list->size(); ++i) {
-      TESSERA_RETURN_IF_ERROR(
-          read_pre_tokenizer_step(f, (*list)[i], prefix + "pretokenizers[" + std::to_string(i) + "]", steps));
+      TESSERA_RETURN_IF_ERROR(read_pre_tokenizer_step(
+          f, (*list)[i], prefix + "pretokenizers[" + std::to_string(i) + "]", steps));
     }
     return Status::Ok();
   } else {
-    return f.unsupported_value(field, p.is_object() ? p.value("type", json()) : p, kSupportedPreTokenizers);
+    return f.unsupported_value(field, p.is_object() ? p.value("type", json()) : p,
+                               kSupportedPreTokenizers);
   }
   steps->push_back(std::move(s));
   return Status::Ok();
@@ -268,8 +269,9 @@ std::string PreTokenizer::describe() const {
     if (!s.empty()) s += " + ";
     switch (step.kind) {
       case PreTokenizerStep::kByteLevel:
-        s += std::string("ByteLevel (add_prefix_space ") + (step.add_prefix_space ? "true" : "false") +
-             ", use_regex " + (step.use_regex ? "true" : "false") + ")";
+        s += std::string("ByteLevel (add_prefix_space ") +
+             (step.add_prefix_space ? "true" : "false") + ", use_regex " +
+             (step.use_regex ? "true" : "false") + ")";
         break;
       case PreTokenizerStep::kMetaspace:
         s += "Metaspace (\"" + step.replacement + "\", prepend_scheme " +

@@ -28,8 +28,8 @@ struct PreTokenizerStep {
   bool use_regex = true;          // ByteLevel
   std::string replacement;        // Metaspace, UTF-8 of one character
   char32_t replacement_char = 0;
-  Prepend prepend = kAlways;      // Metaspace
-  bool split = true;              // Metaspace
+  Prepend prepend = kAlways;  // Metaspace
+  bool split = true;          // Metaspace
 };
 
 class PreTokenizer {

@@ -38,8 +38,8 @@ Status read_merges(const JsonFields& f, const json& model,
       const std::string s = m.get<std::string>();
       const size_t space = s.find(' ');
       if (space == std::string::npos) {
-        return f.error(field, "must be \"a b\" (two tokens and a space), not " +
-                                  json_input::render(m));
+        return f.error(field,
+                       "must be \"a b\" (two tokens and a space), not " + json_input::render(m));
       }
       out->emplace_back(s.substr(0, space), s.substr(space + 1));
     } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
@@ -62,7 +62,8 @@ Status load_bpe(const LoadContext& ctx, std::unique_ptr<TokenizerModel>* out) {
   vocab.reserve(v->size());
   for (const auto& [token, id] : v->items()) {
     int32_t value = 0;
-    TESSERA_RETURN_IF_ERROR(f.get_id(id, "model.vocab[\"" + json_input::clip(token) + "\"]", &value));
+    TESSERA_RETURN_IF_ERROR(
+        f.get_id(id, "model.vocab[\"" + json_input::clip(token) + "\"]", &value));
     vocab.emplace_back(token, value);
   }
   std::vector<std::pair<std::string, std::string>> merges;

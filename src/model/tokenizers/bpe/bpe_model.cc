@@ -33,8 +33,7 @@ Status BpeModel::create(std::vector<std::pair<std::string, int32_t>> vocab,
     m->unk_id_ = m->table_.find(*options.unk_token);
     if (m->unk_id_ < 0) {
       return invalid_argument(source + ": model.unk_token \"" +
-                              json_input::clip(*options.unk_token) +
-                              "\" is not in the vocabulary");
+                              json_input::clip(*options.unk_token) + "\" is not in the vocabulary");
     }
   }
   const size_t prefix_len = options.continuing_subword_prefix.size();

@@ -72,7 +72,8 @@ void UnigramModel::tokenize(std::string_view word, std::vector<Piece>* out) cons
       h = VocabTable::hash_step(h, word[start + len - 1]);
       if (len <= kUnigramPrefixHashes) hashes[len] = h;
       const std::string_view piece = word.substr(start, len);
-      const int32_t id = table_.find(piece, len <= kUnigramPrefixHashes ? hashes[len] : VocabTable::hash(piece));
+      const int32_t id =
+          table_.find(piece, len <= kUnigramPrefixHashes ? hashes[len] : VocabTable::hash(piece));
       if (id < 0) continue;
       Node& target = best[start + len];
       const double score = base + pieces_[static_cast<size_t>(id)].second;
@@ -134,7 +135,8 @@ void UnigramModel::tokenize(std::string_view word, std::vector<Piece>* out) cons
 
 std::string UnigramModel::describe() const {
   std::string s = "Unigram (" + std::to_string(pieces_.size()) + " pieces";
-  if (unk_id_) s += ", unk \"" + json_input::clip(pieces_[static_cast<size_t>(*unk_id_)].first) + "\"";
+  if (unk_id_)
+    s += ", unk \"" + json_input::clip(pieces_[static_cast<size_t>(*unk_id_)].first) + "\"";
   if (byte_fallback_) s += ", byte_fallback";
   return s + ")";
 }

@@ -20,8 +20,8 @@ class UnigramModel final : public WordModel {
  public:
   // `pieces` in id order with their scores.
   static Status create(std::vector<std::pair<std::string, double>> pieces,
-                       std::optional<int32_t> unk_id, bool byte_fallback,
-                       const std::string& source, std::unique_ptr<const WordModel>* out);
+                       std::optional<int32_t> unk_id, bool byte_fallback, const std::string& source,
+                       std::unique_ptr<const WordModel>* out);
 
   void tokenize(std::string_view word, std::vector<Piece>* out) const override;
   void for_each_token(const std::function<void(std::string_view, int32_t)>& fn) const override {

@@ -18,7 +18,7 @@ using nlohmann::json;
 constexpr const char* kBertSpecialTokens[] = {"[UNK]", "[SEP]", "[CLS]", "[PAD]", "[MASK]"};
 
 Status read_wordpiece_model(const JsonFields& f, const json& model, WordPieceOptions* options,
-                  std::vector<std::pair<std::string, int32_t>>* vocab) {
+                            std::vector<std::pair<std::string, int32_t>>* vocab) {
   const auto v = model.find("vocab");
   if (v == model.end() || !v->is_object()) {
     return f.error("model.vocab", "must be an object mapping tokens to ids");
@@ -26,7 +26,8 @@ Status read_wordpiece_model(const JsonFields& f, const json& model, WordPieceOpt
   vocab->reserve(v->size());
   for (const auto& [token, id] : v->items()) {
     int32_t value = 0;
-    TESSERA_RETURN_IF_ERROR(f.get_id(id, "model.vocab[\"" + json_input::clip(token) + "\"]", &value));
+    TESSERA_RETURN_IF_ERROR(
+        f.get_id(id, "model.vocab[\"" + json_input::clip(token) + "\"]", &value));
     vocab->emplace_back(token, value);
   }
   TESSERA_RETURN_IF_ERROR(f.get_string(model, "model.", "unk_token", &options->unk_token));

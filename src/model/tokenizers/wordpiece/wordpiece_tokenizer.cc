@@ -14,8 +14,7 @@ struct WordPieceTokenizer::Scratch {
   std::vector<WordPiece::Piece> pieces;
 };
 
-WordPieceTokenizer::WordPieceTokenizer(WordPiece wordpiece,
-                                       const BertNormalizerOptions& normalizer,
+WordPieceTokenizer::WordPieceTokenizer(WordPiece wordpiece, const BertNormalizerOptions& normalizer,
                                        std::vector<std::pair<std::string, int32_t>> vocab)
     : wordpiece_(std::move(wordpiece)), normalizer_(normalizer), vocab_(std::move(vocab)) {
   // Derived from the general path so the fast path cannot disagree with it.

@@ -24,8 +24,7 @@ class WordPieceTokenizer final : public TokenizerModel {
 
   void tokenize(std::string_view text, size_t begin, size_t end,
                 std::vector<TokenSpan>* out) const override;
-  void for_each_token(
-      const std::function<void(std::string_view, int32_t)>& fn) const override {
+  void for_each_token(const std::function<void(std::string_view, int32_t)>& fn) const override {
     for (const auto& [token, id] : vocab_) fn(token, id);
   }
   std::optional<int32_t> token_to_id(std::string_view token) const override {
