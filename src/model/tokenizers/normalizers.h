@@ -35,7 +35,7 @@ class Normalizer {
   std::string describe() const;
 
  private:
-  std::vector<std::unique_ptr<const Step>> steps_;
+  std::vector<std::unique_ptr<const Step>> steps_;  // normalizer_step.h
 };
 
 }  // namespace tessera::model::tokenizers
