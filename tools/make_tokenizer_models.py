@@ -19,6 +19,13 @@ Tokenizers (data/tokenizer/<name>/tokenizer.json, committed):
                Metaspace decoder.
   spm_nfkc, spm_nfkc_cf   sentencepiece models converted by transformers
                (Precompiled normalizer), made by tools/make_tokenizer_spm.py.
+  bpe_char     character BPE: unk (fused), ## prefix, </w> suffix, NFC,
+               WhitespaceSplit, template with type ids, no decoder.
+  unigram_steps  unigram's model behind NFKD, Strip, Prepend, WhitespaceSplit
+               + Metaspace (first) and the Replace/ByteFallback/Fuse/Strip
+               decoders.
+  wordpiece_bert   goldens only: the default model's tokenizer.json as it
+               is (BERT pairs: [CLS] A [SEP] B [SEP], type ids 0 / 1).
   wordpiece_roberta   goldens only: the default model's tokenizer.json with
                all-mpnet-base-v2's RobertaProcessing (see wordpiece_roberta_json).
 
@@ -50,7 +57,8 @@ from tokenizers import (AddedToken, Tokenizer, decoders, models, normalizers, pr
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 OUT = ROOT / "data" / "tokenizer"
 MODEL = ROOT / "models" / "all-MiniLM-L6-v2"
-ALL = ["bpe", "bpe_prefix", "unigram", "spm_nfkc", "spm_nfkc_cf", "wordpiece_roberta"]
+ALL = ["bpe", "bpe_prefix", "bpe_char", "unigram", "unigram_steps", "spm_nfkc", "spm_nfkc_cf",
+       "wordpiece_roberta", "wordpiece_bert"]
 SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
 TRUNCATED_MAX_LENGTH = 16
 PAIR_MAX_LENGTHS = [5, 8, 16, 64]
@@ -99,9 +107,51 @@ def train_unigram():
     trainer = trainers.UnigramTrainer(vocab_size=3000, special_tokens=special_tokens(),
                                       unk_token="<unk>", show_progress=False)
     tok.train_from_iterator(corpus_lines(), trainer)
+    # A user token HF matches in the normalized text (lowercased here).
+    tok.add_tokens([AddedToken("<extra>", normalized=True)])
     s, e = tok.token_to_id("<s>"), tok.token_to_id("</s>")
     tok.post_processor = processors.TemplateProcessing(
         single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>",
+        special_tokens=[("<s>", s), ("</s>", e)])
+    return tok
+
+
+def unigram_steps(unigram_json):
+    """The trained Unigram behind the shared steps the XLM-R layout does not
+    use: NFKD, Strip both sides, Prepend, WhitespaceSplit + Metaspace
+    (prepend_scheme first), and the Replace / ByteFallback / Fuse / Strip
+    decoders."""
+    data = json.loads(unigram_json)
+    data["normalizer"] = {"type": "Sequence", "normalizers": [
+        {"type": "Replace", "pattern": {"String": "``"}, "content": '"'},
+        {"type": "NFKD"}, {"type": "Lowercase"},
+        {"type": "Strip", "strip_left": True, "strip_right": True},
+        {"type": "Prepend", "prepend": "\u2581"}]}
+    data["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "WhitespaceSplit"},
+        {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": True}]}
+    data["decoder"] = {"type": "Sequence", "decoders": [
+        {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+        {"type": "ByteFallback"}, {"type": "Fuse"},
+        {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}
+    return Tokenizer.from_str(json.dumps(data))
+
+
+def train_bpe_char():
+    """Character BPE with the options byte-level BPE leaves off: an unknown
+    token (fused), continuing_subword_prefix, end_of_word_suffix; NFC,
+    WhitespaceSplit, a BERT-like template with type ids, no decoder."""
+    tok = Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=True,
+                               continuing_subword_prefix="##", end_of_word_suffix="</w>"))
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    trainer = trainers.BpeTrainer(vocab_size=3000, special_tokens=special_tokens(),
+                                  limit_alphabet=80, continuing_subword_prefix="##",
+                                  end_of_word_suffix="</w>", show_progress=False)
+    tok.train_from_iterator(corpus_lines(), trainer)
+    s, e = tok.token_to_id("<s>"), tok.token_to_id("</s>")
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>", pair="<s> $A </s> $B:1 </s>:1",
         special_tokens=[("<s>", s), ("</s>", e)])
     return tok
 
@@ -125,6 +175,7 @@ def golden_texts():
         "<s>inside</s> and <mask> and<mask>x <pad><unk>", "x <mask>", "caf\u00e9 na\u00efve \u00c5ngstr\u00f6m",
         "\u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8", "emoji \U0001f600\U0001f44d\U0001f3fd end",
         "``quotes`` and ''more''", "\uff21\uff22\uff23 fullwidth \ufb01ne", " ", "",
+        "<UNK> and <Unk> \u226eunk> x<unk>y [UNK] <mask>", "an <EXTRA> token,<extra>here \uff1cextra>",
     ]
     rows += [(f"extra-{i:02d}", t) for i, t in enumerate(extra)]
     return rows
@@ -211,6 +262,15 @@ def write_goldens(name, tok_json):
     print(f"wrote goldens for {name}: {len(texts)} texts, {len(chunks)} code point runs")
 
 
+# all-mpnet-base-v2's added tokens, as its tokenizer.json has them ("<unk>"
+# is matched in the normalized text).
+MPNET_ADDED_TOKENS = [
+    {"id": i, "content": c, "single_word": False, "lstrip": c == "<mask>", "rstrip": False,
+     "normalized": c == "<unk>", "special": True}
+    for i, c in [(0, "<s>"), (1, "<pad>"), (2, "</s>"), (3, "<unk>"), (104, "[UNK]"),
+                 (30526, "<mask>")]]
+
+
 def wordpiece_roberta_json():
     """all-mpnet-base-v2's combination, WordPiece + BertNormalizer +
     BertPreTokenizer with RobertaProcessing (<s> = 0, </s> = 2), made from
@@ -218,20 +278,24 @@ def wordpiece_roberta_json():
     data = json.loads((MODEL / "tokenizer.json").read_text(encoding="utf-8"))
     data["post_processor"] = {"type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 0],
                               "trim_offsets": True, "add_prefix_space": False}
+    data["added_tokens"] = MPNET_ADDED_TOKENS
     return json.dumps(data)
 
 
 def main(names):
     if not names:
+        unigram = train_unigram()
         for name, tok in [("bpe", train_bpe(False)), ("bpe_prefix", train_bpe(True)),
-                          ("unigram", train_unigram())]:
+                          ("bpe_char", train_bpe_char()), ("unigram", unigram),
+                          ("unigram_steps", unigram_steps(unigram.to_str()))]:
             (OUT / name).mkdir(parents=True, exist_ok=True)
             tok.save(str(OUT / name / "tokenizer.json"))
     write_texts()
     for name in names or ALL:
-        if name == "wordpiece_roberta":
+        if name.startswith("wordpiece_"):
             (OUT / name).mkdir(parents=True, exist_ok=True)
-            write_goldens(name, wordpiece_roberta_json())
+            write_goldens(name, wordpiece_roberta_json() if name == "wordpiece_roberta"
+                          else (MODEL / "tokenizer.json").read_text(encoding="utf-8"))
             continue
         path = OUT / name / "tokenizer.json"
         if not path.exists():

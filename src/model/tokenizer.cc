@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <unordered_map>
 
 #include "model/tokenizer_files.h"
 #include "model/tokenizer_utf8.h"
@@ -45,6 +46,27 @@ void truncate_longest_first(size_t budget, std::vector<TokenSpan>* a, std::vecto
   if (b->size() > n2) b->resize(n2);
 }
 
+// HF ignores the ids tokenizer.json gives added tokens (it only warns when
+// they differ): in file order, a token whose content the model or an earlier
+// added token has takes that id, any other the next id after both.
+void assign_added_ids(const tokenizers::TokenizerModel& model, std::vector<AddedToken>* added) {
+  int32_t entries = 0;
+  model.for_each_token([&](std::string_view, int32_t) { ++entries; });
+  std::unordered_map<std::string, int32_t> assigned;
+  int32_t max_added = -1;
+  for (AddedToken& a : *added) {
+    if (const auto it = assigned.find(a.content); it != assigned.end()) {
+      a.id = it->second;
+    } else if (const auto id = model.token_to_id(a.content)) {
+      a.id = *id;
+    } else {
+      a.id = std::max(max_added, entries - 1) + 1;
+    }
+    assigned.emplace(a.content, a.id);
+    max_added = std::max(max_added, a.id);
+  }
+}
+
 }  // namespace
 
 Status Tokenizer::load(const std::string& model_dir, Tokenizer* out) {
@@ -67,6 +89,7 @@ Status Tokenizer::load(const std::string& model_dir, Tokenizer* out) {
     // A field of an unexpected JSON type that the checks did not foresee.
     return invalid_argument(src.path + ": unexpected content (" + e.what() + ")");
   }
+  assign_added_ids(*model, &added);
   t.tokens_ = tokenizers::IdDecoder(std::move(decoder));
   int32_t max_id = std::max(t.post_.first_special(), t.post_.last_special());
   model->for_each_token([&](std::string_view token, int32_t id) {
@@ -89,7 +112,11 @@ Status Tokenizer::load(const std::string& model_dir, Tokenizer* out) {
   max_id = std::max(max_id, t.pad_id_);
   t.vocab_size_ = static_cast<size_t>(max_id) + 1;
   t.unk_id_ = model->unk_id().value_or(-1);
-  t.added_ = AddedTokenMatcher(std::move(added));
+  // HF matches normalized added tokens after the normalizer: the model does.
+  std::vector<AddedToken> raw, normalized;
+  for (AddedToken& a : added) (a.normalized ? normalized : raw).push_back(std::move(a));
+  if (!normalized.empty()) model->set_normalized_added_tokens(std::move(normalized));
+  t.added_ = AddedTokenMatcher(std::move(raw));
   t.model_ = std::move(model);
   *out = std::move(t);
   return Status::Ok();

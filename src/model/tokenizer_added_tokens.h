@@ -20,6 +20,7 @@ struct AddedToken {
   bool lstrip = false;       // the match takes the whitespace on its left
   bool rstrip = false;       // ... and on its right
   bool special = false;      // dropped by decode(skip_special_tokens = true)
+  bool normalized = false;   // matched in the normalized text (by the model)
 };
 
 class AddedTokenMatcher {

@@ -82,15 +82,9 @@ Status read_added_tokens(const JsonFields& f, const json& root, std::vector<Adde
     TESSERA_RETURN_IF_ERROR(f.get_bool(t, field + ".", "lstrip", &token.lstrip));
     TESSERA_RETURN_IF_ERROR(f.get_bool(t, field + ".", "rstrip", &token.rstrip));
     TESSERA_RETURN_IF_ERROR(f.get_bool(t, field + ".", "special", &token.special));
-    bool normalized = false;
-    TESSERA_RETURN_IF_ERROR(f.get_bool(t, field + ".", "normalized", &normalized));
-    if (normalized) {
-      // HF matches these in the normalized text; no model we know needs it.
-      return f.unsupported_field(field + ".normalized",
-                                 "is true for \"" + json_input::clip(token.content) +
-                                     "\"; tessera supports added tokens matched in the raw text "
-                                     "(normalized: false) only");
-    }
+    // HF's default for a token that does not say: normalized unless special.
+    token.normalized = !token.special;
+    TESSERA_RETURN_IF_ERROR(f.get_bool(t, field + ".", "normalized", &token.normalized));
     out->push_back(std::move(token));
   }
   return Status::Ok();

@@ -27,7 +27,7 @@ struct TokenizerSource {
 // folder of this build handles, naming the ones it has.
 Status read_tokenizer_source(const std::string& model_dir, TokenizerSource* out);
 
-// added_tokens of tokenizer.json (tokens matched in the raw text only).
+// added_tokens of tokenizer.json.
 Status read_added_tokens(const tokenizers::JsonFields& f, const nlohmann::json& root,
                          std::vector<AddedToken>* out);
 

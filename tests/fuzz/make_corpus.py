@@ -121,6 +121,67 @@ def tokenizer_seeds(model_dir):
     put("tokenizer", "vocab.txt", b"\x01" + "\n".join(words).encode() + b"\n")
 
 
+def tokenizer_model_seeds():
+    """Tiny tokenizer.json files of the other model folders (BPE, Unigram), with
+    every shared normalizer, pre-tokenizer, post-processor and decoder step."""
+    specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    added = [{"id": i, "special": True, "content": w, "single_word": False,
+              "lstrip": w == "<mask>", "rstrip": False, "normalized": False}
+             for i, w in enumerate(specials)]
+    pieces = ["h", "e", "l", "o", "\u0120", "w", "r", "d", "he", "ll", "hell", "hello", "\u0120w",
+              "or", "\u0120wor", "ld", "\u0120world"]
+    bpe = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+           "normalizer": None,
+           "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True,
+                             "use_regex": True},
+           "post_processor": {"type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 0],
+                              "trim_offsets": True, "add_prefix_space": True},
+           "decoder": {"type": "ByteLevel"},
+           "model": {"type": "BPE", "dropout": None, "unk_token": None,
+                     "continuing_subword_prefix": None, "end_of_word_suffix": None,
+                     "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                     "vocab": {w: i for i, w in enumerate(specials + pieces)},
+                     "merges": [["h", "e"], ["l", "l"], ["he", "ll"], ["hell", "o"],
+                                ["\u0120", "w"], ["o", "r"], ["\u0120w", "or"], ["l", "d"],
+                                ["\u0120wor", "ld"]]}}
+    put("tokenizer", "bpe.json", b"\x00" + json.dumps(bpe, ensure_ascii=False).encode())
+    # A 4-byte trie (one unit, no key) and the string "a": a charsmap that maps nothing.
+    charsmap = "BAAAAAAAAABhAA=="
+    vocab = [[w, 0.0] for w in specials] + [
+        ["\u2581", -2.0], ["\u2581hello", -3.0], ["h", -4.0], ["e", -4.0], ["l", -4.0],
+        ["o", -4.0], ["\u2581w", -5.0], ["orld", -5.0], ["\u6771", -6.0], ["<0x41>", -8.0]]
+    unigram = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+               "normalizer": {"type": "Sequence", "normalizers": [
+                   {"type": "Precompiled", "precompiled_charsmap": charsmap},
+                   {"type": "NFKC"}, {"type": "Lowercase"},
+                   {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": "\u2581"},
+                   {"type": "Replace", "pattern": {"String": "``"}, "content": "\""},
+                   {"type": "Strip", "strip_left": True, "strip_right": True},
+                   {"type": "Prepend", "prepend": "\u2581"}, {"type": "NFD"}]},
+               "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+                   {"type": "WhitespaceSplit"},
+                   {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first",
+                    "split": True}]},
+               "post_processor": {"type": "TemplateProcessing",
+                                  "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                                             {"Sequence": {"id": "A", "type_id": 0}},
+                                             {"SpecialToken": {"id": "</s>", "type_id": 0}}],
+                                  "pair": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                                           {"Sequence": {"id": "A", "type_id": 0}},
+                                           {"SpecialToken": {"id": "</s>", "type_id": 0}},
+                                           {"Sequence": {"id": "B", "type_id": 1}},
+                                           {"SpecialToken": {"id": "</s>", "type_id": 1}}],
+                                  "special_tokens": {
+                                      "<s>": {"id": "<s>", "ids": [0], "tokens": ["<s>"]},
+                                      "</s>": {"id": "</s>", "ids": [2], "tokens": ["</s>"]}}},
+               "decoder": {"type": "Sequence", "decoders": [
+                   {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+                   {"type": "ByteFallback"}, {"type": "Fuse"},
+                   {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+               "model": {"type": "Unigram", "unk_id": 3, "vocab": vocab, "byte_fallback": True}}
+    put("tokenizer", "unigram.json", b"\x00" + json.dumps(unigram, ensure_ascii=False).encode())
+
+
 def model_config_seeds(model_dir):
     names = ["config.json", "modules.json", "1_Pooling/config.json", "sentence_bert_config.json"]
     for i, name in enumerate(names):
@@ -223,6 +284,7 @@ def main():
     npy_seeds()
     safetensors_seeds()
     tokenizer_seeds(model_dir)
+    tokenizer_model_seeds()
     model_config_seeds(model_dir)
     document_reader_seeds()
     request_parse_seeds()

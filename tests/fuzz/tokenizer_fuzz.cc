@@ -1,6 +1,9 @@
 // Fuzz target: the tokenizer files of a model directory. The first byte picks
 // the file (even: tokenizer.json, odd: vocab.txt), the rest is its content.
-// A tokenizer that loads must then tokenize and encode a fixed text.
+// A tokenizer that loads (any model folder: WordPiece, BPE, Unigram, with the
+// shared normalizer / pre-tokenizer / post-processor / decoder steps) must
+// then tokenize, encode, encode a pair, decode what it encoded and describe
+// itself.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -9,9 +12,13 @@
 #include "scratch_dir.h"
 
 namespace {
-// ASCII, accents, CJK, an added token and punctuation: every path of the
-// normalizer and the pre-tokenizer.
-constexpr char kText[] = "Hello, World! Caf\xc3\xa9 na\xc3\xafve \xe6\x9d\xb1\xe4\xba\xac [SEP] x";
+// ASCII, accents (precomposed and combining), CJK, fullwidth, an added token,
+// the Metaspace mark, spaces runs and punctuation: every path of the
+// normalizers and the pre-tokenizers.
+constexpr char kText[] =
+    "Hello, World! Caf\xc3\xa9 na\xc3\xafve e\xcc\x81 \xe6\x9d\xb1\xe4\xba\xac [SEP] x"
+    "  <mask>  \xe2\x96\x81hello \xef\xbc\xa1 ``q`` \xef\xac\x81";
+constexpr char kPair[] = "world  w\xcc\xb6\xcc\xa1orld";
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -24,7 +31,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tessera::model::Tokenizer tokenizer;
   if (!tessera::model::Tokenizer::load(scratch.path() + "/" + dir, &tokenizer).ok()) return 0;
   std::vector<tessera::model::TokenSpan> tokens;
+  std::vector<int32_t> type_ids;
   (void)tokenizer.tokenize(kText, &tokens);
   (void)tokenizer.encode(kText, 8, &tokens);
+  (void)tokenizer.encode_pair(kText, kPair, 12, &tokens, &type_ids);
+  std::vector<int64_t> ids;
+  for (const auto& t : tokens) ids.push_back(t.id);
+  std::string text;
+  size_t bad = 0;
+  (void)tokenizer.decode(ids, false, &text, &bad);
+  (void)tokenizer.decode(ids, true, &text, &bad);
+  (void)tokenizer.describe();
   return 0;
 }

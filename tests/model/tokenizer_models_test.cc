@@ -4,7 +4,7 @@
 // (data/tokenizer/<name>/): byte-level BPE as RoBERTa (with and without
 // add_prefix_space), Unigram with Metaspace as XLM-R, two sentencepiece
 // models converted with their Precompiled normalizer, and all-mpnet-base-v2's
-// WordPiece + RobertaProcessing. Checked per tokenizer: encode with and
+// WordPiece + RobertaProcessing (and its added tokens). Checked per tokenizer: encode with and
 // without specials, truncation to 16, pairs with longest_first truncation
 // (type ids too), decode with and without specials, every data/long
 // document, every code point (digests of runs), and the normalizer alone on
@@ -43,16 +43,37 @@ constexpr int kMaxReported = 8;  // failing rows reported per test
 
 std::string folder(const std::string& name) { return source_path("data/tokenizer/" + name); }
 
-// The tokenizer.json of `name`: committed, or (wordpiece_roberta) derived
-// from the default model's as tools/make_tokenizer_models.py derives it.
+// The tokenizer.json of `name`: committed, or (wordpiece_*) the default
+// model's, as is or changed as tools/make_tokenizer_models.py changes it.
 json tokenizer_json(const std::string& name) {
-  if (name != "wordpiece_roberta") return json::parse(read_text(folder(name) + "/tokenizer.json"));
+  if (!name.starts_with("wordpiece_")) {
+    return json::parse(read_text(folder(name) + "/tokenizer.json"));
+  }
   json j = json::parse(read_text(model_dir() + "/tokenizer.json"));
+  if (name == "wordpiece_bert") return j;
   j["post_processor"] = {{"type", "RobertaProcessing"},
                          {"sep", {"</s>", 2}},
                          {"cls", {"<s>", 0}},
                          {"trim_offsets", true},
                          {"add_prefix_space", false}};
+  // all-mpnet-base-v2's added tokens ("<unk>" is matched in the normalized
+  // text). Their ids are MPNet's, not in this vocabulary: HF gives such a
+  // token the next free id, so decoding id 0 says "[PAD]".
+  j["added_tokens"] = json::array();
+  for (const auto& [id, content] : std::vector<std::pair<int, std::string>>{{0, "<s>"},
+                                                                            {1, "<pad>"},
+                                                                            {2, "</s>"},
+                                                                            {3, "<unk>"},
+                                                                            {104, "[UNK]"},
+                                                                            {30526, "<mask>"}}) {
+    j["added_tokens"].push_back({{"id", id},
+                                 {"content", content},
+                                 {"single_word", false},
+                                 {"lstrip", content == "<mask>"},
+                                 {"rstrip", false},
+                                 {"normalized", content == "<unk>"},
+                                 {"special", true}});
+  }
   return j;
 }
 
@@ -283,10 +304,12 @@ TEST_P(PipelineNormalizers, EveryCodePointMatchesHf) {
 }
 
 INSTANTIATE_TEST_SUITE_P(HfGoldens, TokenizerModels,
-                         ::testing::Values("bpe", "bpe_prefix", "unigram", "spm_nfkc",
-                                           "spm_nfkc_cf", "wordpiece_roberta"));
+                         ::testing::Values("bpe", "bpe_prefix", "bpe_char", "unigram",
+                                           "unigram_steps", "spm_nfkc", "spm_nfkc_cf",
+                                           "wordpiece_roberta", "wordpiece_bert"));
 INSTANTIATE_TEST_SUITE_P(HfGoldens, PipelineNormalizers,
-                         ::testing::Values("unigram", "spm_nfkc", "spm_nfkc_cf"));
+                         ::testing::Values("bpe_char", "unigram", "unigram_steps", "spm_nfkc",
+                                           "spm_nfkc_cf"));
 
 }  // namespace
 }  // namespace tessera::model

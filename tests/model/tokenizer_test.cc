@@ -356,9 +356,9 @@ TEST(TokenizerLoad, FieldErrorsNameTheField) {
                {"post_processor", "TemplateProcessing"});
 
   j = base;
-  j["added_tokens"][0]["normalized"] = true;
-  expect_error(load_json(j, &dir, &tok), StatusCode::kUnsupported,
-               {"added_tokens[0].normalized", "[PAD]"});
+  j["added_tokens"][0]["normalized"] = "no";
+  expect_error(load_json(j, &dir, &tok), StatusCode::kInvalidArgument,
+               {"added_tokens[0].normalized", "\"no\""});
 }
 
 TEST(TokenizerLoad, VocabTxtErrors) {

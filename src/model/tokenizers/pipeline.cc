@@ -1,5 +1,7 @@
 #include "model/tokenizers/pipeline.h"
 
+#include <algorithm>
+
 namespace tessera::model::tokenizers {
 
 Status PipelineTokenizer::create(const LoadContext& ctx, std::unique_ptr<const WordModel> model,
@@ -17,8 +19,22 @@ void PipelineTokenizer::tokenize(std::string_view text, size_t begin, size_t end
                                  std::vector<TokenSpan>* out) const {
   NormalizedText span = NormalizedText::original(text, begin, end);
   normalizer_.normalize(&span);
+  if (normalized_added_.empty()) return tokenize_piece(std::move(span), out);
+  // As HF: normalized added tokens split the normalized span; each piece is
+  // pre-tokenized on its own.
+  size_t piece = 0, scan = 0;
+  AddedTokenMatcher::Match m;
+  while (normalized_added_.next(span.text, &scan, piece, &m)) {
+    if (m.begin > piece) tokenize_piece(span.slice(piece, m.begin), out);
+    out->push_back({m.id, span.align[m.begin].begin, span.align[m.end - 1].end});
+    piece = std::max(piece, m.end);
+  }
+  if (piece < span.text.size()) tokenize_piece(span.slice(piece, span.text.size()), out);
+}
+
+void PipelineTokenizer::tokenize_piece(NormalizedText piece, std::vector<TokenSpan>* out) const {
   std::vector<NormalizedText> words;
-  pre_tokenizer_.split(std::move(span), &words);
+  pre_tokenizer_.split(std::move(piece), &words);
   std::vector<WordModel::Piece> pieces;
   for (const NormalizedText& word : words) {
     pieces.clear();
@@ -30,6 +46,15 @@ void PipelineTokenizer::tokenize(std::string_view text, size_t begin, size_t end
                       /*continues_word=*/k != 0});
     }
   }
+}
+
+void PipelineTokenizer::set_normalized_added_tokens(std::vector<AddedToken> tokens) {
+  for (AddedToken& t : tokens) {
+    NormalizedText content = NormalizedText::original(t.content, 0, t.content.size());
+    normalizer_.normalize(&content);
+    t.content = std::move(content.text);
+  }
+  normalized_added_ = AddedTokenMatcher(std::move(tokens));
 }
 
 std::string PipelineTokenizer::describe() const {

@@ -53,11 +53,16 @@ class PipelineTokenizer final : public TokenizerModel {
   }
   std::optional<int32_t> unk_id() const override { return model_->unk_id(); }
   std::string describe() const override;
+  void set_normalized_added_tokens(std::vector<AddedToken> tokens) override;
 
  private:
+  // Pre-tokenizer and model over one normalized piece.
+  void tokenize_piece(NormalizedText piece, std::vector<TokenSpan>* out) const;
+
   Normalizer normalizer_;
   PreTokenizer pre_tokenizer_;
   std::unique_ptr<const WordModel> model_;
+  AddedTokenMatcher normalized_added_;  // contents normalized
 };
 
 }  // namespace tessera::model::tokenizers

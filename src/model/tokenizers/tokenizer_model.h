@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/tokenizer_added_tokens.h"
 #include "model/tokenizers/json_fields.h"
 #include "model/tokenizers/token_span.h"
 #include "tessera/status.h"
@@ -47,6 +48,12 @@ class TokenizerModel {
 
   // "model: ...", "normalizer: ...", "pre_tokenizer: ..." lines for --explain.
   virtual std::string describe() const = 0;
+
+  // Added tokens HF matches in the normalized text (normalized: true, as
+  // all-mpnet-base-v2's "<unk>"): the model finds them after its normalizer,
+  // inside each span, their contents normalized as the text is. Called at
+  // most once, at load, before the model is shared.
+  virtual void set_normalized_added_tokens(std::vector<AddedToken> tokens) = 0;
 };
 
 // What a folder's loader is given: the tokenizer.json root (already parsed

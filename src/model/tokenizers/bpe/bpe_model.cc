@@ -39,7 +39,8 @@ Status BpeModel::create(std::vector<std::pair<std::string, int32_t>> vocab,
   const size_t prefix_len = options.continuing_subword_prefix.size();
   m->merges_.reserve(merges.size());
   for (size_t i = 0; i < merges.size(); ++i) {
-    const auto& [a, b] = merges[i];
+    const std::string& a = merges[i].first;  // (clang 14 cannot capture a structured binding)
+    const std::string& b = merges[i].second;
     const auto entry = [&] {
       return source + ": model.merges[" + std::to_string(i) + "] (\"" + json_input::clip(a) +
              "\" \"" + json_input::clip(b) + "\")";

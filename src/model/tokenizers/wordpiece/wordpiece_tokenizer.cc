@@ -44,8 +44,96 @@ std::string WordPieceTokenizer::describe() const {
          ")\npre_tokenizer: BertPreTokenizer\n";
 }
 
+namespace {
+
+// `c` as BertNormalizer writes it into HF's normalized text: its code
+// points, with the spaces HF puts around a Chinese character.
+void append_normalized(const BertNormalizer& normalizer, char32_t c, std::string* out,
+                       size_t* count) {
+  NormalizedChar n;
+  normalizer.normalize(c, &n);
+  const size_t before = out->size();
+  if (n.isolated) out->push_back(' ');
+  for (int k = 0; k < n.count; ++k) {
+    char bytes[4];
+    out->append(bytes, static_cast<size_t>(encode_utf8(n.cp[k], bytes)));
+  }
+  if (n.isolated) out->push_back(' ');
+  *count = out->size() - before;
+}
+
+}  // namespace
+
+void WordPieceTokenizer::set_normalized_added_tokens(std::vector<AddedToken> tokens) {
+  for (AddedToken& t : tokens) {
+    std::string normalized;
+    for (size_t i = 0; i < t.content.size();) {
+      int len = 0;
+      const char32_t c = decode_utf8(t.content.data() + i, &len);
+      size_t count = 0;
+      append_normalized(normalizer_, c, &normalized, &count);
+      i += static_cast<size_t>(len);
+    }
+    t.content = std::move(normalized);
+    if (t.content.empty()) continue;
+    for (char32_t c = 0; c < 0x80; ++c) {
+      std::string n;
+      size_t count = 0;
+      append_normalized(normalizer_, c, &n, &count);
+      if (!n.empty() && n[0] == t.content[0]) starts_normalized_[c] = true;
+    }
+  }
+  normalized_added_ = AddedTokenMatcher(std::move(tokens));
+}
+
+bool WordPieceTokenizer::may_hold_normalized_token(std::string_view text, size_t begin,
+                                                   size_t end) const {
+  for (size_t i = begin; i < end; ++i) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    if (b >= 0x80 || starts_normalized_[b]) return true;
+  }
+  return false;
+}
+
 void WordPieceTokenizer::tokenize(std::string_view text, size_t begin, size_t end,
                                   std::vector<TokenSpan>* out) const {
+  if (normalized_added_.empty() || !may_hold_normalized_token(text, begin, end)) {
+    return tokenize_words(text, begin, end, out);
+  }
+  // HF matches these in the normalized text. BertNormalizer maps each
+  // character on its own, so a match that covers whole characters of the
+  // normalized text is a split of the raw text at those characters.
+  std::string normalized;
+  std::vector<std::pair<size_t, size_t>> origin;  // per normalized byte: raw [begin, end)
+  for (size_t i = begin; i < end;) {
+    int len = 0;
+    const char32_t c = decode_utf8(text.data() + i, &len);
+    size_t count = 0;
+    append_normalized(normalizer_, c, &normalized, &count);
+    origin.insert(origin.end(), count, {i, i + static_cast<size_t>(len)});
+    i += static_cast<size_t>(len);
+  }
+  size_t raw = begin, scan = 0, prev = 0;
+  AddedTokenMatcher::Match m;
+  while (normalized_added_.next(normalized, &scan, prev, &m)) {
+    const auto [rb, first_end] = origin[m.begin];
+    const auto [last_begin, re] = origin[m.end - 1];
+    const bool whole = (m.begin == 0 || origin[m.begin - 1].first != rb) &&
+                       (m.end == normalized.size() || origin[m.end].first != last_begin);
+    // A match that starts or ends inside one character's expansion (not seen
+    // in practice) is left to the words: tessera splits raw text only.
+    if (!whole || rb < raw) continue;
+    (void)first_end;
+    if (rb > raw) tokenize_words(text, raw, rb, out);
+    out->push_back({m.id, static_cast<int64_t>(rb), static_cast<int64_t>(re)});
+    raw = re;
+    prev = m.end;
+  }
+  if (raw < end) tokenize_words(text, raw, end, out);
+}
+
+void WordPieceTokenizer::tokenize_words(std::string_view text, size_t begin, size_t end,
+                                        std::vector<TokenSpan>* out) const {
   Scratch scratch;
   Scratch* s = &scratch;
   const auto flush = [&] {

@@ -32,6 +32,7 @@ class WordPieceTokenizer final : public TokenizerModel {
   }
   std::optional<int32_t> unk_id() const override { return wordpiece_.unk_id(); }
   std::string describe() const override;
+  void set_normalized_added_tokens(std::vector<AddedToken> tokens) override;
 
  private:
   // What an ASCII byte does, precomputed from the general path at load.
@@ -41,10 +42,20 @@ class WordPieceTokenizer final : public TokenizerModel {
   };
   struct Scratch;
 
+  // The single pass over raw text[begin, end) (no added token inside).
+  void tokenize_words(std::string_view text, size_t begin, size_t end,
+                      std::vector<TokenSpan>* out) const;
+  // Whether text[begin, end) may normalize to something holding a
+  // normalized added token: any non-ASCII byte, or an ASCII byte whose
+  // normalization starts one.
+  bool may_hold_normalized_token(std::string_view text, size_t begin, size_t end) const;
+
   WordPiece wordpiece_;
   BertNormalizer normalizer_;
   std::vector<std::pair<std::string, int32_t>> vocab_;  // file order, for decoding
   std::array<AsciiRule, 128> ascii_{};
+  AddedTokenMatcher normalized_added_;         // contents normalized
+  std::array<bool, 128> starts_normalized_{};  // see may_hold_normalized_token
 };
 
 }  // namespace tessera::model::tokenizers
