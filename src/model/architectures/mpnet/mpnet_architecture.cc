@@ -1,0 +1,59 @@
+#include "model/architectures/mpnet/mpnet_architecture.h"
+
+#include "model/config_fields.h"
+
+namespace tessera::model {
+
+namespace {
+
+class Mpnet final : public Architecture {
+ public:
+  const char* name() const override { return "mpnet"; }
+  std::vector<std::string> model_types() const override { return {"mpnet"}; }
+
+  Status read_config(const nlohmann::json& j, const std::string& path,
+                     NetworkConfig* c) const override {
+    int pad = 1;
+    TESSERA_RETURN_IF_ERROR(config_fields::get_index(j, path, "pad_token_id", &pad));
+    c->position_offset = pad + 1;
+    c->type_vocab_size = 0;
+    c->relative_attention_num_buckets = 32;
+    // HF's MPNet fixes the largest distance its buckets tell apart at 128.
+    c->relative_max_distance = 128;
+    return config_fields::get_int(j, path, "relative_attention_num_buckets", false,
+                                  &c->relative_attention_num_buckets);
+  }
+
+  WeightNames weight_names(const NetworkConfig&) const override {
+    WeightNames n;
+    n.word_embeddings = "embeddings.word_embeddings.weight";
+    n.position_embeddings = "embeddings.position_embeddings.weight";
+    n.embeddings_norm = "embeddings.LayerNorm";
+    n.layer = "encoder.layer.{}.";
+    n.query = "attention.attn.q";
+    n.key = "attention.attn.k";
+    n.value = "attention.attn.v";
+    n.attention_out = "attention.attn.o";
+    n.attention_norm = "attention.LayerNorm";
+    n.ffn_in = "intermediate.dense";
+    n.ffn_out = "output.dense";
+    n.ffn_norm = "output.LayerNorm";
+    n.relative_attention_bias = "encoder.relative_attention_bias.weight";
+    n.classifier_dense = "classifier.dense";
+    n.classifier_out = "classifier.out_proj";
+    n.mlm_transform = "lm_head.dense";
+    n.mlm_norm = "lm_head.layer_norm";
+    n.mlm_decoder = "lm_head.decoder.weight";
+    n.mlm_bias = "lm_head.bias|lm_head.decoder.bias";
+    return n;
+  }
+};
+
+}  // namespace
+
+const Architecture& mpnet_architecture() {
+  static const Mpnet mpnet;
+  return mpnet;
+}
+
+}  // namespace tessera::model
