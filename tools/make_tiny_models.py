@@ -11,10 +11,15 @@ torch never goes into CI or the project venv), from the repository root:
     .venv-bench/bin/python tools/check_tiny_models.py      # re-verifies them
 
 (--only NAME[,NAME] rebuilds some; --seed changes the seed, 20261205 by
-default.) Everything is deterministic for a given seed and set of versions:
-the tokenizers are trained with the `tokenizers` library on local text
-(data/long/*.txt, data/tokenizer/sentences.txt, data/golden/inputs.jsonl), the
-models are initialised from torch.manual_seed(seed + k) and then perturbed.
+default.) The tokenizers were trained with the `tokenizers` library on local
+text (data/long/*.txt, data/tokenizer/sentences.txt,
+data/golden/inputs.jsonl); a rerun reuses the committed tokenizer.json of
+tiny-bert / tiny-mpnet / tiny-roberta / tiny-xlm-roberta, because the
+WordPiece and Unigram trainers break frequency ties in hash-map order (two
+trainings can number the vocabulary differently); --retrain-tokenizers trains
+them afresh. Given the tokenizers, everything is deterministic for a seed and
+a set of versions: the models are initialised from torch.manual_seed(seed + k)
+and then perturbed, and a rerun reproduces the committed files.
 
 The models (hidden 32, 4 heads, 2 layers, intermediate 64; vocab_size = the
 attached tokenizer's size, added tokens included):
@@ -146,9 +151,7 @@ def train_bert_wordpiece(texts):
     tok.post_processor = processors.BertProcessing(("[SEP]", tok.token_to_id("[SEP]")),
                                                    ("[CLS]", tok.token_to_id("[CLS]")))
     tok.decoder = decoders.WordPiece(prefix="##", cleanup=True)
-    special = dict(unk_token="[UNK]", sep_token="[SEP]", pad_token="[PAD]", cls_token="[CLS]",
-                   mask_token="[MASK]")
-    return tok, special, ["input_ids", "token_type_ids", "attention_mask"]
+    return tok
 
 
 def train_mpnet_wordpiece(texts):
@@ -169,9 +172,7 @@ def train_mpnet_wordpiece(texts):
     tok.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0),
                                                       trim_offsets=True, add_prefix_space=False)
     tok.decoder = decoders.WordPiece(prefix="##", cleanup=True)
-    special = dict(bos_token="<s>", eos_token="</s>", unk_token="[UNK]", sep_token="</s>",
-                   pad_token="<pad>", cls_token="<s>", mask_token="<mask>")
-    return tok, special, ["input_ids", "attention_mask"]
+    return tok
 
 
 def train_roberta_bpe(texts):
@@ -188,9 +189,7 @@ def train_roberta_bpe(texts):
     tok.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0),
                                                       trim_offsets=True, add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    special = dict(bos_token="<s>", eos_token="</s>", unk_token="<unk>", sep_token="</s>",
-                   pad_token="<pad>", cls_token="<s>", mask_token="<mask>")
-    return tok, special, ["input_ids", "attention_mask"]
+    return tok
 
 
 def train_xlmr_unigram(texts):
@@ -219,9 +218,7 @@ def train_xlmr_unigram(texts):
         single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>",
         special_tokens=[("<s>", 0), ("</s>", 2)])
     tok.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="always", split=True)
-    special = dict(bos_token="<s>", eos_token="</s>", unk_token="<unk>", sep_token="</s>",
-                   pad_token="<pad>", cls_token="<s>", mask_token="<mask>")
-    return tok, special, ["input_ids", "attention_mask"]
+    return tok
 
 
 def save_tokenizer(tok, special, input_names, max_length, folder):
@@ -323,6 +320,21 @@ SPECS = {
 }
 TOKENIZERS = {"bert": train_bert_wordpiece, "mpnet": train_mpnet_wordpiece,
               "roberta": train_roberta_bpe, "xlmr": train_xlmr_unigram}
+# The committed tokenizer of each kind, reused unless --retrain-tokenizers:
+# the WordPiece and Unigram trainers break frequency ties in hash-map order,
+# so two trainings on the same text can number the vocabulary differently.
+TOKENIZER_HOME = {"bert": "tiny-bert", "mpnet": "tiny-mpnet", "roberta": "tiny-roberta",
+                  "xlmr": "tiny-xlm-roberta"}
+ROBERTA_SPECIAL = dict(bos_token="<s>", eos_token="</s>", unk_token="<unk>", sep_token="</s>",
+                       pad_token="<pad>", cls_token="<s>", mask_token="<mask>")
+SPECIAL = {"bert": dict(unk_token="[UNK]", sep_token="[SEP]", pad_token="[PAD]",
+                        cls_token="[CLS]", mask_token="[MASK]"),
+           "mpnet": dict(ROBERTA_SPECIAL, unk_token="[UNK]"),
+           "roberta": ROBERTA_SPECIAL, "xlmr": ROBERTA_SPECIAL}
+INPUT_NAMES = {"bert": ["input_ids", "token_type_ids", "attention_mask"],
+               "mpnet": ["input_ids", "attention_mask"],
+               "roberta": ["input_ids", "attention_mask"],
+               "xlmr": ["input_ids", "attention_mask"]}
 MAX_LENGTH = {"bert": 512, "mpnet": 512, "roberta": 512, "xlmr": 512}
 
 
@@ -385,17 +397,15 @@ def cosine(a, b):
     return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
 
 
-def build(name, seed, tok_cache, texts):
+def build(name, seed, tok_cache):
     tok_kind, cfg_cls, model_cls, cfg_extra, task_extra, kind, pooling, normalize = SPECS[name]
     folder = OUT / name
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
 
-    if tok_kind not in tok_cache:
-        tok_cache[tok_kind] = TOKENIZERS[tok_kind](texts)
-    tok, special, input_names = tok_cache[tok_kind]
-    tok = Tokenizer.from_str(tok.to_str())  # a copy per folder
+    tok = Tokenizer.from_str(tok_cache[tok_kind].to_str())  # a copy per folder
+    special, input_names = SPECIAL[tok_kind], INPUT_NAMES[tok_kind]
     vocab = tok.get_vocab_size(with_added_tokens=True)
     save_tokenizer(tok, special, input_names, MAX_LENGTH[tok_kind], folder)
 
@@ -504,16 +514,27 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
     ap.add_argument("--only", default="", help="comma-separated folder names")
+    ap.add_argument("--retrain-tokenizers", action="store_true",
+                    help="train the tokenizers afresh instead of reusing the committed ones")
     args = ap.parse_args()
     names = [n for n in SPECS if not args.only or n in args.only.split(",")]
     unknown = set(filter(None, args.only.split(","))) - set(SPECS)
     if unknown:
         sys.exit(f"unknown model(s) {sorted(unknown)}; known: {sorted(SPECS)}")
     torch.set_num_threads(1)
-    texts = corpus()
     tok_cache = {}
+    texts = None
+    for kind in sorted({SPECS[n][0] for n in names}):
+        home = OUT / TOKENIZER_HOME[kind] / "tokenizer.json"
+        if home.exists() and not args.retrain_tokenizers:
+            tok_cache[kind] = Tokenizer.from_file(str(home))
+            print(f"tokenizer {kind}: reusing {home.relative_to(ROOT)}")
+        else:
+            texts = texts or corpus()
+            tok_cache[kind] = TOKENIZERS[kind](texts)
+            print(f"tokenizer {kind}: trained")
     for name in names:
-        build(name, args.seed, tok_cache, texts)
+        build(name, args.seed, tok_cache)
 
 
 if __name__ == "__main__":
