@@ -264,6 +264,12 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
   } else if (c.network.head == HeadKind::kSequenceClassification) {
     c.pooling = Pooling::kCls;  // what the classifier reads
   }
+  // A sentence-transformers Pooling module makes an embedding model whatever
+  // class config.json names: all-mpnet-base-v2 says MPNetForMaskedLM but
+  // ships no LM head.
+  if (!pooling_dir.empty() && c.network.head == HeadKind::kMaskedLm) {
+    c.network.head = HeadKind::kNone;
+  }
   if (!splade_dir.empty()) TESSERA_RETURN_IF_ERROR(load_splade_pooling(splade_dir + "/config.json"));
   c.sparse = c.network.head == HeadKind::kMaskedLm;
   if (!splade_dir.empty() && !c.sparse) {

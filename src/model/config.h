@@ -37,7 +37,11 @@ struct NetworkConfig {
   int max_position_embeddings = 0;
   int type_vocab_size = 0;    // rows of token_type_embeddings; 0: the model has none
   int position_offset = 0;    // position of token 0 (RoBERTa, MPNet: padding_idx + 1)
-  int relative_attention_num_buckets = 0;  // MPNet's shared relative-position bias; 0: none
+  // MPNet's shared relative-position bias: the table's rows (0: no bias),
+  // and the buckets and largest distance its scheme uses (HF's MPNet fixes
+  // 32 and 128 whatever the config says; the config sizes only the table).
+  int relative_attention_num_buckets = 0;
+  int relative_buckets_used = 32;
   int relative_max_distance = 128;
   float layer_norm_eps = 1e-12f;
   std::string hidden_act;  // "gelu": exact erf form

@@ -160,8 +160,8 @@ Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences,
     StageSpan span(ctx.profiler(), "model.relative_position_bias",
                    "H=" + std::to_string(heads) + ",S=" + std::to_string(longest));
     float* bias = reinterpret_cast<float*>(work.as<char>() + activations);
-    fill_relative_position_bias(weights_.relative_attention_bias,
-                                c.relative_attention_num_buckets, c.relative_max_distance,
+    fill_relative_position_bias(weights_.relative_attention_bias, c.relative_buckets_used,
+                                c.relative_max_distance,
                                 static_cast<int>(heads), longest, bias);
     TensorView& v = batch.attention_bias;
     v.data = bias;

@@ -40,7 +40,7 @@ void describe_network(const NetworkConfig& n, ModelExplanation* e) {
   }
   if (n.relative_attention_num_buckets > 0) {
     positions += "; relative-position attention bias: " +
-                 std::to_string(n.relative_attention_num_buckets) + " buckets up to distance " +
+                 std::to_string(n.relative_buckets_used) + " buckets up to distance " +
                  std::to_string(n.relative_max_distance) + ", shared by every layer";
   }
   e->facts.emplace_back("positions", positions);

@@ -17,11 +17,19 @@ class Mpnet final : public Architecture {
     TESSERA_RETURN_IF_ERROR(config_fields::get_index(j, path, "pad_token_id", &pad));
     c->position_offset = pad + 1;
     c->type_vocab_size = 0;
-    c->relative_attention_num_buckets = 32;
-    // HF's MPNet fixes the largest distance its buckets tell apart at 128.
+    // HF's MPNet buckets with 32 and distance 128 whatever the config says
+    // (compute_position_bias' defaults); the config sizes the table only.
+    c->relative_buckets_used = 32;
     c->relative_max_distance = 128;
-    return config_fields::get_int(j, path, "relative_attention_num_buckets", false,
-                                  &c->relative_attention_num_buckets);
+    c->relative_attention_num_buckets = 32;
+    TESSERA_RETURN_IF_ERROR(config_fields::get_int(j, path, "relative_attention_num_buckets", false,
+                                                   &c->relative_attention_num_buckets));
+    if (c->relative_attention_num_buckets < c->relative_buckets_used) {
+      return invalid_argument(path + ": relative_attention_num_buckets = " +
+                              std::to_string(c->relative_attention_num_buckets) +
+                              " is below the 32 buckets MPNet's attention reads");
+    }
+    return Status::Ok();
   }
 
   WeightNames weight_names(const NetworkConfig&) const override {
