@@ -121,6 +121,44 @@ Status Tokenizer::encode(std::string_view text, size_t max_length,
   return Status::Ok();
 }
 
+Status Tokenizer::encode_pair(std::string_view a, std::string_view b, size_t max_length,
+                              std::vector<TokenSpan>* out, std::vector<int32_t>* type_ids) const {
+  constexpr size_t kSpecials = 3;  // [CLS] a [SEP] b [SEP]
+  if (max_length < kSpecials) {
+    return invalid_argument("encode_pair: max_length = " + std::to_string(max_length) +
+                            " leaves no room for the 3 special tokens (needs >= 3)");
+  }
+  std::vector<TokenSpan> first, second;
+  TESSERA_RETURN_IF_ERROR(tokenize_append(a, &first));
+  TESSERA_RETURN_IF_ERROR(tokenize_append(b, &second));
+  // HF tokenizers' LongestFirst (utils/truncation.rs): with n1 the shorter
+  // and room = max_length - specials, keep the shorter whole and cut the
+  // longer to what is left; if both must give, split room in halves.
+  const size_t room = max_length - kSpecials;
+  if (first.size() + second.size() > room) {
+    const bool swap = first.size() > second.size();
+    size_t n1 = swap ? second.size() : first.size();
+    size_t n2 = n1 > room ? n1 : std::max(n1, room - n1);
+    if (n1 + n2 > room) {
+      n1 = room / 2;
+      n2 = n1 + room % 2;
+    }
+    if (swap) std::swap(n1, n2);
+    first.resize(std::min(first.size(), n1));
+    second.resize(std::min(second.size(), n2));
+  }
+  out->clear();
+  out->push_back({cls_id_, 0, 0});
+  out->insert(out->end(), first.begin(), first.end());
+  out->push_back({sep_id_, 0, 0});
+  const size_t second_start = out->size();
+  out->insert(out->end(), second.begin(), second.end());
+  out->push_back({sep_id_, 0, 0});
+  type_ids->assign(out->size(), 0);
+  std::fill(type_ids->begin() + static_cast<std::ptrdiff_t>(second_start), type_ids->end(), 1);
+  return Status::Ok();
+}
+
 Status Tokenizer::tokenize_append(std::string_view text, std::vector<TokenSpan>* out) const {
   if (const size_t bad = find_invalid_utf8(text); bad != text.size()) {
     char byte[8];

@@ -45,6 +45,14 @@ class Tokenizer {
   // included) as HF does with truncation=True. max_length must be >= 2.
   Status encode(std::string_view text, size_t max_length, std::vector<TokenSpan>* out) const;
 
+  // A pair (cross-encoders): [CLS] a [SEP] b [SEP] with type ids 0 for the
+  // first segment and 1 for the second, truncated to max_length tokens
+  // (specials included) with HF's default `longest_first` strategy, as
+  // `tokenizer(a, b, truncation=True, max_length=N)`. Offsets of b's tokens
+  // are byte offsets into b. max_length must be >= 3.
+  Status encode_pair(std::string_view a, std::string_view b, size_t max_length,
+                     std::vector<TokenSpan>* out, std::vector<int32_t>* type_ids) const;
+
   // Ids back to text as HF `tokenizers` decodes them (wordpiece_decoder.h);
   // an unknown id fails, *bad_position its index in `ids`.
   Status decode(const std::vector<int64_t>& ids, bool skip_special_tokens, std::string* out,

@@ -202,6 +202,19 @@ TEST_P(Architectures, TokenizerGivesTheIdsTransformersFed) {
     for (const TokenSpan& s : spans) ids.push_back(s.id);
     EXPECT_EQ(ids, c["token_ids"].get<std::vector<int32_t>>()) << text;
   }
+  if (!expected_.contains("pairs")) return;
+  for (const json& p : expected_["pairs"]) {
+    std::vector<TokenSpan> spans;
+    std::vector<int32_t> types;
+    const std::string query = p["query"], text = p["text"];
+    const Status st =
+        encoder_->tokenizer().encode_pair(query, text, encoder_->max_seq_length(), &spans, &types);
+    ASSERT_TRUE(st.ok()) << st.to_string();
+    std::vector<int32_t> ids;
+    for (const TokenSpan& s : spans) ids.push_back(s.id);
+    EXPECT_EQ(ids, p["token_ids"].get<std::vector<int32_t>>()) << query << " | " << text;
+    EXPECT_EQ(types, p["token_type_ids"].get<std::vector<int32_t>>()) << query << " | " << text;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(TinyModels, Architectures,
