@@ -156,7 +156,8 @@ Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences,
 
   if (bias_bytes > 0) {
     // One [1, heads, S, S] block for the longest sequence: relative positions
-    // make every shorter sequence's bias its top-left corner.
+    // make every shorter sequence's bias its top-left corner. Laid out
+    // query-major (layers/relative_position_bias.h): query stride 1.
     StageSpan span(ctx.profiler(), "model.relative_position_bias",
                    "H=" + std::to_string(heads) + ",S=" + std::to_string(longest));
     float* bias = reinterpret_cast<float*>(work.as<char>() + activations);
@@ -168,7 +169,7 @@ Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences,
     v.dtype = DType::kF32;
     v.rank = 4;
     v.shape = {1, heads, longest, longest};
-    v.strides = {heads * longest * longest, longest * longest, longest, 1};
+    v.strides = {heads * longest * longest, longest * longest, 1, longest};
   }
 
   {

@@ -27,7 +27,7 @@ TEST(RelativePositionBias, BucketsMatchTransformersAtEveryDistance) {
   }
 }
 
-TEST(RelativePositionBias, FillsHeadMajorBlocksFromTheTable) {
+TEST(RelativePositionBias, FillsQueryMajorBlocksFromTheTable) {
   const int buckets = 32, heads = 3;
   std::vector<float> table(buckets * heads);
   for (size_t i = 0; i < table.size(); ++i) table[i] = static_cast<float>(i) * 0.5f - 7.0f;
@@ -38,7 +38,7 @@ TEST(RelativePositionBias, FillsHeadMajorBlocksFromTheTable) {
     for (int64_t i = 0; i < s; ++i) {
       for (int64_t j = 0; j < s; ++j) {
         const int b = relative_position_bucket(j - i, buckets, 128);
-        ASSERT_EQ(out[(h * s + i) * s + j], table[b * heads + h]) << h << " " << i << " " << j;
+        ASSERT_EQ(out[(h * s + j) * s + i], table[b * heads + h]) << h << " " << i << " " << j;
       }
     }
   }

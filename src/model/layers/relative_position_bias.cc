@@ -26,19 +26,20 @@ int relative_position_bucket(int64_t relative, int num_buckets, int max_distance
 
 void fill_relative_position_bias(const float* table, int num_buckets, int max_distance, int heads,
                                  int64_t s, float* out) {
-  // by_distance[h][d + s - 1]: the bias of relative position d = j - i.
-  std::vector<float> by_distance(static_cast<size_t>(heads) * (2 * s - 1));
-  for (int64_t d = -(s - 1); d <= s - 1; ++d) {
-    const int bucket = relative_position_bucket(d, num_buckets, max_distance);
+  // by_query[h][k]: the bias of relative position j - i = s - 1 - k, so
+  // that key j's run over queries i = 0 .. s-1 is k = s-1-j .. 2s-2-j.
+  std::vector<float> by_query(static_cast<size_t>(heads) * (2 * s - 1));
+  for (int64_t k = 0; k < 2 * s - 1; ++k) {
+    const int bucket = relative_position_bucket(s - 1 - k, num_buckets, max_distance);
     for (int h = 0; h < heads; ++h) {
-      by_distance[static_cast<size_t>(h) * (2 * s - 1) + (d + s - 1)] = table[bucket * heads + h];
+      by_query[static_cast<size_t>(h) * (2 * s - 1) + k] = table[bucket * heads + h];
     }
   }
-  // Row i of head h is the run of distances -i .. s-1-i: one copy per row.
+  // Row j (a key) of head h: one copy of s consecutive entries.
   for (int h = 0; h < heads; ++h) {
-    const float* run = by_distance.data() + static_cast<size_t>(h) * (2 * s - 1);
-    for (int64_t i = 0; i < s; ++i) {
-      std::memcpy(out + (static_cast<int64_t>(h) * s + i) * s, run + (s - 1 - i),
+    const float* run = by_query.data() + static_cast<size_t>(h) * (2 * s - 1);
+    for (int64_t j = 0; j < s; ++j) {
+      std::memcpy(out + (static_cast<int64_t>(h) * s + j) * s, run + (s - 1 - j),
                   static_cast<size_t>(s) * sizeof(float));
     }
   }

@@ -14,9 +14,13 @@ namespace tessera::model {
 // does, so bucket edges agree.
 int relative_position_bucket(int64_t relative, int num_buckets, int max_distance);
 
-// out[h, i, j] = table[bucket(j - i), h] for i, j < s: a dense f32
-// [heads, s, s] block. table: [num_buckets, heads] (the checkpoint's
-// relative_attention_bias.weight).
+// The bias of query i and key j in head h, table[bucket(j - i), h], for
+// i, j < s, written query-major: out[(h * s + j) * s + i], i.e. a dense f32
+// [heads, keys, queries] block, viewed by the attention contract as
+// [1, heads, Sq, Sk] with strides {.., s * s, 1, s}. Query-major because
+// cpu.flash holds a tile's scores with the queries in SIMD lanes: its bias
+// is then one vector load, not a gather (docs/DECISIONS.md). table:
+// [num_buckets, heads] (the checkpoint's relative_attention_bias.weight).
 void fill_relative_position_bias(const float* table, int num_buckets, int max_distance, int heads,
                                  int64_t s, float* out);
 
