@@ -11,12 +11,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "model/encoder.h"
+#include "model_test_util.h"
 #include "tessera/registry.h"
 
 namespace tessera::model {
@@ -215,6 +218,62 @@ TEST_P(Architectures, TokenizerGivesTheIdsTransformersFed) {
     EXPECT_EQ(ids, p["token_ids"].get<std::vector<int32_t>>()) << query << " | " << text;
     EXPECT_EQ(types, p["token_type_ids"].get<std::vector<int32_t>>()) << query << " | " << text;
   }
+}
+
+// A copy of a tiny model folder with config.json changed by `edit`.
+Status load_edited(const std::string& name, const std::function<void(json*)>& edit,
+                   testing::TempDir* dir) {
+  std::filesystem::copy(folder(name), dir->path(), std::filesystem::copy_options::recursive |
+                                                       std::filesystem::copy_options::overwrite_existing);
+  json config = json::parse(testing::read_text(dir->file("config.json")));
+  edit(&config);
+  testing::write_file(dir->file("config.json"), config.dump());
+  Context ctx;
+  std::unique_ptr<Encoder> encoder;
+  return Encoder::load(dir->path().string(), {}, ctx, &encoder);
+}
+
+void expect_message(const Status& st, StatusCode code, std::initializer_list<const char*> parts) {
+  EXPECT_EQ(st.code(), code) << st.to_string();
+  for (const char* p : parts) EXPECT_NE(st.message().find(p), std::string::npos) << st.to_string();
+}
+
+TEST(ArchitectureLoad, UnsupportedModelTypeListsEveryArchitecture) {
+  testing::TempDir dir;
+  expect_message(load_edited("tiny-bert", [](json* c) { (*c)["model_type"] = "llama"; }, &dir),
+                 StatusCode::kUnsupported,
+                 {"config.json", "\"llama\"", "bert", "mpnet", "roberta", "xlm-roberta",
+                  "camembert"});
+}
+
+TEST(ArchitectureLoad, ClassifierRowsMustMatchTheLabels) {
+  testing::TempDir dir;
+  expect_message(load_edited("tiny-bert-classify",
+                             [](json* c) { (*c)["id2label"] = {{"0", "no"}, {"1", "yes"}}; }, &dir),
+                 StatusCode::kInvalidArgument, {"classifier.weight", "[3, 32]", "[2, 32]"});
+}
+
+TEST(ArchitectureLoad, BadLabelsAndBucketsNameTheField) {
+  testing::TempDir a, b, c;
+  expect_message(load_edited("tiny-bert-classify",
+                             [](json* c) { (*c)["id2label"] = {{"0", "no"}, {"7", "yes"}}; }, &a),
+                 StatusCode::kInvalidArgument, {"id2label", "\"7\""});
+  expect_message(
+      load_edited("tiny-mpnet", [](json* c) { (*c)["relative_attention_num_buckets"] = 16; }, &b),
+      StatusCode::kInvalidArgument, {"relative_attention_num_buckets = 16", "32"});
+  expect_message(load_edited("tiny-roberta", [](json* c) { (*c)["max_position_embeddings"] = 2; }, &c),
+                 StatusCode::kInvalidArgument, {"max_position_embeddings = 2", "padding_idx + 1"});
+}
+
+TEST(ArchitectureLoad, MissingHeadTensorIsNamed) {
+  // A checkpoint of the base model under a classifier's config.
+  testing::TempDir dir;
+  expect_message(load_edited("tiny-bert",
+                             [](json* c) {
+                               (*c)["architectures"] = {"BertForSequenceClassification"};
+                             },
+                             &dir),
+                 StatusCode::kNotFound, {"missing tensor", "classifier.weight"});
 }
 
 INSTANTIATE_TEST_SUITE_P(TinyModels, Architectures,
