@@ -307,6 +307,8 @@ SPECS = {
                      False),
     "tiny-xlm-roberta": ("xlmr", "XLMRobertaConfig", "XLMRobertaModel", ROBERTA_CFG, {}, "embed",
                          "mean", False),
+    "tiny-camembert": ("xlmr", "CamembertConfig", "CamembertModel", ROBERTA_CFG, {}, "embed",
+                       "mean", False),
     "tiny-bert-rerank": ("bert", "BertConfig", "BertForSequenceClassification", BERT_CFG,
                          dict(num_labels=1), "classify", None, False),
     "tiny-xlmr-rerank": ("xlmr", "XLMRobertaConfig", "XLMRobertaForSequenceClassification",
@@ -353,7 +355,7 @@ def case_texts(name, hf_tok):
     ]
     if name == "tiny-mpnet":
         texts.append(long_text(hf_tok, 135, 145, doc="doc07.txt"))
-    if name in ("tiny-xlm-roberta", "tiny-xlmr-rerank"):
+    if name in ("tiny-xlm-roberta", "tiny-xlmr-rerank", "tiny-camembert"):
         texts.append(golden("cjk-ja"))
     return texts
 

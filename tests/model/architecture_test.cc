@@ -278,7 +278,7 @@ TEST(ArchitectureLoad, MissingHeadTensorIsNamed) {
 
 INSTANTIATE_TEST_SUITE_P(TinyModels, Architectures,
                          ::testing::Values("tiny-bert", "tiny-mpnet", "tiny-roberta",
-                                           "tiny-xlm-roberta", "tiny-bert-rerank",
+                                           "tiny-xlm-roberta", "tiny-camembert", "tiny-bert-rerank",
                                            "tiny-xlmr-rerank", "tiny-bert-classify",
                                            "tiny-splade"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
