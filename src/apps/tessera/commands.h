@@ -19,5 +19,6 @@ void add_serve_command(CLI::App& app, AppState& state);
 void add_tune_command(CLI::App& app, AppState& state);
 void add_embed_command(CLI::App& app, AppState& state);
 void add_models_command(CLI::App& app, AppState& state);
+void add_rerank_command(CLI::App& app, AppState& state);
 
 }  // namespace tessera::cli
