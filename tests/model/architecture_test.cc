@@ -31,6 +31,7 @@ constexpr double kMaxScoreError = 1e-4;
 constexpr double kSparseThreshold = 1e-3;
 
 using nlohmann::json;
+using testing::cosine;
 using Ids = std::vector<std::vector<int32_t>>;
 
 std::string folder(const std::string& name) {
@@ -41,16 +42,6 @@ json read_expected(const std::string& name) {
   std::ifstream in(folder(name) + "/expected.json");
   EXPECT_TRUE(in.good()) << folder(name) << "/expected.json";
   return json::parse(in);
-}
-
-double cosine(const float* a, const std::vector<float>& b) {
-  double ab = 0, aa = 0, bb = 0;
-  for (size_t i = 0; i < b.size(); ++i) {
-    ab += double(a[i]) * b[i];
-    aa += double(a[i]) * a[i];
-    bb += double(b[i]) * b[i];
-  }
-  return ab / std::sqrt(aa * bb);
 }
 
 // The worst errors over one folder, for the log line CONFORMANCE.md quotes.

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/encoder.h"
+#include "model_test_util.h"
 #include "tessera/registry.h"
 
 namespace tessera::model {
@@ -34,6 +35,8 @@ struct GoldenRow {
   std::vector<int32_t> token_ids;
   std::vector<float> embedding;
 };
+
+using testing::cosine;
 
 std::string source_path(const std::string& rel) { return std::string(TESSERA_SOURCE_DIR) + "/" + rel; }
 
@@ -65,16 +68,6 @@ std::vector<GoldenRow> read_golden(const std::string& golden) {
     rows.push_back({jt["id"], jt["text"], je["token_ids"], je["embedding"]});
   }
   return rows;
-}
-
-double cosine(const float* a, const std::vector<float>& b) {
-  double ab = 0, aa = 0, bb = 0;
-  for (size_t i = 0; i < b.size(); ++i) {
-    ab += double(a[i]) * b[i];
-    aa += double(a[i]) * a[i];
-    bb += double(b[i]) * b[i];
-  }
-  return ab / std::sqrt(aa * bb);
 }
 
 // Under ASan + UBSan (scripts/sanitize.sh sets TESSERA_TEST_SANITIZED) the

@@ -1,8 +1,7 @@
 #include "model/architectures/bert/bert_architecture.h"
 
-#include "model/architectures/post_ln_names.h"
+#include "model/architectures/shared_layouts.h"
 #include "model/config_fields.h"
-#include "runtime/json_input.h"
 
 namespace tessera::model {
 
@@ -15,13 +14,7 @@ class Bert final : public Architecture {
 
   Status read_config(const nlohmann::json& j, const std::string& path,
                      NetworkConfig* c) const override {
-    std::string positions = "absolute";
-    TESSERA_RETURN_IF_ERROR(
-        config_fields::get_string(j, path, "position_embedding_type", &positions));
-    if (positions != "absolute") {
-      return unsupported(path + ": position_embedding_type \"" + json_input::clip(positions) +
-                         "\" is not supported; supported: \"absolute\"");
-    }
+    TESSERA_RETURN_IF_ERROR(require_absolute_positions(j, path));
     c->type_vocab_size = 2;
     return config_fields::get_int(j, path, "type_vocab_size", false, &c->type_vocab_size);
   }

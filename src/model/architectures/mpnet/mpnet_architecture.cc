@@ -1,5 +1,6 @@
 #include "model/architectures/mpnet/mpnet_architecture.h"
 
+#include "model/architectures/shared_layouts.h"
 #include "model/config_fields.h"
 
 namespace tessera::model {
@@ -47,12 +48,7 @@ class Mpnet final : public Architecture {
     n.ffn_out = "output.dense";
     n.ffn_norm = "output.LayerNorm";
     n.relative_attention_bias = "encoder.relative_attention_bias.weight";
-    n.classifier_dense = "classifier.dense";
-    n.classifier_out = "classifier.out_proj";
-    n.mlm_transform = "lm_head.dense";
-    n.mlm_norm = "lm_head.layer_norm";
-    n.mlm_decoder = "lm_head.decoder.weight";
-    n.mlm_bias = "lm_head.bias|lm_head.decoder.bias";
+    set_roberta_style_heads(&n);
     return n;
   }
 };

@@ -1,8 +1,7 @@
 #include "model/architectures/roberta/roberta_architecture.h"
 
-#include "model/architectures/post_ln_names.h"
+#include "model/architectures/shared_layouts.h"
 #include "model/config_fields.h"
-#include "runtime/json_input.h"
 
 namespace tessera::model {
 
@@ -17,13 +16,7 @@ class Roberta final : public Architecture {
 
   Status read_config(const nlohmann::json& j, const std::string& path,
                      NetworkConfig* c) const override {
-    std::string positions = "absolute";
-    TESSERA_RETURN_IF_ERROR(
-        config_fields::get_string(j, path, "position_embedding_type", &positions));
-    if (positions != "absolute") {
-      return unsupported(path + ": position_embedding_type \"" + json_input::clip(positions) +
-                         "\" is not supported; supported: \"absolute\"");
-    }
+    TESSERA_RETURN_IF_ERROR(require_absolute_positions(j, path));
     // Position ids count from padding_idx + 1 (HF's
     // create_position_ids_from_input_ids): a packed sequence has no padding.
     int pad = 1;
@@ -35,12 +28,7 @@ class Roberta final : public Architecture {
 
   WeightNames weight_names(const NetworkConfig&) const override {
     WeightNames n = bert_module_names();
-    n.classifier_dense = "classifier.dense";
-    n.classifier_out = "classifier.out_proj";
-    n.mlm_transform = "lm_head.dense";
-    n.mlm_norm = "lm_head.layer_norm";
-    n.mlm_decoder = "lm_head.decoder.weight";
-    n.mlm_bias = "lm_head.bias|lm_head.decoder.bias";
+    set_roberta_style_heads(&n);
     return n;
   }
 };
