@@ -10,10 +10,21 @@ when the inputs or the model change:
     .venv-golden/bin/pip install sentence-transformers torch
     .venv-golden/bin/python tools/make_golden_embeddings.py
 
+(.venv-bench, made by bench/embed/setup-venv.sh, has both.) Another model, with
+its outputs in their own folder (embeddings.jsonl + MANIFEST.json there):
+
+    bash scripts/install-mpnet.sh
+    .venv-bench/bin/python tools/make_golden_embeddings.py \
+        --model models/all-mpnet-base-v2 --out-dir data/golden/mpnet
+
 Each output row: {"id", "token_ids", "embedding"} in input order. token_ids are
-the ids the model saw ([CLS] ... [SEP], truncated to max_seq_length): the C++
+the ids the model saw ([CLS] ... [SEP], or <s> ... </s> for MPNet, truncated
+to max_seq_length): the C++
 test can feed them to the encoder directly, which separates encoder errors from
 tokenizer errors. Embeddings are rounded to 6 decimals (cosine error < 1e-9).
+They are what model.encode gives, through every module of the folder's
+modules.json: normalized for a model with a Normalize module (all-mpnet-base-v2),
+not otherwise.
 """
 
 import argparse
@@ -23,6 +34,7 @@ import platform
 
 import sentence_transformers
 import torch
+import transformers
 from sentence_transformers import SentenceTransformer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -34,7 +46,14 @@ def main():
     ap.add_argument("--inputs", default=os.path.join(ROOT, "data", "golden", "inputs.jsonl"))
     ap.add_argument("--output", default=os.path.join(ROOT, "data", "golden", "embeddings.jsonl"))
     ap.add_argument("--manifest", default=os.path.join(ROOT, "data", "golden", "MANIFEST.json"))
+    ap.add_argument("--out-dir", default=None,
+                    help="write DIR/embeddings.jsonl and DIR/MANIFEST.json "
+                         "(instead of --output and --manifest)")
     args = ap.parse_args()
+    if args.out_dir:
+        os.makedirs(args.out_dir, exist_ok=True)
+        args.output = os.path.join(args.out_dir, "embeddings.jsonl")
+        args.manifest = os.path.join(args.out_dir, "MANIFEST.json")
 
     with open(args.inputs, encoding="utf-8") as f:
         rows = [json.loads(line) for line in f if line.strip()]
@@ -63,9 +82,12 @@ def main():
     manifest = {
         "model": os.path.basename(os.path.normpath(args.model)),
         "max_seq_length": model.max_seq_length,
+        "modules": [type(m).__name__ for m in model],
+        "dim": int(emb.shape[1]),
         "rows": len(rows),
         "sentence_transformers": sentence_transformers.__version__,
         "torch": torch.__version__,
+        "transformers": transformers.__version__,
         "python": platform.python_version(),
         "device": "cpu",
         "dtype": "float32",

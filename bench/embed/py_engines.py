@@ -5,7 +5,11 @@ Usage: py_engines.py st|ort MODEL_DIR CORPUS.jsonl OUT.npy [--onnx FILE] [--thre
   st   sentence-transformers on torch (CPU), its own encode(): length-sorted
        batches padded to the longest member, mean pooling, Normalize.
   ort  ONNX Runtime on the fused graph from export_onnx.py; the same
-       length-sorted, padded batches; mean pooling and L2 normalization in NumPy.
+       length-sorted, padded batches (pad id from config.json); the graph's own
+       inputs (token_type_ids only where the model has them); mean pooling and
+       L2 normalization in NumPy.
+--max-seq-length defaults to the folder's sentence_bert_config.json (256 for
+all-MiniLM-L6-v2, 384 for all-mpnet-base-v2), as sentence-transformers uses.
 Prints one JSON line: load_seconds, embed_seconds (tokenization included,
 model load and a short warm-up excluded), rows.
 """
@@ -49,7 +53,10 @@ def run_ort(args, texts):
     tok.enable_truncation(max_length=args.max_seq_length)
     tok.no_padding()
     with open(args.model_dir + "/config.json") as f:
-        hidden_size = json.load(f)["hidden_size"]
+        config = json.load(f)
+    hidden_size = config["hidden_size"]
+    pad_id = config.get("pad_token_id") or 0
+    inputs = {i.name for i in session.get_inputs()}
     load = time.perf_counter() - t0
 
     def embed(batch_texts):
@@ -59,14 +66,15 @@ def run_ort(args, texts):
         for b in range(0, len(order), args.batch_size):
             idx = order[b:b + args.batch_size]
             width = max(len(encs[i].ids) for i in idx)
-            ids = np.zeros((len(idx), width), np.int64)
+            ids = np.full((len(idx), width), pad_id, np.int64)
             mask = np.zeros((len(idx), width), np.int64)
             for r, i in enumerate(idx):
                 n = len(encs[i].ids)
                 ids[r, :n] = encs[i].ids
                 mask[r, :n] = 1
-            hidden = session.run(None, {"input_ids": ids, "attention_mask": mask,
-                                        "token_type_ids": np.zeros_like(ids)})[0]
+            feed = {"input_ids": ids, "attention_mask": mask,
+                    "token_type_ids": np.zeros_like(ids)}
+            hidden = session.run(None, {k: v for k, v in feed.items() if k in inputs})[0]
             pooled = (hidden * mask[:, :, None]).sum(1) / mask.sum(1, keepdims=True)
             out[idx] = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
         return out
@@ -86,8 +94,15 @@ def main():
     ap.add_argument("--onnx")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch-size", type=int, default=32)
-    ap.add_argument("--max-seq-length", type=int, default=256)
+    ap.add_argument("--max-seq-length", type=int, default=0,
+                    help="0: the folder's sentence_bert_config.json, else 256")
     args = ap.parse_args()
+    if not args.max_seq_length:
+        try:
+            with open(args.model_dir + "/sentence_bert_config.json") as f:
+                args.max_seq_length = int(json.load(f)["max_seq_length"])
+        except (OSError, KeyError, ValueError):
+            args.max_seq_length = 256
     texts = read_texts(args.corpus)
     load, seconds, emb = (run_st if args.engine == "st" else run_ort)(args, texts)
     np.save(args.out, np.asarray(emb, dtype=np.float32))

@@ -4,6 +4,16 @@ ONNX Runtime (fused attention), same corpus, same threads, one run.
 Usage (from the repository root, after bench/embed/setup-venv.sh and a
 release build):
   .venv-bench/bin/python bench/embed/run_bench.py [--repeats 3] [--threads 2] [--boost] [--bf16]
+      [--model DIR] [--count N]
+--model DIR: the sentence-transformers folder every engine runs (default
+models/all-MiniLM-L6-v2; e.g. models/all-mpnet-base-v2 from
+scripts/install-mpnet.sh). tessera gets it as `embed --model DIR`, the Python
+engines load it, the ONNX export is made from it. The corpus, the ONNX files
+and the results of a model other than the default live in
+build/bench-embed-NAME (NAME: the folder's name), so models never share a
+cached corpus or graph. --count: documents in the corpus (default 2000; a
+small count makes a quick check; a corpus already made is reused whatever
+its count, so give a fresh --out for another).
 --bf16 adds the engine tessera-bf16 (tessera --weights bf16) after tessera:
 another precision than its f32 peers, labelled so in the table.
 Each engine runs in its own process, interleaved (tessera, st, ort, tessera,
@@ -25,6 +35,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+DEFAULT_MODEL = os.path.join(REPO, "models/all-MiniLM-L6-v2")
 
 
 def cpu_model():
@@ -66,8 +77,12 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--tessera", default=os.path.join(REPO, "build/release/tessera"))
-    ap.add_argument("--model", default=os.path.join(REPO, "models/all-MiniLM-L6-v2"))
-    ap.add_argument("--out", default=os.path.join(REPO, "build/bench-embed"))
+    ap.add_argument("--model", default=DEFAULT_MODEL,
+                    help="sentence-transformers folder all engines run (default: %(default)s)")
+    ap.add_argument("--out", default=None,
+                    help="work folder (default: build/bench-embed for the default model, "
+                         "build/bench-embed-NAME for another)")
+    ap.add_argument("--count", type=int, default=2000, help="documents in a new corpus")
     ap.add_argument("--batch-tokens", type=int, default=0, help="tessera --batch-tokens (0: default)")
     ap.add_argument("--engines", default="tessera,st,ort",
                     help="of tessera, tessera-bf16 (--weights bf16), st, ort; the first is the "
@@ -76,6 +91,15 @@ def main():
     ap.add_argument("--boost", action="store_true",
                     help="own scheduler autogroup at nice -20 (root), as bench/attention_table.py")
     args = ap.parse_args()
+    args.model = os.path.abspath(args.model)
+    model_name = os.path.basename(os.path.normpath(args.model))
+    if not os.path.isfile(os.path.join(args.model, "config.json")):
+        sys.exit("--model %s: no config.json there (scripts/install-mpnet.sh installs "
+                 "models/all-mpnet-base-v2)" % args.model)
+    if args.out is None:
+        same = os.path.realpath(args.model) == os.path.realpath(DEFAULT_MODEL)
+        args.out = os.path.join(REPO, "build",
+                                "bench-embed" if same else "bench-embed-" + model_name)
     if args.boost:
         sys.path.insert(0, os.path.dirname(HERE))
         from attention_table import boost  # noqa: E402 (shared with the attention table)
@@ -84,7 +108,8 @@ def main():
     py = sys.executable
     corpus = os.path.join(args.out, "corpus.jsonl")
     if not os.path.exists(corpus):
-        subprocess.run([py, os.path.join(HERE, "make_corpus.py"), args.model, corpus], check=True)
+        subprocess.run([py, os.path.join(HERE, "make_corpus.py"), args.model, corpus,
+                        "--count", str(args.count)], check=True)
     onnx_dir = os.path.join(args.out, "onnx")
     fused = os.path.join(onnx_dir, "model-fused.onnx")
     engines = args.engines.split(",")
@@ -105,7 +130,7 @@ def main():
                 summary = os.path.join(args.out, "%s-summary.json" % engine)
                 weights = "bf16" if engine == "tessera-bf16" else "f32"
                 cmd = [args.tessera, "--threads", str(args.threads), "embed", corpus, "-o", out_npy,
-                       "--summary-json", summary, "--weights", weights]
+                       "--summary-json", summary, "--weights", weights, "--model", args.model]
                 if args.batch_tokens:
                     cmd += ["--batch-tokens", str(args.batch_tokens)]
                 _, _, rss = timed(cmd, env)
@@ -138,7 +163,8 @@ def main():
         agreement[engine] = float(cos.min())
 
     model_mib = os.path.getsize(os.path.join(args.model, "model.safetensors")) / 2**20
-    summary = {"cpu": cpu_model(), "threads": args.threads, "repeats": args.repeats,
+    summary = {"model": model_name, "model_dir": args.model,
+               "cpu": cpu_model(), "threads": args.threads, "repeats": args.repeats,
                "documents": n_docs, "tokens": tokens, "model_mib": model_mib,
                "min_cosine_vs_" + engines[0]: agreement, "engines": {}}
     for engine, runs in results.items():
@@ -154,8 +180,8 @@ def main():
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump(summary, f, indent=2)
 
-    print("\nCPU: %s, %d threads, %d documents, %s tokens, medians of %d runs\n" %
-          (summary["cpu"], args.threads, n_docs, tokens, args.repeats))
+    print("\nModel: %s; CPU: %s, %d threads, %d documents, %s tokens, medians of %d runs\n" %
+          (model_name, summary["cpu"], args.threads, n_docs, tokens, args.repeats))
     # Every engine runs f32 weights but tessera-bf16, whose row says so.
     print("| engine | weights | embed s | docs/s | tokens/s | peak RSS MiB | load s "
           "| tessera speed-up | st / this |")

@@ -30,7 +30,7 @@ struct Workload {
 Workload make_workload(const Encoder& enc) {
   std::mt19937 rng(42);
   std::uniform_int_distribution<int> len(kMinLen, std::min(kMaxLen, enc.max_seq_length()));
-  std::uniform_int_distribution<int32_t> id(1000, enc.config().bert.vocab_size - 1);
+  std::uniform_int_distribution<int32_t> id(1000, enc.config().network.vocab_size - 1);
   std::vector<std::vector<int32_t>> seqs(kSequences);
   for (auto& s : seqs) {
     s.resize(len(rng));

@@ -1,15 +1,20 @@
-// Embedder: a sentence-transformers BERT-family model loaded from a
-// directory, embedding texts (one vector each, as TEI's /embed) or documents
-// (split into overlapping token windows, one vector per chunk with its
-// offsets, as `tessera embed`). Attention runs through the Runtime's
-// dispatcher and every buffer comes from its context's tracked allocator.
+// Embedder: a sentence-transformers / HF encoder model loaded from a
+// directory. An embedding model embeds texts (one vector each, as TEI's
+// /embed) or documents (split into overlapping token windows, one vector per
+// chunk with its offsets, as `tessera embed`); a cross-encoder scores texts
+// or pairs (TEI's /rerank, /predict); a SPLADE model gives sparse vectors
+// (/embed_sparse). kind() says which; a call of another kind fails naming
+// it. Attention runs through the Runtime's dispatcher and every buffer
+// comes from its context's tracked allocator.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "tessera/model_kind.h"
 #include "tessera/runtime.h"
 #include "tessera/status.h"
 
@@ -38,6 +43,18 @@ struct EmbeddedDocument {
   std::string problem;                // why this document was skipped ("empty document")
 };
 
+// One input of score(): a text, or a (text, pair) such as (query, document).
+struct ScoreInput {
+  std::string text;
+  std::optional<std::string> pair;
+};
+
+// A sparse vector: the nonzero entries, by increasing index (a token id).
+struct SparseVector {
+  std::vector<int32_t> indices;
+  std::vector<float> values;
+};
+
 class Embedder {
  public:
   // `runtime` must outlive the Embedder. Embedding calls must not overlap.
@@ -51,6 +68,10 @@ class Embedder {
   int max_tokens() const;  // the model's limit, [CLS] and [SEP] included
   bool normalized() const;  // rows are L2-normalized by the model
   const std::string& model_dir() const;
+  ModelKind kind() const;
+  // A reranker's or classifier's output names (config.json id2label), in
+  // order; empty for other kinds.
+  const std::vector<std::string>& labels() const;
 
   // One row per text into *out (texts.size() x dim() floats). A text longer
   // than max_tokens() is cut when `truncate`, else the call fails naming it.
@@ -61,6 +82,19 @@ class Embedder {
   // (empty) gets its `problem`; the model failing fails the call.
   Status embed_documents(const std::vector<std::string>& documents, bool doc_embedding,
                          std::vector<EmbeddedDocument>* out);
+
+  // Reranker / classifier: raw logits, inputs.size() x labels().size()
+  // floats, row i for inputs[i] (no activation: callers apply sigmoid or
+  // softmax as their protocol says). An input longer than max_tokens() is cut
+  // (a pair longest-first, as HF) when `truncate`, else the call fails naming it.
+  Status score(const std::vector<ScoreInput>& inputs, bool truncate, std::vector<float>* out);
+  // The same for the pairs (query, texts[i]).
+  Status score(const std::string& query, const std::vector<std::string>& texts, bool truncate,
+               std::vector<float>* out);
+
+  // SPLADE: one sparse vector per text (indices < the vocabulary size).
+  Status embed_sparse(const std::vector<std::string>& texts, bool truncate,
+                      std::vector<SparseVector>* out);
 
  private:
   struct Impl;

@@ -4,6 +4,8 @@
 // that own the vectors the C++ API filled, without a copy.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -85,6 +87,33 @@ nb::list embed_documents(EmbedderHandle& self, const std::vector<std::string>& d
   return out;
 }
 
+// Cross-encoder raw logits: [inputs, labels] float32. Each input is a text
+// (second None) or a pair.
+nb::object score(EmbedderHandle& self,
+                 const std::vector<std::pair<std::string, std::optional<std::string>>>& inputs,
+                 bool truncate) {
+  std::vector<ScoreInput> in;
+  in.reserve(inputs.size());
+  for (const auto& [text, pair] : inputs) in.push_back({text, pair});
+  std::vector<float> scores;
+  run_unlocked(*self.runtime, [&] { return self.embedder->score(in, truncate, &scores); });
+  return nb::cast(owned_matrix(std::move(scores), inputs.size(), self.embedder->labels().size()));
+}
+
+// SPLADE: one (indices int32 [n], values float32 [n]) per text.
+nb::list embed_sparse(EmbedderHandle& self, const std::vector<std::string>& texts, bool truncate) {
+  std::vector<SparseVector> rows;
+  run_unlocked(*self.runtime, [&] { return self.embedder->embed_sparse(texts, truncate, &rows); });
+  nb::list out;
+  for (SparseVector& r : rows) {
+    const size_t n = r.indices.size();
+    auto indices = owned_matrix(std::move(r.indices), 1, n);
+    auto values = owned_matrix(std::move(r.values), 1, n);
+    out.append(nb::make_tuple(indices, values));
+  }
+  return out;
+}
+
 }  // namespace
 
 void bind_embedder(nb::module_& m) {
@@ -95,6 +124,10 @@ void bind_embedder(nb::module_& m) {
       .def_prop_ro("max_tokens", [](EmbedderHandle& e) { return e.embedder->max_tokens(); })
       .def_prop_ro("normalized", [](EmbedderHandle& e) { return e.embedder->normalized(); })
       .def_prop_ro("model_dir", [](EmbedderHandle& e) { return e.embedder->model_dir(); })
+      .def_prop_ro("kind", [](EmbedderHandle& e) { return model_kind_name(e.embedder->kind()); })
+      .def_prop_ro("labels", [](EmbedderHandle& e) { return e.embedder->labels(); })
+      .def("score", &score, "inputs"_a, "truncate"_a = true)
+      .def("embed_sparse", &embed_sparse, "texts"_a, "truncate"_a = true)
       .def("embed", &embed, "texts"_a, "truncate"_a = false)
       .def("embed_documents", &embed_documents, "documents"_a, "doc_embedding"_a = false);
 }

@@ -4,8 +4,10 @@ The C++ core (tessera._tessera) is reached through:
 
 - ``scaled_dot_product_attention``: torch's SDPA signature and semantics on
   numpy arrays or torch tensors (f32, bf16, f16), no copies of q, k, v;
-- ``Embedder``: sentence-transformers' ``encode`` and tessera's chunked
-  ``embed_documents``;
+- ``Embedder``: sentence-transformers' ``encode`` (``output="sparse"`` for
+  SPLADE models) and tessera's chunked ``embed_documents``;
+- ``CrossEncoder``: sentence-transformers' ``predict`` and ``rank`` for
+  rerankers and classifiers;
 - ``Runtime`` / ``runtime()`` / ``configure()``: the dispatcher's policy,
   threads, memory budget, and what it recorded (``stats``, ``memory``,
   ``profile``, ``spans``); ``backends()`` and ``explain()``;
@@ -18,6 +20,7 @@ from ._tessera import Runtime, __version__
 from ._runtime import configure, runtime
 from ._attention import explain, scaled_dot_product_attention
 from ._embedder import Embedder
+from ._cross_encoder import CrossEncoder
 
 
 def backends(rt=None):
@@ -27,6 +30,7 @@ def backends(rt=None):
 
 
 __all__ = [
+    "CrossEncoder",
     "Embedder",
     "Runtime",
     "__version__",

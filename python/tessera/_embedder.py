@@ -83,13 +83,21 @@ class Embedder:
 
     def encode(self, sentences, batch_size=32, show_progress_bar=None,
                output_value="sentence_embedding", precision="float32", convert_to_numpy=True,
-               convert_to_tensor=False, device=None, normalize_embeddings=False, truncate=True):
+               convert_to_tensor=False, device=None, normalize_embeddings=False, truncate=True,
+               output="dense"):
         """One vector per text, as SentenceTransformer.encode: a str gives [dim],
         a list [n, dim] (float32). Texts longer than max_seq_length are cut
         (truncate=False makes that an error naming the text instead).
         normalize_embeddings L2-normalizes the rows (models that end in a
         Normalize module, like all-MiniLM-L6-v2, already are).
-        convert_to_tensor returns a torch tensor; device must be None or "cpu"."""
+        convert_to_tensor returns a torch tensor; device must be None or "cpu".
+        output="sparse" (SPLADE models): per text {"indices": int32 [n],
+        "values": float32 [n]}, the nonzero entries by increasing token id
+        (a str gives one dict, a list a list of them)."""
+        if output == "sparse":
+            return self._encode_sparse(sentences, batch_size, truncate)
+        if output != "dense":
+            raise ValueError(f"output: '{output}' is not supported ('dense' or 'sparse')")
         if output_value != "sentence_embedding":
             raise ValueError(f"output_value: '{output_value}' is not supported "
                              "(only 'sentence_embedding')")
@@ -123,6 +131,22 @@ class Embedder:
             import torch
             return torch.from_numpy(rows)
         return rows if convert_to_numpy else list(rows)
+
+    def _encode_sparse(self, sentences, batch_size, truncate):
+        if batch_size < 1:
+            raise ValueError(f"batch_size: {batch_size} must be at least 1")
+        single = isinstance(sentences, str)
+        texts = [sentences] if single else _texts(sentences, "sentences")
+        rows = []
+        for start in range(0, len(texts), batch_size):
+            for indices, values in self._c.embed_sparse(texts[start:start + batch_size], truncate):
+                rows.append({"indices": indices[0], "values": values[0]})
+        return rows[0] if single else rows
+
+    @property
+    def kind(self):
+        """"embedding", "reranker", "classifier" or "sparse" (SPLADE)."""
+        return self._c.kind
 
     def embed_documents(self, documents, ids=None, *, doc_embedding=False, on_skip=None):
         """Rows as `tessera embed` writes them, in document order:

@@ -8,9 +8,11 @@
 #include "pipeline/document_reader.h"
 #include "pipeline/embedding_writer.h"
 #include "pipeline/encoder_model.h"
+#include "pipeline/model_kind.h"
 #include "pipeline/model_location.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/text_embedding.h"
+#include "pipeline/text_scoring.h"
 
 namespace tessera {
 
@@ -79,12 +81,28 @@ int Embedder::dim() const { return impl_->model->dim(); }
 int Embedder::max_tokens() const { return impl_->model->max_seq_length(); }
 bool Embedder::normalized() const { return impl_->model->normalized(); }
 const std::string& Embedder::model_dir() const { return impl_->dir; }
+ModelKind Embedder::kind() const { return pipeline::model_kind(*impl_->model); }
+const std::vector<std::string>& Embedder::labels() const { return impl_->model->labels(); }
+
+namespace {
+
+pipeline::TextOptions text_options(bool truncate, int64_t batch_tokens) {
+  pipeline::TextOptions options;
+  options.truncate = truncate;
+  options.batch_tokens = batch_tokens;
+  return options;
+}
+
+Status require_embedding(const pipeline::EmbeddingModel& model, const char* what) {
+  return pipeline::require_kind(model, ModelKind::kEmbedding, what, "an embedding model");
+}
+
+}  // namespace
 
 Status Embedder::embed(const std::vector<std::string>& texts, bool truncate,
                        std::vector<float>* out) {
-  pipeline::TextOptions options;
-  options.truncate = truncate;
-  options.batch_tokens = impl_->pipeline.batch_tokens;
+  TESSERA_RETURN_IF_ERROR(require_embedding(*impl_->model, "embed"));
+  const pipeline::TextOptions options = text_options(truncate, impl_->pipeline.batch_tokens);
   std::vector<float> rows(texts.size() * static_cast<size_t>(dim()));
   TESSERA_RETURN_IF_ERROR(pipeline::embed_texts(*impl_->model, texts, options,
                                                 impl_->runtime.context(), rows.data()));
@@ -94,6 +112,7 @@ Status Embedder::embed(const std::vector<std::string>& texts, bool truncate,
 
 Status Embedder::embed_documents(const std::vector<std::string>& documents, bool doc_embedding,
                                  std::vector<EmbeddedDocument>* out) {
+  TESSERA_RETURN_IF_ERROR(require_embedding(*impl_->model, "embed_documents"));
   std::vector<EmbeddedDocument> docs(documents.size());
   auto reader = pipeline::DocumentReader::from_texts(documents);
   CollectingWriter writer(dim(), &docs);
@@ -117,6 +136,42 @@ Status Embedder::embed_documents(const std::vector<std::string>& documents, bool
     }
   }
   *out = std::move(docs);
+  return Status::Ok();
+}
+
+Status Embedder::score(const std::vector<ScoreInput>& inputs, bool truncate,
+                       std::vector<float>* out) {
+  std::vector<pipeline::ScoreInput> in;
+  in.reserve(inputs.size());
+  for (const ScoreInput& i : inputs) in.push_back({i.text, i.pair});
+  pipeline::TextOptions options = text_options(truncate, impl_->pipeline.batch_tokens);
+  options.field = "inputs";
+  options.truncate_hint = "ask for truncation to cut it";
+  std::vector<float> scores(inputs.size() * labels().size());
+  TESSERA_RETURN_IF_ERROR(pipeline::score_inputs(*impl_->model, in, options,
+                                                 impl_->runtime.context(), scores.data()));
+  *out = std::move(scores);
+  return Status::Ok();
+}
+
+Status Embedder::score(const std::string& query, const std::vector<std::string>& texts,
+                       bool truncate, std::vector<float>* out) {
+  std::vector<ScoreInput> pairs;
+  pairs.reserve(texts.size());
+  for (const std::string& t : texts) pairs.push_back({query, t});
+  return score(pairs, truncate, out);
+}
+
+Status Embedder::embed_sparse(const std::vector<std::string>& texts, bool truncate,
+                              std::vector<SparseVector>* out) {
+  std::vector<SparseVector> rows(texts.size());
+  const int64_t width = impl_->model->sparse_dim();
+  TESSERA_RETURN_IF_ERROR(pipeline::embed_sparse_texts(
+      *impl_->model, texts, text_options(truncate, impl_->pipeline.batch_tokens),
+      impl_->runtime.context(), [&](int64_t i, const float* row) {
+        pipeline::sparsify(row, width, &rows[i].indices, &rows[i].values);
+      }));
+  *out = std::move(rows);
   return Status::Ok();
 }
 

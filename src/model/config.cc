@@ -6,6 +6,8 @@
 #include <sstream>
 #include <vector>
 
+#include "model/architectures/architecture.h"
+#include "model/config_fields.h"
 #include "runtime/json_input.h"
 
 namespace tessera::model {
@@ -14,52 +16,76 @@ namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
+using config_fields::get_bool;
+using config_fields::get_int;
+using config_fields::get_string;
+using config_fields::read_object;
 
-constexpr const char* kSupportedTypes = "model_type \"bert\" (BertModel, BertForMaskedLM, ...)";
 constexpr const char* kSupportedActs = "\"gelu\" (exact erf)";
 constexpr const char* kSupportedModules =
-    "sentence_transformers.models.Transformer, .Pooling (cls / mean / max), .Normalize";
+    "sentence_transformers.models.Transformer, .Pooling (cls / mean / max), .Normalize; "
+    "sentence_transformers.sparse_encoder.models.MLMTransformer, .SpladePooling (max)";
 
-Status read_json(const std::string& path, json* out) {
-  TESSERA_RETURN_IF_ERROR(json_input::parse_file(path, out));
-  if (!out->is_object()) return invalid_argument(path + ": expected a JSON object");
-  return Status::Ok();
+Status read_json(const std::string& path, json* out) { return read_object(path, out); }
+
+// The head from config.json "architectures" (HF class names).
+HeadKind head_of(const std::vector<std::string>& class_names) {
+  const auto ends_with = [](const std::string& s, std::string_view tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  for (const std::string& n : class_names) {
+    if (ends_with(n, "ForSequenceClassification")) return HeadKind::kSequenceClassification;
+    if (ends_with(n, "ForMaskedLM")) return HeadKind::kMaskedLm;
+  }
+  return HeadKind::kNone;
 }
 
-// A positive integer field; `required` false keeps *out when absent.
-Status get_int(const json& j, const std::string& path, const char* key, bool required, int* out) {
-  const auto it = j.find(key);
-  if (it == j.end()) {
-    return required ? invalid_argument(path + ": missing field '" + key + "'") : Status::Ok();
+// "architectures", "id2label" and the head they imply.
+Status read_head(const json& j, const std::string& path, NetworkConfig* c) {
+  const auto arch = j.find("architectures");
+  if (arch != j.end() && !arch->is_null()) {
+    if (!arch->is_array()) {
+      return invalid_argument(path + ": field 'architectures' = " + json_input::render(*arch) +
+                              " must be an array of strings");
+    }
+    for (const json& a : *arch) {
+      if (!a.is_string()) {
+        return invalid_argument(path + ": field 'architectures' holds " + json_input::render(a) +
+                                ", not a string");
+      }
+      c->class_names.push_back(a.get<std::string>());
+    }
   }
-  if (!it->is_number_integer() || it->get<int64_t>() < 1 || it->get<int64_t>() > (1 << 30)) {
-    return invalid_argument(path + ": field '" + key + "' = " + json_input::render(*it) +
-                            " must be a positive integer");
+  c->head = head_of(c->class_names);
+  if (c->head != HeadKind::kSequenceClassification) return Status::Ok();
+  // HF writes id2label {"0": "LABEL_0", ...}; its default is two labels.
+  const auto labels = j.find("id2label");
+  if (labels == j.end() || labels->is_null()) {
+    c->id2label = {"LABEL_0", "LABEL_1"};
+  } else {
+    if (!labels->is_object() || labels->empty() || labels->size() > 4096) {
+      return invalid_argument(path + ": field 'id2label' = " + json_input::render(*labels) +
+                              " must be an object of 1..4096 labels");
+    }
+    c->id2label.assign(labels->size(), "");
+    for (const auto& [key, value] : labels->items()) {
+      size_t used = 0;
+      int index = -1;
+      try {
+        index = std::stoi(key, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != key.size() || index < 0 || index >= static_cast<int>(c->id2label.size()) ||
+          !value.is_string() || !c->id2label[index].empty()) {
+        return invalid_argument(path + ": field 'id2label' entry \"" + json_input::clip(key) +
+                                "\" must map each index 0.." +
+                                std::to_string(c->id2label.size() - 1) + " once to a string");
+      }
+      c->id2label[index] = value.get<std::string>();
+    }
   }
-  *out = it->get<int>();
-  return Status::Ok();
-}
-
-// A string field; absent keeps *out.
-Status get_string(const json& j, const std::string& path, const char* key, std::string* out) {
-  const auto it = j.find(key);
-  if (it == j.end()) return Status::Ok();
-  if (!it->is_string()) {
-    return invalid_argument(path + ": field '" + key + "' = " + json_input::render(*it) +
-                            " must be a string");
-  }
-  *out = it->get<std::string>();
-  return Status::Ok();
-}
-
-Status get_bool(const json& j, const std::string& path, const char* key, bool* out) {
-  const auto it = j.find(key);
-  if (it == j.end()) return Status::Ok();
-  if (!it->is_boolean()) {
-    return invalid_argument(path + ": field '" + key + "' = " + json_input::render(*it) +
-                            " must be a boolean");
-  }
-  *out = it->get<bool>();
+  c->num_labels = static_cast<int>(c->id2label.size());
   return Status::Ok();
 }
 
@@ -102,6 +128,22 @@ Status load_pooling(const std::string& path, int hidden_size, Pooling* out) {
   return Status::Ok();
 }
 
+// 1_SpladePooling/config.json: SPLADE's max over tokens of log(1 + relu).
+Status load_splade_pooling(const std::string& path) {
+  if (!fs::exists(path)) return Status::Ok();  // the defaults are max and relu
+  json j;
+  TESSERA_RETURN_IF_ERROR(read_json(path, &j));
+  std::string strategy = "max", activation = "relu";
+  TESSERA_RETURN_IF_ERROR(get_string(j, path, "pooling_strategy", &strategy));
+  TESSERA_RETURN_IF_ERROR(get_string(j, path, "activation_function", &activation));
+  if (strategy != "max" || activation != "relu") {
+    return unsupported(path + ": pooling_strategy \"" + json_input::clip(strategy) +
+                       "\" with activation_function \"" + json_input::clip(activation) +
+                       "\" is not supported; supported: \"max\" with \"relu\"");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 const char* pooling_name(Pooling p) {
@@ -116,20 +158,27 @@ const char* pooling_name(Pooling p) {
   return "?";
 }
 
-Status load_bert_config(const std::string& path, BertConfig* out) {
+const char* head_kind_name(HeadKind k) {
+  switch (k) {
+    case HeadKind::kNone:
+      return "none (embedding)";
+    case HeadKind::kSequenceClassification:
+      return "sequence classification";
+    case HeadKind::kMaskedLm:
+      return "masked LM (SPLADE)";
+  }
+  return "?";
+}
+
+Status load_network_config(const std::string& path, NetworkConfig* out) {
   json j;
   TESSERA_RETURN_IF_ERROR(read_json(path, &j));
-  BertConfig c;
+  NetworkConfig c;
   TESSERA_RETURN_IF_ERROR(get_string(j, path, "model_type", &c.model_type));
-  if (c.model_type != "bert") {
+  c.architecture = find_architecture(c.model_type);
+  if (c.architecture == nullptr) {
     return unsupported(path + ": model_type \"" + json_input::clip(c.model_type) +
-                       "\" is not supported; supported: " + kSupportedTypes);
-  }
-  std::string pos_type = "absolute";
-  TESSERA_RETURN_IF_ERROR(get_string(j, path, "position_embedding_type", &pos_type));
-  if (pos_type != "absolute") {
-    return unsupported(path + ": position_embedding_type \"" + json_input::clip(pos_type) +
-                       "\" is not supported; supported: \"absolute\"");
+                       "\" is not supported; supported: " + supported_architectures());
   }
   TESSERA_RETURN_IF_ERROR(get_int(j, path, "vocab_size", true, &c.vocab_size));
   TESSERA_RETURN_IF_ERROR(get_int(j, path, "hidden_size", true, &c.hidden_size));
@@ -138,26 +187,26 @@ Status load_bert_config(const std::string& path, BertConfig* out) {
   TESSERA_RETURN_IF_ERROR(get_int(j, path, "intermediate_size", true, &c.intermediate_size));
   TESSERA_RETURN_IF_ERROR(
       get_int(j, path, "max_position_embeddings", true, &c.max_position_embeddings));
-  c.type_vocab_size = 2;
-  TESSERA_RETURN_IF_ERROR(get_int(j, path, "type_vocab_size", false, &c.type_vocab_size));
   if (c.hidden_size % c.num_attention_heads != 0) {
     return invalid_argument(
         path + ": hidden_size = " + std::to_string(c.hidden_size) +
         " is not a multiple of num_attention_heads = " + std::to_string(c.num_attention_heads));
   }
-  const auto eps = j.find("layer_norm_eps");
-  if (eps != j.end()) {
-    if (!eps->is_number() || eps->get<double>() <= 0 || eps->get<double>() > 1) {
-      return invalid_argument(path + ": layer_norm_eps = " + json_input::render(*eps) +
-                              " must be in (0, 1]");
-    }
-    c.layer_norm_eps = eps->get<float>();
-  }
+  TESSERA_RETURN_IF_ERROR(config_fields::get_epsilon(j, path, "layer_norm_eps", &c.layer_norm_eps));
   c.hidden_act = "gelu";
   TESSERA_RETURN_IF_ERROR(get_string(j, path, "hidden_act", &c.hidden_act));
   if (c.hidden_act != "gelu") {
-    return unsupported(path + ": hidden_act \"" + c.hidden_act +
+    return unsupported(path + ": hidden_act \"" + json_input::clip(c.hidden_act) +
                        "\" is not supported; supported: " + kSupportedActs);
+  }
+  TESSERA_RETURN_IF_ERROR(read_head(j, path, &c));
+  TESSERA_RETURN_IF_ERROR(c.architecture->read_config(j, path, &c));
+  if (c.max_tokens() < 2) {
+    return invalid_argument(path + ": max_position_embeddings = " +
+                            std::to_string(c.max_position_embeddings) + " leaves " +
+                            std::to_string(c.max_tokens()) +
+                            " positions after the offset of " +
+                            std::to_string(c.position_offset) + " (padding_idx + 1)");
   }
   *out = c;
   return Status::Ok();
@@ -169,7 +218,7 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
   }
   ModelConfig c;
   c.transformer_dir = model_dir;
-  std::string pooling_dir;
+  std::string pooling_dir, splade_dir;
   const std::string modules_path = model_dir + "/modules.json";
   const bool sentence_transformers = fs::exists(modules_path);
   if (sentence_transformers) {
@@ -187,13 +236,18 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
       TESSERA_RETURN_IF_ERROR(get_string(m, modules_path, "path", &sub));
       std::string dir = model_dir;
       if (!sub.empty()) dir += "/" + sub;
-      if (type == "sentence_transformers.models.Transformer" && !have_transformer) {
+      const bool transformer = type == "sentence_transformers.models.Transformer" ||
+                               type == "sentence_transformers.sparse_encoder.models.MLMTransformer";
+      if (transformer && !have_transformer) {
         have_transformer = true;
         c.transformer_dir = dir;
       } else if (type == "sentence_transformers.models.Pooling" && pooling_dir.empty()) {
         pooling_dir = dir;
       } else if (type == "sentence_transformers.models.Normalize") {
         c.normalize = true;
+      } else if (type == "sentence_transformers.sparse_encoder.models.SpladePooling" &&
+                 splade_dir.empty()) {
+        splade_dir = dir;
       } else {
         return unsupported(modules_path + ": module " + json_input::render(m) +
                            " is not supported; supported: " + kSupportedModules);
@@ -203,22 +257,37 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
       return unsupported(modules_path + ": no sentence_transformers.models.Transformer module");
     }
   }
-  TESSERA_RETURN_IF_ERROR(load_bert_config(c.transformer_dir + "/config.json", &c.bert));
+  TESSERA_RETURN_IF_ERROR(load_network_config(c.transformer_dir + "/config.json", &c.network));
   if (!pooling_dir.empty()) {
     TESSERA_RETURN_IF_ERROR(
-        load_pooling(pooling_dir + "/config.json", c.bert.hidden_size, &c.pooling));
+        load_pooling(pooling_dir + "/config.json", c.network.hidden_size, &c.pooling));
+  } else if (c.network.head == HeadKind::kSequenceClassification) {
+    c.pooling = Pooling::kCls;  // what the classifier reads
   }
-  c.max_seq_length = c.bert.max_position_embeddings;
+  // A sentence-transformers Pooling module makes an embedding model whatever
+  // class config.json names: all-mpnet-base-v2 says MPNetForMaskedLM but
+  // ships no LM head.
+  if (!pooling_dir.empty() && c.network.head == HeadKind::kMaskedLm) {
+    c.network.head = HeadKind::kNone;
+  }
+  if (!splade_dir.empty()) TESSERA_RETURN_IF_ERROR(load_splade_pooling(splade_dir + "/config.json"));
+  c.sparse = c.network.head == HeadKind::kMaskedLm;
+  if (!splade_dir.empty() && !c.sparse) {
+    return unsupported(modules_path + ": SpladePooling needs a masked-LM checkpoint; " +
+                       c.transformer_dir + "/config.json architectures name no *ForMaskedLM");
+  }
+  c.max_seq_length = c.network.max_tokens();
   const std::string sbert_path = c.transformer_dir + "/sentence_bert_config.json";
   if (fs::exists(sbert_path)) {
     json j;
     TESSERA_RETURN_IF_ERROR(read_json(sbert_path, &j));
     TESSERA_RETURN_IF_ERROR(get_int(j, sbert_path, "max_seq_length", false, &c.max_seq_length));
-    if (c.max_seq_length > c.bert.max_position_embeddings) {
+    if (c.max_seq_length > c.network.max_tokens()) {
       return invalid_argument(sbert_path +
                               ": max_seq_length = " + std::to_string(c.max_seq_length) +
-                              " exceeds config.json max_position_embeddings = " +
-                              std::to_string(c.bert.max_position_embeddings));
+                              " exceeds the " + std::to_string(c.network.max_tokens()) +
+                              " positions of config.json (max_position_embeddings = " +
+                              std::to_string(c.network.max_position_embeddings) + ")");
     }
   }
   c.weights_path = c.transformer_dir + "/model.safetensors";

@@ -2,9 +2,12 @@
 
 #include <cstring>
 
-#include "model/bert_layer.h"
+#include "model/heads/classifier.h"
+#include "model/heads/pooling.h"
+#include "model/heads/splade.h"
 #include "model/kernels.h"
-#include "model/pooling.h"
+#include "model/layers/encoder_layer.h"
+#include "model/layers/relative_position_bias.h"
 #include "model/safetensors.h"
 #include "model/stage_span.h"
 
@@ -18,15 +21,17 @@ Status Encoder::load(const std::string& model_dir, const EncoderOptions& options
   {
     std::unique_ptr<SafetensorsFile> file;
     TESSERA_RETURN_IF_ERROR(SafetensorsFile::open(e->config_.weights_path, &file));
-    TESSERA_RETURN_IF_ERROR(
-        load_bert_weights(*file, e->config_.bert, options.weights, ctx.allocator(), &e->weights_));
+    TESSERA_RETURN_IF_ERROR(load_network_weights(*file, e->config_.network, options.weights,
+                                                 ctx.allocator(), &e->weights_));
   }  // the mapping is released here
   TESSERA_RETURN_IF_ERROR(Tokenizer::load(e->config_.transformer_dir, &e->tokenizer_));
-  if (e->tokenizer_.vocab_size() > static_cast<size_t>(e->config_.bert.vocab_size)) {
+  // A token id past the embedding matrix would read out of bounds: refuse
+  // the pair at load rather than check every id against two sizes.
+  if (e->tokenizer_.vocab_size() > static_cast<size_t>(e->config_.network.vocab_size)) {
     return invalid_argument(e->config_.transformer_dir + ": the tokenizer has " +
                             std::to_string(e->tokenizer_.vocab_size()) +
                             " tokens but config.json vocab_size = " +
-                            std::to_string(e->config_.bert.vocab_size));
+                            std::to_string(e->config_.network.vocab_size));
   }
   *out = std::move(e);
   return Status::Ok();
@@ -34,12 +39,19 @@ Status Encoder::load(const std::string& model_dir, const EncoderOptions& options
 
 size_t Encoder::activation_bytes(int64_t tokens) const {
   const int64_t per_token =
-      int64_t{2} * config_.bert.hidden_size + LayerScratch::wide_width(config_.bert);
+      int64_t{2} * config_.network.hidden_size + LayerScratch::wide_width(config_.network);
   return static_cast<size_t>(tokens * per_token) * sizeof(float);
 }
 
-Status Encoder::check_sequences(const std::vector<std::vector<int32_t>>& sequences) const {
-  const int32_t vocab = config_.bert.vocab_size;
+Status Encoder::check_sequences(const std::vector<std::vector<int32_t>>& sequences,
+                                const std::vector<std::vector<int32_t>>* type_ids) const {
+  const int32_t vocab = config_.network.vocab_size;
+  // Without token type embeddings every id must be 0 (RoBERTa has one row).
+  const int32_t types = std::max(config_.network.type_vocab_size, 1);
+  if (type_ids != nullptr && type_ids->size() != sequences.size()) {
+    return invalid_argument("type_ids has " + std::to_string(type_ids->size()) +
+                            " sequences for " + std::to_string(sequences.size()) + " inputs");
+  }
   for (size_t s = 0; s < sequences.size(); ++s) {
     const auto& seq = sequences[s];
     if (seq.empty() || seq.size() > static_cast<size_t>(config_.max_seq_length)) {
@@ -54,62 +66,128 @@ Status Encoder::check_sequences(const std::vector<std::vector<int32_t>>& sequenc
                                 " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
       }
     }
+    if (type_ids == nullptr) continue;
+    const auto& tt = (*type_ids)[s];
+    if (tt.size() != seq.size()) {
+      return invalid_argument("sequence " + std::to_string(s) + " has " +
+                              std::to_string(seq.size()) + " tokens but " +
+                              std::to_string(tt.size()) + " type ids");
+    }
+    for (size_t i = 0; i < tt.size(); ++i) {
+      if (tt[i] < 0 || tt[i] >= types) {
+        return invalid_argument("sequence " + std::to_string(s) + ": type id " +
+                                std::to_string(tt[i]) + " at position " + std::to_string(i) +
+                                " is outside [0, " + std::to_string(types) + ")");
+      }
+    }
   }
   return Status::Ok();
 }
 
 Status Encoder::embed(const std::vector<std::vector<int32_t>>& sequences, Dispatcher& attention,
                       Context& ctx, float* out) {
-  return encode(sequences, attention, ctx, Output::kPooled, out);
+  return encode(sequences, nullptr, attention, ctx, Output::kPooled, out);
 }
 
 Status Encoder::embed_tokens(const std::vector<std::vector<int32_t>>& sequences,
                              Dispatcher& attention, Context& ctx, float* out) {
-  return encode(sequences, attention, ctx, Output::kTokens, out);
+  return encode(sequences, nullptr, attention, ctx, Output::kTokens, out);
 }
 
-Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences, Dispatcher& attention,
+Status Encoder::classify(const std::vector<std::vector<int32_t>>& sequences,
+                         const std::vector<std::vector<int32_t>>* type_ids, Dispatcher& attention,
+                         Context& ctx, float* out) {
+  if (!weights_.classifier) {
+    return unsupported(model_dir_ + ": not a sequence-classification model (config.json "
+                               "architectures name no *ForSequenceClassification)");
+  }
+  return encode(sequences, type_ids, attention, ctx, Output::kScores, out);
+}
+
+Status Encoder::embed_sparse(const std::vector<std::vector<int32_t>>& sequences,
+                             Dispatcher& attention, Context& ctx, float* out) {
+  if (!weights_.masked_lm) {
+    return unsupported(model_dir_ + ": not a SPLADE model (config.json architectures "
+                               "name no *ForMaskedLM)");
+  }
+  return encode(sequences, nullptr, attention, ctx, Output::kSparse, out);
+}
+
+Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences,
+                       const std::vector<std::vector<int32_t>>* type_ids, Dispatcher& attention,
                        Context& ctx, Output output, float* out) {
-  TESSERA_RETURN_IF_ERROR(check_sequences(sequences));
+  TESSERA_RETURN_IF_ERROR(check_sequences(sequences, type_ids));
   if (sequences.empty()) return Status::Ok();
-  const BertConfig& c = config_.bert;
+  const NetworkConfig& c = config_.network;
   const int64_t h = c.hidden_size;
   const int64_t count = static_cast<int64_t>(sequences.size());
 
   // Packed layout: sequence s owns token rows cu[s] .. cu[s+1].
   std::vector<int32_t> cu(count + 1, 0);
+  int64_t longest = 0;
   for (int64_t s = 0; s < count; ++s) {
     cu[s + 1] = cu[s] + static_cast<int32_t>(sequences[s].size());
+    longest = std::max<int64_t>(longest, static_cast<int64_t>(sequences[s].size()));
   }
   const int64_t tokens = cu[count];
   size_t gemm_bytes = 0;  // every layer has the shapes of layer 0
   if (!weights_.layers.empty()) {
-    TESSERA_RETURN_IF_ERROR(bert_layer_gemm_workspace(weights_.layers[0], tokens,
-                                                      ctx.pool().num_threads(), &gemm_bytes));
+    TESSERA_RETURN_IF_ERROR(encoder_layer_gemm_workspace(weights_.layers[0], tokens,
+                                                         ctx.pool().num_threads(), &gemm_bytes));
   }
   constexpr size_t kAlign = TrackingAllocator::kAlignment;
-  const size_t activations = (activation_bytes(tokens) + kAlign - 1) / kAlign * kAlign;
+  const auto aligned = [](size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; };
+  const size_t activations = aligned(activation_bytes(tokens));
+  const int64_t heads = c.num_attention_heads;
+  const size_t bias_bytes =
+      weights_.relative_attention_bias != nullptr
+          ? aligned(static_cast<size_t>(heads * longest * longest) * sizeof(float))
+          : 0;
   Buffer work;
-  TESSERA_RETURN_IF_ERROR(
-      Buffer::allocate(ctx.allocator(), activations + gemm_bytes, "model.activations", &work));
+  TESSERA_RETURN_IF_ERROR(Buffer::allocate(ctx.allocator(), activations + bias_bytes + gemm_bytes,
+                                           "model.activations", &work));
   LayerScratch scratch;
   scratch.hidden = work.as<float>();
   scratch.context = scratch.hidden + tokens * h;
   scratch.wide = scratch.context + tokens * h;
-  scratch.gemm_workspace = work.as<char>() + activations;
+  scratch.gemm_workspace = work.as<char>() + activations + bias_bytes;
   scratch.gemm_workspace_bytes = gemm_bytes;
-  const PackedBatch batch{tokens, count, cu.data()};
+  PackedBatch batch{tokens, count, cu.data(), {}};
+
+  if (bias_bytes > 0) {
+    // One [1, heads, S, S] block for the longest sequence: relative positions
+    // make every shorter sequence's bias its top-left corner. Laid out
+    // query-major (layers/relative_position_bias.h): query stride 1.
+    StageSpan span(ctx.profiler(), "model.relative_position_bias",
+                   "H=" + std::to_string(heads) + ",S=" + std::to_string(longest));
+    float* bias = reinterpret_cast<float*>(work.as<char>() + activations);
+    fill_relative_position_bias(weights_.relative_attention_bias, c.relative_buckets_used,
+                                c.relative_max_distance,
+                                static_cast<int>(heads), longest, bias);
+    TensorView& v = batch.attention_bias;
+    v.data = bias;
+    v.dtype = DType::kF32;
+    v.rank = 4;
+    v.shape = {1, heads, longest, longest};
+    v.strides = {heads * longest * longest, longest * longest, 1, longest};
+  }
 
   {
-    // hidden[t] = LN(word[id] + position[p] + token_type[0]); single-segment input.
+    // hidden[t] = LN(word[id] + position[p + offset] + token_type[type]).
     StageSpan span(ctx.profiler(), "model.embeddings", "T=" + std::to_string(tokens));
-    const BertWeights& w = weights_;
+    const NetworkWeights& w = weights_;
+    const int64_t offset = c.position_offset;
     for_row_blocks(ctx.pool(), count, 4 * h * max_seq_length(), [&](int64_t s0, int64_t s1) {
       for (int64_t s = s0; s < s1; ++s) {
         for (int64_t p = 0; p < static_cast<int64_t>(sequences[s].size()); ++p) {
           float* row = scratch.hidden + (cu[s] + p) * h;
-          sum3_row(row, w.word_embeddings + sequences[s][p] * h, w.position_embeddings + p * h,
-                   w.token_type_embeddings, h);
+          const float* type_row = nullptr;
+          if (w.token_type_embeddings != nullptr) {
+            const int64_t type = type_ids != nullptr ? (*type_ids)[s][p] : 0;
+            type_row = w.token_type_embeddings + type * h;
+          }
+          sum3_row(row, w.word_embeddings + sequences[s][p] * h,
+                   w.position_embeddings + (p + offset) * h, type_row, h);
           layer_norm_row(row, w.embeddings_ln_gamma, w.embeddings_ln_beta, c.layer_norm_eps, h);
         }
       }
@@ -117,20 +195,29 @@ Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences, Dispa
   }
   for (int l = 0; l < c.num_hidden_layers; ++l) {
     TESSERA_RETURN_IF_ERROR(
-        run_bert_layer(l, weights_.layers[l], c, batch, scratch, attention, ctx));
+        run_encoder_layer(l, weights_.layers[l], c, batch, scratch, attention, ctx));
   }
-  if (output == Output::kTokens) {
-    // The packed hidden states are already token-major, sequence by sequence.
-    std::memcpy(out, scratch.hidden, static_cast<size_t>(tokens * h) * sizeof(float));
-    return Status::Ok();
+  switch (output) {
+    case Output::kTokens:
+      // The packed hidden states are already token-major, sequence by sequence.
+      std::memcpy(out, scratch.hidden, static_cast<size_t>(tokens * h) * sizeof(float));
+      return Status::Ok();
+    case Output::kScores: {
+      StageSpan span(ctx.profiler(), "model.classifier");
+      return run_classifier(*weights_.classifier, scratch.hidden, h, cu.data(), count, ctx, out);
+    }
+    case Output::kSparse: {
+      StageSpan span(ctx.profiler(), "model.splade", "V=" + std::to_string(c.vocab_size));
+      return run_splade(*weights_.masked_lm, c, scratch.hidden, cu.data(), count, ctx, out);
+    }
+    case Output::kPooled:
+      break;
   }
-  {
-    StageSpan span(ctx.profiler(), "model.pooling",
-                   std::string(pooling_name(config_.pooling)) +
-                       (config_.normalize ? "+normalize" : ""));
-    pool_sequences(config_.pooling, scratch.hidden, h, cu.data(), count, out);
-    if (config_.normalize) l2_normalize_rows(out, count, h);
-  }
+  StageSpan span(ctx.profiler(), "model.pooling",
+                 std::string(pooling_name(config_.pooling)) +
+                     (config_.normalize ? "+normalize" : ""));
+  pool_sequences(config_.pooling, scratch.hidden, h, cu.data(), count, out);
+  if (config_.normalize) l2_normalize_rows(out, count, h);
   return Status::Ok();
 }
 

@@ -1,5 +1,6 @@
-// Encoder: a BERT-family sentence-transformers model, ready to embed token id
-// sequences. Weights are in tracked memory ("model.weights"; the Linear layers
+// Encoder: a post-LayerNorm transformer encoder (BERT, RoBERTa, XLM-RoBERTa,
+// MPNet: architectures/) with its head, ready to embed, score or sparsely
+// embed token id sequences. Weights are in tracked memory ("model.weights"; the Linear layers
 // f32 or bf16, EncoderOptions::weights, the rest f32); each embed()
 // call takes its working memory from the context ("model.activations") and
 // frees it before returning.
@@ -27,7 +28,7 @@ struct EncoderOptions {
 class Encoder {
  public:
   // Reads the configs, the tokenizer and model.safetensors from `model_dir`
-  // (a sentence-transformers or plain HF BERT directory). The safetensors
+  // (a sentence-transformers or plain HF directory of a supported architecture). The safetensors
   // mapping is released before returning: only the converted weights stay.
   static Status load(const std::string& model_dir, const EncoderOptions& options, Context& ctx,
                      std::unique_ptr<Encoder>* out);
@@ -46,7 +47,22 @@ class Encoder {
   Status embed_tokens(const std::vector<std::vector<int32_t>>& sequences, Dispatcher& attention,
                       Context& ctx, float* out);
 
-  int dim() const { return config_.bert.hidden_size; }
+  // Cross-encoder scores: count x num_labels() raw logits (no activation).
+  // sequences as Tokenizer::encode_pair makes them; type_ids the same shape
+  // (BERT's segment ids), or nullptr for all zeros. Needs a
+  // sequence-classification head (head() == kSequenceClassification).
+  Status classify(const std::vector<std::vector<int32_t>>& sequences,
+                  const std::vector<std::vector<int32_t>>* type_ids, Dispatcher& attention,
+                  Context& ctx, float* out);
+  // SPLADE vectors: count x vocab_size() floats, mostly zero (heads/splade.h).
+  // Needs a masked-LM head (head() == kMaskedLm).
+  Status embed_sparse(const std::vector<std::vector<int32_t>>& sequences, Dispatcher& attention,
+                      Context& ctx, float* out);
+
+  int dim() const { return config_.network.hidden_size; }
+  HeadKind head() const { return config_.network.head; }
+  int num_labels() const { return config_.network.num_labels; }
+  int vocab_size() const { return config_.network.vocab_size; }
   int max_seq_length() const { return config_.max_seq_length; }
   const Tokenizer& tokenizer() const { return tokenizer_; }
   const std::string& model_dir() const { return model_dir_; }
@@ -54,7 +70,7 @@ class Encoder {
   size_t weight_bytes() const { return weights_.bytes(); }
   WeightPrecision weight_precision() const { return weights_.precision; }
   // The element type attention runs in: bf16 with bf16 weights (the layer's
-  // activations stay bf16 between its products; model/bert_layer.h), else f32.
+  // activations stay bf16 between its products; model/layers/encoder_layer.h), else f32.
   DType attention_dtype() const {
     return weights_.precision == WeightPrecision::kBf16 ? DType::kBF16 : DType::kF32;
   }
@@ -65,14 +81,16 @@ class Encoder {
 
  private:
   Encoder() = default;
-  Status check_sequences(const std::vector<std::vector<int32_t>>& sequences) const;
-  enum class Output { kPooled, kTokens };
-  Status encode(const std::vector<std::vector<int32_t>>& sequences, Dispatcher& attention,
+  Status check_sequences(const std::vector<std::vector<int32_t>>& sequences,
+                         const std::vector<std::vector<int32_t>>* type_ids) const;
+  enum class Output { kPooled, kTokens, kScores, kSparse };
+  Status encode(const std::vector<std::vector<int32_t>>& sequences,
+                const std::vector<std::vector<int32_t>>* type_ids, Dispatcher& attention,
                 Context& ctx, Output output, float* out);
 
   std::string model_dir_;
   ModelConfig config_;
-  BertWeights weights_;
+  NetworkWeights weights_;
   Tokenizer tokenizer_;
 };
 

@@ -27,8 +27,21 @@ void layer_norm_row(float* x, const float* gamma, const float* beta, float eps, 
 
 TESSERA_MODEL_CLONES
 void sum3_row(float* x, const float* a, const float* b, const float* c, int64_t n) {
+  if (c == nullptr) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) x[i] = a[i] + b[i];
+    return;
+  }
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) x[i] = a[i] + b[i] + c[i];
+}
+
+TESSERA_MODEL_CLONES
+void splade_max_row(float* acc, const float* logits, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    // Most logits are negative: log1p only where relu keeps something.
+    if (logits[i] > 0.0f) acc[i] = std::max(acc[i], std::log1p(logits[i]));
+  }
 }
 
 void for_row_blocks(ThreadPool& pool, int64_t rows, int64_t cost_per_row,

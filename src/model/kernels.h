@@ -20,8 +20,12 @@ namespace tessera::model {
 // x[0..n) = LayerNorm(x) * gamma + beta (biased variance, as torch).
 void layer_norm_row(float* x, const float* gamma, const float* beta, float eps, int64_t n);
 
-// x[0..n) = word + position + token_type (the three embedding rows).
+// x[0..n) = word + position + token_type (the three embedding rows); c may
+// be nullptr (architectures without token types).
 void sum3_row(float* x, const float* a, const float* b, const float* c, int64_t n);
+
+// acc[v] = max(acc[v], log(1 + max(logits[v], 0))) for v < n (SPLADE).
+void splade_max_row(float* acc, const float* logits, int64_t n);
 
 // fn(r0, r1) over [0, rows) in blocks, on the pool's threads when the work
 // (rows * cost_per_row, in floats touched) is worth splitting.

@@ -1,12 +1,14 @@
-// BERT encoder weights, checked against the config. Embeddings, biases and
-// LayerNorm parameters are converted to f32 into one tracked arena
-// ("model.weights"). Linear weights (PyTorch layout [out_features,
-// in_features]; Wq/Wk/Wv concatenated once into one QKV matrix) are packed in
-// the GEMM library's layout, f32 or bf16 (also "model.weights"), each through
-// a temporary f32 copy of that one matrix.
+// Encoder weights, found by the architecture's tensor names
+// (architectures/architecture.h, WeightNames) and checked against the
+// config. Embeddings, biases and LayerNorm parameters are converted to f32
+// into one tracked arena ("model.weights"). Linear weights (PyTorch layout
+// [out_features, in_features]; Wq/Wk/Wv concatenated once into one QKV
+// matrix) are packed in the GEMM library's layout, f32 or bf16 (also
+// "model.weights"), each through a temporary f32 copy of that one matrix.
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "model/config.h"
@@ -32,24 +34,47 @@ struct LayerWeights {
   const float* ln2_beta = nullptr;    // [H]
 };
 
-struct BertWeights {
+// Sequence classification (cross-encoders): first token -> dense -> tanh -> out.
+struct ClassifierWeights {
+  PackedWeights dense_w;            // [H, H]
+  const float* dense_b = nullptr;   // [H]
+  const float* out_w = nullptr;     // [labels, H], f32 (a handful of rows: dot products)
+  const float* out_b = nullptr;     // [labels]
+  int labels = 0;
+};
+
+// The masked-LM head SPLADE reads: dense -> act -> LayerNorm -> vocabulary logits.
+struct MaskedLmWeights {
+  PackedWeights transform_w;           // [H, H]
+  const float* transform_b = nullptr;  // [H]
+  const float* norm_gamma = nullptr;   // [H]
+  const float* norm_beta = nullptr;    // [H]
+  PackedWeights decoder_w;             // [V, H] (tied checkpoints: the word embeddings)
+  const float* decoder_b = nullptr;    // [V]
+};
+
+struct NetworkWeights {
   WeightPrecision precision = WeightPrecision::kF32;
-  Buffer arena;                                // owns every f32 array below
-  const float* word_embeddings = nullptr;      // [V, H]
-  const float* position_embeddings = nullptr;  // [P, H]
-  const float* token_type_embeddings = nullptr;  // [type_vocab_size, H]
-  const float* embeddings_ln_gamma = nullptr;  // [H]
-  const float* embeddings_ln_beta = nullptr;   // [H]
+  Buffer arena;                                  // owns every f32 array below
+  const float* word_embeddings = nullptr;        // [V, H]
+  const float* position_embeddings = nullptr;    // [P, H]
+  const float* token_type_embeddings = nullptr;  // [type_vocab_size, H]; none: nullptr
+  const float* embeddings_ln_gamma = nullptr;    // [H]
+  const float* embeddings_ln_beta = nullptr;     // [H]
+  const float* relative_attention_bias = nullptr;  // [buckets, heads]; none: nullptr
   std::vector<LayerWeights> layers;
+  std::optional<ClassifierWeights> classifier;  // with HeadKind::kSequenceClassification
+  std::optional<MaskedLmWeights> masked_lm;     // with HeadKind::kMaskedLm
 
   size_t bytes() const;  // the arena plus every packed Linear weight
 };
 
-// Finds the BERT tensors in `file` (names as in BertModel, optionally under a
-// prefix such as "bert."), checks each shape against `config` and converts it
-// (Linear weights to `precision`). Errors name the file, the tensor and both
-// shapes.
-Status load_bert_weights(const SafetensorsFile& file, const BertConfig& config,
-                         WeightPrecision precision, TrackingAllocator& allocator, BertWeights* out);
+// Finds the tensors config.architecture names in `file` (optionally under a
+// prefix such as "bert."), checks each shape against `config` and converts
+// it (Linear weights to `precision`). Errors name the file, the tensor and
+// both shapes.
+Status load_network_weights(const SafetensorsFile& file, const NetworkConfig& config,
+                            WeightPrecision precision, TrackingAllocator& allocator,
+                            NetworkWeights* out);
 
 }  // namespace tessera::model

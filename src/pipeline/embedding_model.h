@@ -1,6 +1,8 @@
 // The seam between the pipeline and a model: tokenize text, embed token id
-// sequences. EncoderModel (encoder_model.h) adapts model::Encoder; tests use
-// small fakes.
+// sequences, or run the model's head (cross-encoder scores, SPLADE vectors).
+// EncoderModel (encoder_model.h) adapts model::Encoder; tests use small
+// fakes. The head methods have defaults for an embedding model, so a fake
+// of one overrides nothing more.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/config.h"
 #include "model/tokenizer.h"
 #include "tessera/context.h"
 #include "tessera/status.h"
@@ -40,6 +43,27 @@ class EmbeddingModel {
   // dim() floats, sequence 0's tokens first (TEI's /embed_all).
   virtual Status embed_tokens(const std::vector<std::vector<int32_t>>& sequences, Context& ctx,
                               float* out) = 0;
+
+  // The head: kNone (embedding), kSequenceClassification (labels() names
+  // its outputs) or kMaskedLm (SPLADE, sparse_dim() values per text).
+  virtual model::HeadKind head() const { return model::HeadKind::kNone; }
+  virtual const std::vector<std::string>& labels() const;
+  virtual int sparse_dim() const { return 0; }
+  // A cross-encoder's input: [CLS] a [SEP] b [SEP] (the tokenizer's pair
+  // template) with its type ids, cut to max_length tokens as HF's
+  // longest_first truncation does. Called from several threads at once.
+  virtual Status encode_pair(std::string_view a, std::string_view b, size_t max_length,
+                             std::vector<int32_t>* ids, std::vector<int32_t>* type_ids) const;
+  // Raw logits: sequences.size() x labels().size() floats; type_ids the
+  // sequences' shape (nullptr: all zeros).
+  virtual Status classify(const std::vector<std::vector<int32_t>>& sequences,
+                          const std::vector<std::vector<int32_t>>* type_ids, Context& ctx,
+                          float* out);
+  // SPLADE rows: sequences.size() x sparse_dim() floats, mostly zero.
+  virtual Status embed_sparse(const std::vector<std::vector<int32_t>>& sequences, Context& ctx,
+                              float* out);
+
+  int num_labels() const { return static_cast<int>(labels().size()); }
 };
 
 }  // namespace tessera::pipeline

@@ -14,7 +14,11 @@ namespace tessera::pipeline {
 class EncoderModel final : public EmbeddingModel {
  public:
   EncoderModel(std::unique_ptr<model::Encoder> encoder, Dispatcher& attention)
-      : encoder_(std::move(encoder)), attention_(attention) {}
+      : encoder_(std::move(encoder)), attention_(attention) {
+    if (encoder_->head() == model::HeadKind::kSequenceClassification) {
+      labels_ = encoder_->config().network.id2label;
+    }
+  }
 
   int dim() const override { return encoder_->dim(); }
   int max_seq_length() const override { return encoder_->max_seq_length(); }
@@ -36,11 +40,28 @@ class EncoderModel final : public EmbeddingModel {
                       float* out) override {
     return encoder_->embed_tokens(sequences, attention_, ctx, out);
   }
+  model::HeadKind head() const override { return encoder_->head(); }
+  const std::vector<std::string>& labels() const override { return labels_; }
+  int sparse_dim() const override {
+    return head() == model::HeadKind::kMaskedLm ? encoder_->vocab_size() : 0;
+  }
+  Status encode_pair(std::string_view a, std::string_view b, size_t max_length,
+                     std::vector<int32_t>* ids, std::vector<int32_t>* type_ids) const override;
+  Status classify(const std::vector<std::vector<int32_t>>& sequences,
+                  const std::vector<std::vector<int32_t>>* type_ids, Context& ctx,
+                  float* out) override {
+    return encoder_->classify(sequences, type_ids, attention_, ctx, out);
+  }
+  Status embed_sparse(const std::vector<std::vector<int32_t>>& sequences, Context& ctx,
+                      float* out) override {
+    return encoder_->embed_sparse(sequences, attention_, ctx, out);
+  }
   const model::Encoder& encoder() const { return *encoder_; }
 
  private:
   std::unique_ptr<model::Encoder> encoder_;
   Dispatcher& attention_;
+  std::vector<std::string> labels_;  // id2label of a classification head, else empty
 };
 
 }  // namespace tessera::pipeline

@@ -47,33 +47,51 @@ Status frame_texts(const EmbeddingModel& model, const std::vector<std::string>& 
   return Status::Ok();
 }
 
+Status run_in_batches(std::vector<std::vector<int32_t>> sequences,
+                      const std::vector<std::vector<int32_t>>* type_ids, int64_t width,
+                      int64_t batch_tokens, Context& ctx, const BatchRun& run, const RowSink& sink) {
+  std::vector<int64_t> lengths;
+  lengths.reserve(sequences.size());
+  for (const auto& seq : sequences) lengths.push_back(static_cast<int64_t>(seq.size()));
+  const std::vector<Batch> batches = plan_batches(lengths, batch_tokens);
+  size_t widest = 0;
+  for (const Batch& b : batches) widest = std::max(widest, b.chunks.size());
+  Buffer batch_out;
+  TESSERA_RETURN_IF_ERROR(Buffer::allocate(ctx.allocator(), widest * width * sizeof(float),
+                                           "pipeline.batch", &batch_out));
+  std::vector<std::vector<int32_t>> batch_sequences;
+  std::vector<std::vector<int32_t>> batch_types;
+  for (const Batch& batch : batches) {
+    batch_sequences.clear();
+    batch_types.clear();
+    for (int64_t i : batch.chunks) {
+      batch_sequences.push_back(std::move(sequences[i]));
+      if (type_ids != nullptr) batch_types.push_back((*type_ids)[i]);
+    }
+    TESSERA_RETURN_IF_ERROR(
+        run(batch_sequences, type_ids != nullptr ? &batch_types : nullptr, batch_out.as<float>()));
+    for (size_t s = 0; s < batch.chunks.size(); ++s) {
+      sink(batch.chunks[s], batch_out.as<float>() + s * width);
+    }
+  }
+  return Status::Ok();
+}
+
 Status embed_texts(EmbeddingModel& model, const std::vector<std::string>& texts,
                    const TextOptions& options, Context& ctx, float* out) {
   if (texts.empty()) return Status::Ok();
   std::vector<std::vector<int32_t>> sequences;
   int64_t tokens = 0;
   TESSERA_RETURN_IF_ERROR(frame_texts(model, texts, options, &sequences, &tokens));
-  std::vector<int64_t> lengths;
-  lengths.reserve(sequences.size());
-  for (const auto& seq : sequences) lengths.push_back(static_cast<int64_t>(seq.size()));
-  const std::vector<Batch> batches = plan_batches(lengths, options.batch_tokens);
-  size_t widest = 0;
-  for (const Batch& b : batches) widest = std::max(widest, b.chunks.size());
   const int64_t dim = model.dim();
-  Buffer batch_out;
-  TESSERA_RETURN_IF_ERROR(Buffer::allocate(ctx.allocator(), widest * dim * sizeof(float),
-                                           "pipeline.batch", &batch_out));
-  std::vector<std::vector<int32_t>> batch_sequences;
-  for (const Batch& batch : batches) {
-    batch_sequences.clear();
-    for (int64_t i : batch.chunks) batch_sequences.push_back(std::move(sequences[i]));
-    TESSERA_RETURN_IF_ERROR(model.embed(batch_sequences, ctx, batch_out.as<float>()));
-    for (size_t s = 0; s < batch.chunks.size(); ++s) {
-      std::memcpy(out + batch.chunks[s] * dim, batch_out.as<float>() + s * dim,
-                  dim * sizeof(float));
-    }
-  }
-  return Status::Ok();
+  const BatchRun run = [&](const std::vector<std::vector<int32_t>>& batch,
+                           const std::vector<std::vector<int32_t>>*, float* rows) {
+    return model.embed(batch, ctx, rows);
+  };
+  return run_in_batches(std::move(sequences), nullptr, dim, options.batch_tokens, ctx, run,
+                        [&](int64_t i, const float* row) {
+                          std::memcpy(out + i * dim, row, dim * sizeof(float));
+                        });
 }
 
 }  // namespace tessera::pipeline

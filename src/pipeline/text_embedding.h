@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,18 @@ struct TextOptions {
 Status frame_texts(const EmbeddingModel& model, const std::vector<std::string>& texts,
                    const TextOptions& options, std::vector<std::vector<int32_t>>* sequences,
                    int64_t* tokens, size_t* failed = nullptr);
+
+// Runs framed sequences through `run` in length-sorted batches of at most
+// batch_tokens tokens (one longer sequence runs alone), `width` floats per
+// output row from a tracked batch buffer; sink(i, row) gets sequence i's
+// row. The way every texts-in, rows-out call batches (embed, score, sparse).
+using BatchRun = std::function<Status(const std::vector<std::vector<int32_t>>& sequences,
+                                      const std::vector<std::vector<int32_t>>* type_ids,
+                                      float* out)>;
+using RowSink = std::function<void(int64_t index, const float* row)>;
+Status run_in_batches(std::vector<std::vector<int32_t>> sequences,
+                      const std::vector<std::vector<int32_t>>* type_ids, int64_t width,
+                      int64_t batch_tokens, Context& ctx, const BatchRun& run, const RowSink& sink);
 
 // Writes texts.size() x model.dim() floats to out, row i for texts[i].
 Status embed_texts(EmbeddingModel& model, const std::vector<std::string>& texts,

@@ -20,6 +20,16 @@ constexpr double kNsPerSecond = 1e9;
 
 }  // namespace
 
+int64_t row_width(const pipeline::EmbeddingModel& model, JobOutput output) {
+  switch (output) {
+    case JobOutput::kScores: return model.num_labels();
+    case JobOutput::kSparse: return model.sparse_dim();
+    case JobOutput::kPooled:
+    case JobOutput::kTokenStates: break;
+  }
+  return model.dim();
+}
+
 Batcher::Batcher(pipeline::EmbeddingModel& model, Context& ctx, TrackingAllocator& alloc,
                  BatcherOptions options, Observer observer)
     : model_(model), ctx_(ctx), alloc_(alloc), options_(options), observer_(std::move(observer)) {
@@ -29,8 +39,12 @@ Batcher::Batcher(pipeline::EmbeddingModel& model, Context& ctx, TrackingAllocato
 Batcher::~Batcher() { shutdown(); }
 
 Status Batcher::submit(std::vector<std::vector<int32_t>> sequences, std::shared_ptr<EmbedJob>* job,
-                       JobOutput output) {
+                       JobOutput output, std::vector<std::vector<int32_t>> type_ids) {
   if (sequences.empty()) return invalid_argument("a request needs at least one sequence");
+  if (!type_ids.empty() && type_ids.size() != sequences.size()) {
+    return invalid_argument("type ids for " + std::to_string(type_ids.size()) + " sequences, " +
+                            std::to_string(sequences.size()) + " sequences");
+  }
   for (size_t i = 0; i < sequences.size(); ++i) {
     if (sequences[i].empty()) {
       return invalid_argument("sequence " + std::to_string(i) + " is empty");
@@ -40,10 +54,15 @@ Status Batcher::submit(std::vector<std::vector<int32_t>> sequences, std::shared_
   j->count_ = static_cast<int64_t>(sequences.size());
   j->remaining_ = j->count_;
   j->output_ = output;
+  j->width_ = row_width(model_, output);
+  if (j->width_ <= 0) {
+    return invalid_argument("this model gives no rows of this kind (0 floats per row)");
+  }
   std::vector<int64_t> output_row(sequences.size());
   for (size_t i = 0; i < sequences.size(); ++i) {
     output_row[i] = j->output_rows_;
-    j->output_rows_ += output == JobOutput::kPooled ? 1 : static_cast<int64_t>(sequences[i].size());
+    j->output_rows_ +=
+        output == JobOutput::kTokenStates ? static_cast<int64_t>(sequences[i].size()) : 1;
   }
   const int64_t enqueued = now_ns();
   {
@@ -57,7 +76,7 @@ Status Batcher::submit(std::vector<std::vector<int32_t>> sequences, std::shared_
                                 "; retry later");
     }
     const size_t bytes =
-        static_cast<size_t>(j->output_rows_) * static_cast<size_t>(model_.dim()) * sizeof(float);
+        static_cast<size_t>(j->output_rows_) * static_cast<size_t>(j->width_) * sizeof(float);
     Status s = Buffer::allocate(alloc_, bytes, "server.results", &j->rows_);
     if (!s.ok()) {
       // Answered like a memory refusal while running (503, retry later), not
@@ -70,8 +89,9 @@ Status Batcher::submit(std::vector<std::vector<int32_t>> sequences, std::shared_
     ++in_flight_;
     Pending pending{j, {}};
     for (size_t i = 0; i < sequences.size(); ++i) {
-      pending.items.push_back(
-          {j, static_cast<int64_t>(i), output_row[i], std::move(sequences[i]), enqueued});
+      std::vector<int32_t> types = type_ids.empty() ? std::vector<int32_t>{} : std::move(type_ids[i]);
+      pending.items.push_back({j, static_cast<int64_t>(i), output_row[i], std::move(sequences[i]),
+                               std::move(types), enqueued});
     }
     queued_ += pending.items.size();
     pending_.push_back(std::move(pending));
@@ -198,12 +218,12 @@ void Batcher::run_part(std::vector<Item> part, BatchReport* report) {
   Buffer out;
   const Status status = embed_part(part, &out);
   if (status.ok()) {
-    const int64_t dim = model_.dim();
     const float* from = out.as<float>();
     for (size_t i = 0; i < part.size(); ++i) {
       EmbedJob& job = *part[i].job;
-      const int64_t values = output_rows(part[i]) * dim;
-      std::memcpy(job.rows_.as<float>() + part[i].output_row * dim, from,
+      const int64_t width = job.width_;
+      const int64_t values = output_rows(part[i]) * width;
+      std::memcpy(job.rows_.as<float>() + part[i].output_row * width, from,
                   static_cast<size_t>(values) * sizeof(float));
       from += values;
       ++report->embedded_sequences;
@@ -246,25 +266,37 @@ void Batcher::run_part(std::vector<Item> part, BatchReport* report) {
 }
 
 int64_t Batcher::output_rows(const Item& item) {
-  return item.job->output_ == JobOutput::kPooled ? 1 : static_cast<int64_t>(item.ids.size());
+  return item.job->output_ == JobOutput::kTokenStates ? static_cast<int64_t>(item.ids.size()) : 1;
 }
 
 Status Batcher::embed_part(std::vector<Item>& part, Buffer* out) {
   int64_t rows = 0;
   for (const Item& item : part) rows += output_rows(item);
+  const JobOutput kind = part.front().job->output_;
   Status status = Buffer::allocate(
-      alloc_, static_cast<size_t>(rows) * static_cast<size_t>(model_.dim()) * sizeof(float),
+      alloc_, static_cast<size_t>(rows) * static_cast<size_t>(part.front().job->width_) * sizeof(float),
       "server.batch", out);
   if (!status.ok()) return status;
   // The model takes a list of sequences; lend it the items' ids and take
   // them back, since a failed part is run again in halves.
   std::vector<std::vector<int32_t>> sequences;
+  std::vector<std::vector<int32_t>> type_ids;
   sequences.reserve(part.size());
-  for (Item& item : part) sequences.push_back(std::move(item.ids));
+  for (Item& item : part) {
+    if (kind == JobOutput::kScores) {
+      type_ids.push_back(item.type_ids.empty() ? std::vector<int32_t>(item.ids.size(), 0)
+                                               : item.type_ids);
+    }
+    sequences.push_back(std::move(item.ids));
+  }
   try {
-    status = part.front().job->output_ == JobOutput::kPooled
-                 ? model_.embed(sequences, ctx_, out->as<float>())
-                 : model_.embed_tokens(sequences, ctx_, out->as<float>());
+    float* rows_out = out->as<float>();
+    switch (kind) {
+      case JobOutput::kPooled: status = model_.embed(sequences, ctx_, rows_out); break;
+      case JobOutput::kTokenStates: status = model_.embed_tokens(sequences, ctx_, rows_out); break;
+      case JobOutput::kScores: status = model_.classify(sequences, &type_ids, ctx_, rows_out); break;
+      case JobOutput::kSparse: status = model_.embed_sparse(sequences, ctx_, rows_out); break;
+    }
   } catch (const std::exception& e) {
     status = internal_error(std::string("the model threw: ") + e.what());
   } catch (...) {

@@ -52,7 +52,12 @@ struct BatchReport {
 enum class JobOutput {
   kPooled,       // one row per sequence (EmbeddingModel::embed)
   kTokenStates,  // one row per token of every sequence (EmbeddingModel::embed_tokens)
+  kScores,       // one row of num_labels() logits per sequence (EmbeddingModel::classify)
+  kSparse,       // one row of sparse_dim() SPLADE values per sequence (embed_sparse)
 };
+
+// Floats in one output row of `output` for `model`.
+int64_t row_width(const pipeline::EmbeddingModel& model, JobOutput output);
 
 // One admitted request: its rows, filled by the batcher.
 class EmbedJob {
@@ -65,9 +70,10 @@ class EmbedJob {
   }
   float* rows() { return rows_.as<float>(); }
   int64_t count() const { return count_; }  // sequences
-  // Rows of dim floats in rows(): count() when pooled, the sequences'
-  // total length for token states (sequence 0's tokens first).
+  // Rows of width() floats in rows(): count(), or for token states the
+  // sequences' total length (sequence 0's tokens first).
   int64_t output_rows() const { return output_rows_; }
+  int64_t width() const { return width_; }
   // After a failed wait(): the sequence that failed when run alone, or -1
   // when the failure is not one sequence's (memory, or all of them failed).
   int64_t failed_row() const { return failed_row_; }
@@ -77,6 +83,7 @@ class EmbedJob {
   Buffer rows_;  // output_rows x dim floats ("server.results")
   int64_t count_ = 0;
   int64_t output_rows_ = 0;
+  int64_t width_ = 0;
   JobOutput output_ = JobOutput::kPooled;
   int64_t remaining_ = 0;  // rows not yet written; batcher thread only
   bool done_ = false;      // answered (possibly with an error); batcher thread only
@@ -104,8 +111,10 @@ class Batcher {
   // EmbedJob::wait(): the model's error for one of its own sequences, or
   // ResourceExhausted when the memory budget refuses its result rows or the
   // model's memory for a sequence of it (the route's 503 + Retry-After).
+  // `type_ids` (kScores only; empty: all zeros) has the sequences' shape.
   Status submit(std::vector<std::vector<int32_t>> sequences, std::shared_ptr<EmbedJob>* job,
-                JobOutput output = JobOutput::kPooled);
+                JobOutput output = JobOutput::kPooled,
+                std::vector<std::vector<int32_t>> type_ids = {});
 
   // The client of `job` has gone: its sequences not yet in a batch are
   // dropped and it is answered Cancelled (nobody reads it) before the next
@@ -126,6 +135,7 @@ class Batcher {
     int64_t row = 0;         // the sequence's index in its request
     int64_t output_row = 0;  // its first row in the job's rows
     std::vector<int32_t> ids;
+    std::vector<int32_t> type_ids;  // kScores: the segment of each id; empty: all 0
     int64_t enqueued_ns = 0;
   };
   void loop();
@@ -142,7 +152,7 @@ class Batcher {
   // the requests (or, for a memory refusal, the sequences) that fail alone.
   void run_part(std::vector<Item> part, BatchReport* report);
   Status embed_part(std::vector<Item>& part, Buffer* out);
-  // Rows of dim floats that `item` gets back.
+  // Rows of its job's width() floats that `item` gets back.
   static int64_t output_rows(const Item& item);
   void finish(EmbedJob& job, Status status);
 

@@ -22,6 +22,22 @@ ApiError prepare_inputs(const pipeline::EmbeddingModel& model,
                           s.message());
 }
 
+ApiError prepare_score_inputs(const pipeline::EmbeddingModel& model,
+                              const std::vector<pipeline::ScoreInput>& inputs, bool truncate,
+                              const std::string& field, const char* truncate_hint,
+                              PreparedInputs* out) {
+  pipeline::TextOptions options;
+  options.truncate = truncate;
+  options.field = field;
+  options.truncate_hint = truncate_hint;
+  size_t failed = 0;
+  const Status s = pipeline::frame_score_inputs(model, inputs, options, &out->sequences,
+                                                &out->type_ids, &out->tokens, &failed);
+  if (s.ok()) return no_error();
+  return validation_error(inputs.size() == 1 ? field : field + "[" + std::to_string(failed) + "]",
+                          s.message());
+}
+
 ApiError tokenize_text(const pipeline::EmbeddingModel& model, const std::string& text,
                        bool add_special_tokens, const std::string& field,
                        std::vector<model::TokenSpan>* out) {

@@ -3,16 +3,11 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/json_input.h"
+#include "server/request_fields.h"
 
 namespace tessera::server {
 
-namespace {
-
-using nlohmann::json;
-
-// A short rendering of a JSON value for messages ("got number 3"), bounded
-// whatever the value's size or depth.
-std::string describe(const json& v) { return json_input::describe(v); }
+namespace request_fields {
 
 ApiError parse_object(std::string_view body, json* out) {
   // 400 like TEI (axum) for a body that is not JSON at all: syntax, invalid
@@ -27,8 +22,6 @@ ApiError parse_object(std::string_view body, json* out) {
   return no_error();
 }
 
-// `field` is a string or a non-empty list of strings, at most
-// limits.max_client_batch_size long.
 ApiError parse_texts(const json& body, const char* field, const ParseLimits& limits,
                      std::vector<std::string>* out) {
   auto it = body.find(field);
@@ -70,9 +63,7 @@ ApiError parse_texts(const json& body, const char* field, const ParseLimits& lim
   return no_error();
 }
 
-// An optional boolean field; absent or null keeps *out. `prefix` names the
-// object holding it ("parameters.").
-ApiError parse_bool(const json& obj, const char* key, bool* out, const std::string& prefix = "") {
+ApiError parse_bool(const json& obj, const char* key, bool* out, const std::string& prefix) {
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return no_error();
   if (!it->is_boolean()) {
@@ -83,8 +74,6 @@ ApiError parse_bool(const json& obj, const char* key, bool* out, const std::stri
   return no_error();
 }
 
-// The text options TEI's embedding routes share, in `obj` (the body, or
-// /similarity's "parameters"); `prefix` names obj in messages.
 ApiError parse_text_options(const json& obj, const std::string& prefix, const ParseLimits& limits,
                             bool* truncate) {
   *truncate = limits.auto_truncate;
@@ -108,7 +97,14 @@ ApiError parse_text_options(const json& obj, const std::string& prefix, const Pa
   return no_error();
 }
 
-}  // namespace
+}  // namespace request_fields
+
+using request_fields::describe;
+using request_fields::json;
+using request_fields::parse_bool;
+using request_fields::parse_object;
+using request_fields::parse_text_options;
+using request_fields::parse_texts;
 
 ApiError parse_embed_request(std::string_view body, const ParseLimits& limits, EmbedRequest* out) {
   json j;

@@ -14,6 +14,7 @@
 #include "server/inputs.h"
 #include "server/request_parse.h"
 #include "server/served_model.h"
+#include "tessera/model_kind.h"
 #include "server/server_metrics.h"
 #include "server/server_options.h"
 
@@ -62,8 +63,9 @@ Reply handle_tokenize(RouteContext& rc, std::string_view body);      // POST /to
 Reply handle_decode(RouteContext& rc, std::string_view body);        // POST /decode
 Reply handle_similarity(RouteContext& rc, std::string_view body);    // POST /similarity
 Reply handle_embed_all(RouteContext& rc, std::string_view body);     // POST /embed_all
-// TEI's routes for other kinds of model (classifier, re-ranker, SPLADE):
-// its 424 answer for an embedding model.
+// TEI's routes for models with a head (routes_heads.cc): a classifier or
+// re-ranker on /predict, a re-ranker on /rerank, SPLADE on /embed_sparse;
+// TEI's 424 for a model of another kind.
 Reply handle_predict(RouteContext& rc, std::string_view body);       // POST /predict
 Reply handle_rerank(RouteContext& rc, std::string_view body);        // POST /rerank
 Reply handle_embed_sparse(RouteContext& rc, std::string_view body);  // POST /embed_sparse
@@ -73,6 +75,13 @@ Reply handle_metrics(RouteContext& rc);                              // GET /met
 
 // A BoundedAnswer's outcome as a reply: its text (200) or its error.
 Reply bounded_reply(BoundedAnswer& answer);
+
+// TEI's 424 (Backend) when the served model is not of kind `a` or `b`: the
+// message says what the route needs and what the model is. no_error() else.
+ApiError needs_model_kind(const RouteContext& rc, ModelKind a, ModelKind b, const char* tei_message,
+                          const char* route);
+// The check of every dense-embedding route (TEI: "Model is not an embedding model").
+ApiError needs_embedding_model(const RouteContext& rc, const char* route);
 
 // The request limits of the body parsers, from the server options.
 ParseLimits parse_limits(const RouteContext& rc);

@@ -67,6 +67,7 @@ ApiError plan_documents(RouteContext& rc, const DocumentsRequest& req,
 Reply handle_embed_documents(RouteContext& rc, std::string_view body) {
   DocumentsRequest req;
   ApiError e = parse_documents_request(body, parse_limits(rc), &req);
+  if (e.ok()) e = needs_embedding_model(rc, "/embed_documents");
   std::vector<PlannedDocument> docs;
   PreparedInputs inputs;
   if (e.ok()) e = plan_documents(rc, req, &docs, &inputs);

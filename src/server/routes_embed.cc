@@ -49,7 +49,8 @@ ApiError run_job(RouteContext& rc, PreparedInputs& inputs, const std::string& fi
 ApiError run_job(RouteContext& rc, PreparedInputs& inputs, const RowName& row_name,
                  std::shared_ptr<EmbedJob>* job, JobOutput output) {
   const std::string field = row_name(-1);
-  Status s = rc.batcher.submit(std::move(inputs.sequences), job, output);
+  Status s = rc.batcher.submit(std::move(inputs.sequences), job, output,
+                               std::move(inputs.type_ids));
   if (s.code() == StatusCode::kResourceExhausted) {
     return {429, "Overloaded", "", "overloaded: " + s.message(), kRetryAfterSeconds};
   }
@@ -83,7 +84,7 @@ ApiError run_job(RouteContext& rc, PreparedInputs& inputs, const RowName& row_na
         "model failed" + where +
             " (no attention backend could run it, or the one that ran failed): " + s.to_string()};
   }
-  const int64_t values = (*job)->output_rows() * rc.model.dim();
+  const int64_t values = (*job)->output_rows() * (*job)->width();
   if (!all_finite((*job)->rows(), values)) {
     return {500, "Backend", "", "the model produced non-finite values (NaN or Inf)"};
   }
@@ -122,6 +123,7 @@ void normalize_rows(const RouteContext& rc, EmbedJob& job, bool normalize) {
 Reply handle_embed(RouteContext& rc, std::string_view body) {
   EmbedRequest req;
   ApiError e = parse_embed_request(body, parse_limits(rc), &req);
+  if (e.ok()) e = needs_embedding_model(rc, "/embed");
   if (e.ok()) e = check_normalize(rc, req.normalize);
   PreparedInputs inputs;
   if (e.ok()) {
@@ -147,6 +149,7 @@ Reply handle_embed(RouteContext& rc, std::string_view body) {
 Reply handle_openai_embeddings(RouteContext& rc, std::string_view body) {
   OpenAIRequest req;
   ApiError e = parse_openai_request(body, parse_limits(rc), &req);
+  if (e.ok()) e = needs_embedding_model(rc, "/v1/embeddings");
   const int dim = rc.model.dim();
   if (e.ok() && req.dimensions && *req.dimensions != dim) {
     e = validation_error("dimensions", "dimensions = " + std::to_string(*req.dimensions) +

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "pipeline/model_kind.h"
 #include "server/inputs.h"
 #include "server/json_out.h"
 #include "runtime/metrics.h"
@@ -77,6 +78,28 @@ Reply handle_health(RouteContext& rc) {
   return {200, R"({"status":"ok"})"};
 }
 
+namespace {
+
+// TEI's model_type: {"embedding": {"pooling"}} (SPLADE's pooling is
+// "splade"), or {"reranker" | "classifier": {"id2label", "label2id"}}.
+nlohmann::json model_type(const RouteContext& rc) {
+  const ModelKind kind = pipeline::model_kind(rc.model);
+  if (kind == ModelKind::kEmbedding || kind == ModelKind::kSparse) {
+    const std::string pooling = kind == ModelKind::kSparse ? "splade" : rc.model_info.pooling;
+    return {{"embedding", {{"pooling", pooling}}}};
+  }
+  nlohmann::json id2label = nlohmann::json::object();
+  nlohmann::json label2id = nlohmann::json::object();
+  const std::vector<std::string>& labels = rc.model.labels();
+  for (size_t i = 0; i < labels.size(); ++i) {
+    id2label[std::to_string(i)] = labels[i];
+    label2id[labels[i]] = i;
+  }
+  return {{model_kind_name(kind), {{"id2label", id2label}, {"label2id", label2id}}}};
+}
+
+}  // namespace
+
 Reply handle_info(RouteContext& rc) {
   const ModelInfo& m = rc.model_info;
   const ServerOptions& o = rc.options;
@@ -84,7 +107,7 @@ Reply handle_info(RouteContext& rc) {
   nlohmann::json j = {
       {"model_id", m.id},
       {"model_dtype", "float32"},
-      {"model_type", {{"embedding", {{"pooling", m.pooling}}}}},
+      {"model_type", model_type(rc)},
       {"max_concurrent_requests", o.batching.max_concurrent_requests},
       {"max_input_length", m.max_length},
       {"max_batch_tokens", o.batching.max_batch_tokens},

@@ -1,10 +1,10 @@
 // TEI's other routes for an embedding model: POST /similarity, /embed_all
-// and /decode, and the 424 that /predict, /rerank and /embed_sparse answer
-// when the model is not a classifier, a re-ranker or a SPLADE model.
+// and /decode; POST / and /invocations, which serve the model's default task.
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "runtime/json_input.h"
+#include "pipeline/model_kind.h"
 #include "server/inputs.h"
 #include "server/json_out.h"
 #include "server/request_parse.h"
@@ -34,18 +34,16 @@ std::string similarity_row_name(int64_t row) {
   return "inputs.sentences[" + std::to_string(row - 1) + "]";
 }
 
-// TEI's answer on an embedding model: a Backend error (424) with its message.
-Reply not_this_model(const RouteContext& rc, const char* tei_message, const char* route) {
-  return tei_error_reply({424, "Backend", "",
-                          std::string("Backend error: ") + tei_message + " (" + route +
-                              ": model '" + rc.model_info.id +
-                              "' is an embedding model; use POST /embed, /embed_all or "
-                              "/similarity)"});
-}
-
 }  // namespace
 
 Reply handle_default_task(RouteContext& rc, std::string_view body) {
+  // TEI's default routes by model type (router/src/http/server.rs).
+  switch (pipeline::model_kind(rc.model)) {
+    case ModelKind::kReranker: return handle_rerank(rc, body);
+    case ModelKind::kClassifier: return handle_predict(rc, body);
+    case ModelKind::kSparse: return handle_embed_sparse(rc, body);
+    case ModelKind::kEmbedding: break;
+  }
   nlohmann::json j;
   const bool similarity = json_input::parse(body, "body", &j).ok() && j.is_object() &&
                           j.contains("inputs") && j["inputs"].is_object();
@@ -55,6 +53,7 @@ Reply handle_default_task(RouteContext& rc, std::string_view body) {
 Reply handle_similarity(RouteContext& rc, std::string_view body) {
   SimilarityRequest req;
   ApiError e = parse_similarity_request(body, parse_limits(rc), &req);
+  if (e.ok()) e = needs_embedding_model(rc, "/similarity");
   PreparedInputs inputs;
   PreparedInputs sentences;
   if (e.ok()) {
@@ -84,6 +83,7 @@ Reply handle_similarity(RouteContext& rc, std::string_view body) {
 Reply handle_embed_all(RouteContext& rc, std::string_view body) {
   EmbedAllRequest req;
   ApiError e = parse_embed_all_request(body, parse_limits(rc), &req);
+  if (e.ok()) e = needs_embedding_model(rc, "/embed_all");
   PreparedInputs inputs;
   if (e.ok()) {
     e = prepare_inputs(rc.model, req.inputs, req.truncate, "inputs", kTeiTruncateHint, &inputs);
@@ -132,18 +132,6 @@ Reply handle_decode(RouteContext& rc, std::string_view body) {
     out.push_back(text);
   }
   return {200, json_text(out)};
-}
-
-Reply handle_predict(RouteContext& rc, std::string_view /*body*/) {
-  return not_this_model(rc, "Model is not a classifier model", "/predict");
-}
-
-Reply handle_rerank(RouteContext& rc, std::string_view /*body*/) {
-  return not_this_model(rc, "model is not a re-ranker model", "/rerank");
-}
-
-Reply handle_embed_sparse(RouteContext& rc, std::string_view /*body*/) {
-  return not_this_model(rc, "Model is not an embedding model with SPLADE pooling", "/embed_sparse");
 }
 
 }  // namespace tessera::server

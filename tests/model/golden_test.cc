@@ -1,5 +1,7 @@
 // tessera against sentence-transformers (data/golden, made by
-// tools/make_golden_embeddings.py) on the default model: every embedding has
+// tools/make_golden_embeddings.py) on the real models: the default
+// all-MiniLM-L6-v2 (BERT) and all-mpnet-base-v2 (MPNet, installed by
+// scripts/install-mpnet.sh; golden rows in data/golden/mpnet). Every embedding has
 // cosine >= 0.9999 to the reference (>= kMinCosineBf16 with bf16 weights),
 // with each CPU attention backend forced in turn. The committed token ids
 // isolate the encoder from the tokenizer; a second test runs the tokenizer too.
@@ -15,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/encoder.h"
+#include "model_test_util.h"
 #include "tessera/registry.h"
 
 namespace tessera::model {
@@ -33,11 +36,30 @@ struct GoldenRow {
   std::vector<float> embedding;
 };
 
+using testing::cosine;
+
 std::string source_path(const std::string& rel) { return std::string(TESSERA_SOURCE_DIR) + "/" + rel; }
 
-std::vector<GoldenRow> read_golden() {
+// One real model and its sentence-transformers rows.
+struct GoldenModel {
+  const char* name;
+  const char* dir;     // under the source tree
+  const char* golden;  // embeddings.jsonl under the source tree
+  const char* install; // what puts the model there
+};
+
+const GoldenModel kModels[] = {
+    {"MiniLM", "models/all-MiniLM-L6-v2", "data/golden/embeddings.jsonl",
+     "scripts/install-deps.sh"},
+    {"MPNet", "models/all-mpnet-base-v2", "data/golden/mpnet/embeddings.jsonl",
+     "scripts/install-mpnet.sh"},
+};
+
+void PrintTo(const GoldenModel& m, std::ostream* os) { *os << m.name; }
+
+std::vector<GoldenRow> read_golden(const std::string& golden) {
   std::vector<GoldenRow> rows;
-  std::ifstream emb(source_path("data/golden/embeddings.jsonl"));
+  std::ifstream emb(source_path(golden));
   std::ifstream in(source_path("data/golden/inputs.jsonl"));
   std::string e, t;
   while (std::getline(emb, e) && std::getline(in, t)) {
@@ -46,16 +68,6 @@ std::vector<GoldenRow> read_golden() {
     rows.push_back({jt["id"], jt["text"], je["token_ids"], je["embedding"]});
   }
   return rows;
-}
-
-double cosine(const float* a, const std::vector<float>& b) {
-  double ab = 0, aa = 0, bb = 0;
-  for (size_t i = 0; i < b.size(); ++i) {
-    ab += double(a[i]) * b[i];
-    aa += double(a[i]) * a[i];
-    bb += double(b[i]) * b[i];
-  }
-  return ab / std::sqrt(aa * bb);
 }
 
 // Under ASan + UBSan (scripts/sanitize.sh sets TESSERA_TEST_SANITIZED) the
@@ -74,18 +86,30 @@ std::vector<GoldenRow> sanitizer_subset(const std::vector<GoldenRow>& rows) {
   return subset;
 }
 
-class Golden : public ::testing::Test {
+// The larger models under sanitizers: a few short rows still drive every
+// layer and backend; the release suite checks all 40.
+std::vector<GoldenRow> shortest(std::vector<GoldenRow> rows, size_t n) {
+  std::stable_sort(rows.begin(), rows.end(), [](const GoldenRow& a, const GoldenRow& b) {
+    return a.token_ids.size() < b.token_ids.size();
+  });
+  rows.resize(std::min(n, rows.size()));
+  return rows;
+}
+
+class Golden : public ::testing::TestWithParam<GoldenModel> {
  protected:
   void SetUp() override {
-    const std::string dir = source_path("models/all-MiniLM-L6-v2");
+    const std::string dir = source_path(GetParam().dir);
     ASSERT_TRUE(std::filesystem::exists(dir + "/model.safetensors"))
-        << "the default model is missing at " << dir << ": run scripts/install-deps.sh";
+        << GetParam().name << " is missing at " << dir << ": run " << GetParam().install;
     const Status st = Encoder::load(dir, {}, ctx_, &encoder_);
     ASSERT_TRUE(st.ok()) << st.to_string();
     dir_ = dir;
-    rows_ = read_golden();
+    rows_ = read_golden(GetParam().golden);
     ASSERT_EQ(rows_.size(), 40u) << "data/golden files unreadable or out of step";
-    if (std::getenv("TESSERA_TEST_SANITIZED") != nullptr) rows_ = sanitizer_subset(rows_);
+    if (std::getenv("TESSERA_TEST_SANITIZED") != nullptr) {
+      rows_ = &GetParam() == &kModels[0] ? sanitizer_subset(rows_) : shortest(rows_, 3);
+    }
     register_builtin_backends(registry_);
   }
 
@@ -104,7 +128,7 @@ class Golden : public ::testing::Test {
       EXPECT_GE(c, min_cosine) << rows_[i].id;
       if (c < worst || worst_id.empty()) worst = c, worst_id = rows_[i].id;
     }
-    std::cout << "[ golden   ] " << weight_precision_name(encoder.weight_precision())
+    std::cout << "[ golden   ] " << GetParam().name << " " << weight_precision_name(encoder.weight_precision())
               << " weights, policy " << policy.to_string() << ": worst cosine "
               << std::setprecision(9) << worst << " (" << worst_id << ") over " << rows_.size()
               << " inputs\n";
@@ -142,11 +166,11 @@ class Golden : public ::testing::Test {
   std::vector<GoldenRow> rows_;
 };
 
-TEST_F(Golden, EveryCpuBackendMatchesSentenceTransformers) {
+TEST_P(Golden, EveryCpuBackendMatchesSentenceTransformers) {
   check_every_cpu_backend(*encoder_, kMinCosine);
 }
 
-TEST_F(Golden, Bf16WeightsEveryCpuBackend) {
+TEST_P(Golden, Bf16WeightsEveryCpuBackend) {
   EncoderOptions options;
   options.weights = WeightPrecision::kBf16;
   std::unique_ptr<Encoder> bf16;
@@ -157,7 +181,7 @@ TEST_F(Golden, Bf16WeightsEveryCpuBackend) {
   check_every_cpu_backend(*bf16, kMinCosineBf16);
 }
 
-TEST_F(Golden, TokenizerAndEncoderTogether) {
+TEST_P(Golden, TokenizerAndEncoderTogether) {
   std::vector<std::vector<int32_t>> seqs;
   for (const GoldenRow& r : rows_) {
     std::vector<TokenSpan> spans;
@@ -170,6 +194,11 @@ TEST_F(Golden, TokenizerAndEncoderTogether) {
   }
   check(*encoder_, seqs, Policy{}, kMinCosine);
 }
+
+INSTANTIATE_TEST_SUITE_P(RealModels, Golden, ::testing::ValuesIn(kModels),
+                         [](const ::testing::TestParamInfo<GoldenModel>& info) {
+                           return std::string(info.param.name);
+                         });
 
 }  // namespace
 }  // namespace tessera::model

@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "model/pooling.h"
+#include "model/heads/pooling.h"
 
 namespace tessera::model {
 namespace {

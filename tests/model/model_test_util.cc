@@ -1,3 +1,4 @@
+#include <cmath>
 #include "model_test_util.h"
 
 #include <stdlib.h>
@@ -156,6 +157,16 @@ void TinyBert::write(const std::string& dir, const std::vector<FakeTensor>& tens
   std::vector<FakeTensor> named = tensors;
   for (FakeTensor& t : named) t.name = prefix + t.name;
   write_file((d / "model.safetensors").string(), make_safetensors(named));
+}
+
+double cosine(const float* a, const std::vector<float>& b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    ab += double(a[i]) * b[i];
+    aa += double(a[i]) * a[i];
+    bb += double(b[i]) * b[i];
+  }
+  return ab / std::sqrt(aa * bb);
 }
 
 }  // namespace tessera::model::testing

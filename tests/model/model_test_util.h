@@ -31,6 +31,9 @@ std::string read_text(const std::string& path);
 std::string source_path(const std::string& relative);
 std::string model_dir();
 
+// Cosine of a[0, b.size()) and b, accumulated in double.
+double cosine(const float* a, const std::vector<float>& b);
+
 // 8-byte little-endian header length + header + data, exactly as given.
 std::string safetensors_bytes(const std::string& header, const std::string& data);
 

@@ -14,7 +14,7 @@ using testing::TinyBert;
 
 struct Loaded {
   Status status;
-  BertWeights weights;
+  NetworkWeights weights;
 };
 
 Loaded load(const TinyBert& tiny, const std::vector<FakeTensor>& tensors, Context& ctx,
@@ -28,7 +28,7 @@ Loaded load(const TinyBert& tiny, const std::vector<FakeTensor>& tensors, Contex
   std::unique_ptr<SafetensorsFile> file;
   out.status = SafetensorsFile::open(config.weights_path, &file);
   if (!out.status.ok()) return out;
-  out.status = load_bert_weights(*file, config.bert, precision, ctx.allocator(), &out.weights);
+  out.status = load_network_weights(*file, config.network, precision, ctx.allocator(), &out.weights);
   return out;
 }
 
@@ -176,9 +176,9 @@ TEST(Weights, MissingTensorExtraLayerAndWrongDtype) {
     ASSERT_TRUE(load_model_config(dir.path().string(), &config).ok());
     std::unique_ptr<SafetensorsFile> file;
     ASSERT_TRUE(SafetensorsFile::open(config.weights_path, &file).ok());
-    BertWeights w;
+    NetworkWeights w;
     const Status st =
-        load_bert_weights(*file, config.bert, WeightPrecision::kF32, ctx.allocator(), &w);
+        load_network_weights(*file, config.network, WeightPrecision::kF32, ctx.allocator(), &w);
     EXPECT_EQ(st.code(), StatusCode::kUnsupported);
     EXPECT_NE(st.message().find("I32"), std::string::npos) << st.message();
   }
@@ -189,11 +189,11 @@ TEST(Weights, MissingTensorExtraLayerAndWrongDtype) {
     ASSERT_TRUE(load_model_config(dir.path().string(), &config).ok());
     std::unique_ptr<SafetensorsFile> file;
     ASSERT_TRUE(SafetensorsFile::open(config.weights_path, &file).ok());
-    BertWeights w;
+    NetworkWeights w;
     const Status st =
-        load_bert_weights(*file, config.bert, WeightPrecision::kF32, ctx.allocator(), &w);
+        load_network_weights(*file, config.network, WeightPrecision::kF32, ctx.allocator(), &w);
     EXPECT_EQ(st.code(), StatusCode::kNotFound);
-    EXPECT_NE(st.message().find("not a BERT checkpoint"), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find("not a bert checkpoint"), std::string::npos) << st.message();
   }
   EXPECT_TRUE(ctx.allocator().leaks().empty());
 }

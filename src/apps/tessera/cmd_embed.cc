@@ -11,12 +11,14 @@
 
 #include "commands.h"
 #include "embed_resume.h"
+#include "embed_sparse.h"
 #include "model/encoder.h"
 #include "model_options.h"
 #include "pipeline/atomic_file.h"
 #include "pipeline/document_reader.h"
 #include "pipeline/embedding_writer.h"
 #include "pipeline/encoder_model.h"
+#include "pipeline/model_kind.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/report.h"
 #include "pipeline/temp_files.h"
@@ -43,6 +45,7 @@ struct EmbedOptions {
   std::string stdin_format = "text";
   std::string summary_json;
   bool resume = false;
+  bool sparse = false;
   std::string round_bytes;                 // "": the pipeline's default
   std::string max_document_bytes = "64M";  // pipeline::kDefaultMaxDocumentBytes
   pipeline::PipelineOptions pipeline;
@@ -75,7 +78,52 @@ long long ll(int64_t v) { return static_cast<long long>(v); }
   pipeline::temp_files::remove_all_and_exit(kExitSignalBase + signo);
 }
 
+// --sparse refuses the dense-only options before any model is loaded.
+Status check_sparse_flags(const EmbedOptions& opt) {
+  const bool npy = opt.format.empty() ? ends_with(opt.output, ".npy") : opt.format == "npy";
+  if (npy) {
+    return invalid_argument(
+        "--sparse writes JSONL rows {\"id\", \"indices\", \"values\"}: .npy output (a dense "
+        "[rows, dim] array) cannot hold sparse vectors; write to a .jsonl file or stdout");
+  }
+  if (opt.resume || opt.pipeline.doc_embedding) {
+    return invalid_argument("--sparse cannot be combined with --resume or --doc-embedding");
+  }
+  return Status::Ok();
+}
+
+int run_embed_sparse(AppState& state, EmbedOptions& opt) {
+  if (Status s = check_sparse_flags(opt); !s.ok()) return fail(s, kExitUsage);
+  if (Status s = state.init(); !s.ok()) return fail(s, kExitUsage);
+  std::string model_dir;
+  std::unique_ptr<model::Encoder> encoder;
+  if (Status s = load_encoder(opt.model, state.context(), &model_dir, &encoder); !s.ok()) {
+    return fail(s, kExitUsage);
+  }
+  pipeline::EncoderModel model(std::move(encoder), state.dispatcher());
+  if (Status s = pipeline::require_kind(model, ModelKind::kSparse, "tessera embed --sparse " +
+                                        model_dir, "a SPLADE model (*ForMaskedLM)");
+      !s.ok()) {
+    return fail(s, kExitUsage);
+  }
+  pipeline::ReaderOptions reader_options;
+  reader_options.stdin_format =
+      opt.stdin_format == "jsonl" ? pipeline::StdinFormat::kJsonl : pipeline::StdinFormat::kText;
+  std::unique_ptr<pipeline::DocumentReader> reader;
+  if (Status s = pipeline::DocumentReader::open(opt.inputs, reader_options, &reader); !s.ok()) {
+    return fail(s, kExitUsage);
+  }
+  SparseRunStats stats;
+  if (Status s = run_sparse_embedding(*reader, model, opt.output, opt.pipeline.batch_tokens,
+                                      state.context(), &stats);
+      !s.ok()) {
+    return fail(s, kExitFatal);
+  }
+  return stats.skipped > 0 ? kExitSkipped : kExitOk;
+}
+
 int run_embed(AppState& state, EmbedOptions& opt) {
+  if (opt.sparse) return run_embed_sparse(state, opt);
   if (opt.resume) {
     if (Status s = check_resume_flags(opt.output, opt.inputs); !s.ok()) return fail(s, kExitUsage);
   }
@@ -110,6 +158,12 @@ int run_embed(AppState& state, EmbedOptions& opt) {
     return fail(s, kExitUsage);
   }
   pipeline::EncoderModel model(std::move(encoder), state.dispatcher());
+  if (Status s = pipeline::require_kind(model, ModelKind::kEmbedding, "tessera embed " + model_dir,
+                                        "an embedding model (for a SPLADE model add --sparse; "
+                                        "for a reranker use tessera rerank)");
+      !s.ok()) {
+    return fail(s, kExitUsage);
+  }
   const double load_seconds = seconds_since(start);
   if (Status s = pipeline::resolve_options(model, &opt.pipeline); !s.ok()) {
     return fail(s, kExitUsage);
@@ -260,6 +314,10 @@ void add_embed_command(CLI::App& app, AppState& state) {
                   "Largest document read, e.g. 64M: a file, stdin (text) or JSONL line over it\n"
                   "is skipped and reported, never held in memory whole (exit 3)")
       ->capture_default_str();
+  cmd->add_flag("--sparse", opt.sparse,
+                "SPLADE models (*ForMaskedLM): one sparse vector per document, cut to the\n"
+                "model's max_seq_length, as JSONL {\"id\", \"indices\", \"values\"} (nonzero\n"
+                "token ids ascending and their weights). No windows; .npy output is refused");
   cmd->add_option("--summary-json", opt.summary_json,
                   "Also write the run's figures (counts, seconds, attention, stages) as JSON");
   cmd->add_option("--round-bytes", opt.round_bytes,

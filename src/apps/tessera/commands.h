@@ -18,5 +18,7 @@ void add_verify_command(CLI::App& app, AppState& state);
 void add_serve_command(CLI::App& app, AppState& state);
 void add_tune_command(CLI::App& app, AppState& state);
 void add_embed_command(CLI::App& app, AppState& state);
+void add_models_command(CLI::App& app, AppState& state);
+void add_rerank_command(CLI::App& app, AppState& state);
 
 }  // namespace tessera::cli

@@ -64,6 +64,8 @@ int run_cli(int argc, char** argv) {
   add_serve_command(app, state);
   add_tune_command(app, state);
   add_embed_command(app, state);
+  add_rerank_command(app, state);
+  add_models_command(app, state);
 
   try {
     app.parse(argc, argv);

@@ -48,6 +48,10 @@ struct Block {
   float* lo = nullptr;
   float* hi = nullptr;
   int64_t* bias_base = nullptr;
+  int32_t* bias_index = nullptr;
+  // The block's bias rows are consecutive elements (a bias laid out with
+  // query stride 1, every row real): a score vector's bias is one load.
+  bool bias_contiguous = false;
 };
 
 // The per-thread scratch, carved by scratch_layout for this target's lanes.
@@ -91,6 +95,7 @@ inline void CarveBlock(const Scratch& s, int64_t sub, Block* b) {
   b->lo = at + s.lay.lo;
   b->hi = at + s.lay.hi;
   b->bias_base = reinterpret_cast<int64_t*>(at + s.lay.bias_base);
+  b->bias_index = reinterpret_cast<int32_t*>(at + s.lay.bias_index);
 }
 
 // Q^T [D x ld_rows]: row r of the block becomes column r; padding columns
@@ -291,6 +296,11 @@ HWY_INLINE void StartBlocks(DF df, const FlashParams& p, int64_t unit, int64_t s
       if (p.bias != nullptr) {
         for (int64_t r = 0; r < ld; ++r) {
           b.bias_base[r] = bias_row_offset(p, b.g, r < b.g.rows ? r : 0);
+          if (p.bias_index32) b.bias_index[r] = static_cast<int32_t>(b.bias_base[r]);
+        }
+        b.bias_contiguous = b.g.rows == ld;
+        for (int64_t r = 1; r < ld && b.bias_contiguous; ++r) {
+          b.bias_contiguous = b.bias_base[r] == b.bias_base[0] + r;
         }
       }
     }
@@ -382,7 +392,10 @@ HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t 
         TileGemm<false>(df, kb, ld, p.d, k_rows, b.qt, ld, s.st, ld, nullptr);
       }
       BiasRows bias;
-      if (p.bias != nullptr) bias = {p.bias + b.g.b * p.bs[0], b.bias_base, p.bs[3]};
+      if (p.bias != nullptr) {
+        bias = {p.bias + b.g.b * p.bs[0], b.bias_base, p.bs[3],
+                p.bias_index32 ? b.bias_index : nullptr, b.bias_contiguous};
+      }
       const bool masked = a0 < b.keys.full_begin || z > b.keys.full_end;
       SoftmaxTileDispatch(df, p.softcap > 0.0f, p.bias != nullptr, masked, s.st, ld, kb, a0, tf,
                           bias, SoftmaxRows{b.m, b.l, b.alpha, b.lo, b.hi});

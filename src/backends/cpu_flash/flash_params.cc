@@ -72,6 +72,13 @@ void make_params(const AttentionArgs& args, int threads, FlashParams* p,
   if (args.bias.present()) {
     p->bias = static_cast<const float*>(args.bias.data);
     for (int i = 0; i < 4; ++i) p->bs[i] = args.bias.shape[i] == 1 ? 0 : args.bias.strides[i];
+    int64_t extent = 0;
+    bool non_negative = true;
+    for (int i = 1; i < 4; ++i) {
+      non_negative = non_negative && p->bs[i] >= 0;
+      extent += (args.bias.shape[i] - 1) * p->bs[i];
+    }
+    p->bias_index32 = non_negative && extent < (int64_t{1} << 31) - 1;
   }
   p->batch = dims.batch;
   p->hq = dims.hq;

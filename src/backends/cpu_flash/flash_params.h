@@ -89,6 +89,9 @@ constexpr int64_t sub_blocks_for(int64_t rows, int64_t d, int64_t dv) {
 //   m, l, alpha, lo, hi   per query row: running max, running sum, rescale
 //                         factor, first and last visible key
 //   bias_base             per query row: int64 offset of its bias row
+//   bias_index            the same as int32, when every bias offset fits
+//                         (FlashParams::bias_index32): one vector gather per
+//                         score vector instead of a scalar loop
 // The AMX path (`amx`) keeps V^T [dv_tiles x keys] bf16 in vt, V pairs
 // [keys/2 x ld_dv] on their way there in vp, and per block O^T
 // [dv_tiles x ld_rows] in ot (o receives it transposed at the end).
@@ -96,6 +99,7 @@ struct ScratchLayout {
   int64_t ld_rows = 0, ld_dv = 0, dv_tiles = 0;
   int64_t kt = 0, vt = 0, vp = 0, st = 0, sub = 0, sub_stride = 0;
   int64_t qt = 0, o = 0, ot = 0, m = 0, l = 0, alpha = 0, lo = 0, hi = 0, bias_base = 0;
+  int64_t bias_index = 0;
   int64_t total = 0;
 };
 constexpr ScratchLayout scratch_layout(int64_t rows, int64_t d, int64_t dv, int64_t lanes,
@@ -120,6 +124,7 @@ constexpr ScratchLayout scratch_layout(int64_t rows, int64_t d, int64_t dv, int6
   s.lo = block.take(s.ld_rows);
   s.hi = block.take(s.ld_rows);
   s.bias_base = block.take(2 * s.ld_rows);  // int64 = two f32 slots
+  s.bias_index = block.take(s.ld_rows);     // int32 copies for the gather
   s.sub_stride = block.at;
   s.total = s.sub + sub_blocks * s.sub_stride;
   return s;
@@ -188,6 +193,9 @@ struct FlashParams {
   void* out = nullptr;
   float* lse = nullptr;         // optional
   const float* bias = nullptr;  // optional
+  // Every bias element of one batch entry lies below 2^31 elements from
+  // p.bias + b * bs[0] (strides >= 0): offsets fit the gather's int32 lanes.
+  bool bias_index32 = false;
   DType dtype = DType::kF32;
   std::array<int64_t, 4> qs{}, ks{}, vs{}, os{}, bs{};
   std::array<int64_t, 3> ls{};

@@ -43,10 +43,18 @@ struct SoftmaxRows {
 };
 
 // Additive bias: element (c, key) at base[row_offset[c] + key * key_stride].
+// With row_index (the offsets as int32, when they fit) a score vector's
+// bias is one hardware gather; without it, a scalar loop whose 16 stores
+// feed one vector load (a store-forwarding stall per vector: MPNet's bias
+// cost cpu.flash 30-100% of its attention time that way). A bias laid out
+// query-major (query stride 1, as the model layer writes MPNet's) needs
+// neither: its lanes are consecutive, one unaligned load.
 struct BiasRows {
   const float* base = nullptr;
   const int64_t* row_offset = nullptr;
   int64_t key_stride = 0;
+  const int32_t* row_index = nullptr;
+  bool contiguous = false;  // row_offset[c + i] == row_offset[c] + i for every lane
 };
 
 // log2(e): scores and the running max live in log2 units.
@@ -99,10 +107,19 @@ HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t
       }
       if constexpr (kBias) {
         const int64_t key_off = (key0 + j) * bias.key_stride;
-        for (int64_t i = 0; i < lanes; ++i) {
-          gathered[i] = bias.base[bias.row_offset[c + i] + key_off];
+        if (bias.contiguous) {
+          s = hn::MulAdd(hn::LoadU(df, bias.base + bias.row_offset[c] + key_off), log2e, s);
+        } else if (bias.row_index != nullptr) {
+          const hn::RebindToSigned<DF> di;
+          const auto index = hn::Add(hn::Load(di, bias.row_index + c),
+                                     hn::Set(di, static_cast<int32_t>(key_off)));
+          s = hn::MulAdd(hn::GatherIndex(df, bias.base, index), log2e, s);
+        } else {
+          for (int64_t i = 0; i < lanes; ++i) {
+            gathered[i] = bias.base[bias.row_offset[c + i] + key_off];
+          }
+          s = hn::MulAdd(hn::Load(df, gathered), log2e, s);
         }
-        s = hn::MulAdd(hn::Load(df, gathered), log2e, s);
       }
       if constexpr (kMasked) {
         const V key = hn::Set(df, static_cast<float>(key0 + j));

@@ -1,4 +1,4 @@
-#include "model/bert_layer.h"
+#include "model/layers/encoder_layer.h"
 
 #include <algorithm>
 #include <array>
@@ -12,7 +12,7 @@ namespace tessera::model {
 
 namespace {
 
-// The four products of a layer with the epilogues run_bert_layer gives them,
+// The four products of a layer with the epilogues run_encoder_layer gives them,
 // and their activations' types. With bf16 weights the products that feed
 // attention or the FFN's second product write bf16, and those two read it:
 // QKV, attention's output and the FFN's inner activations stay bf16 in memory
@@ -54,7 +54,7 @@ Status project(Context& ctx, const LayerScratch& s, const std::string& stage, co
 
 }  // namespace
 
-Status bert_layer_gemm_workspace(const LayerWeights& w, int64_t tokens, int threads, size_t* out) {
+Status encoder_layer_gemm_workspace(const LayerWeights& w, int64_t tokens, int threads, size_t* out) {
   *out = 0;
   for (const Projection& p : projections(w)) {
     size_t bytes = 0;
@@ -65,7 +65,7 @@ Status bert_layer_gemm_workspace(const LayerWeights& w, int64_t tokens, int thre
   return Status::Ok();
 }
 
-Status run_bert_layer(int index, const LayerWeights& w, const BertConfig& c,
+Status run_encoder_layer(int index, const LayerWeights& w, const NetworkConfig& c,
                       const PackedBatch& batch, const LayerScratch& s, Dispatcher& attention,
                       Context& ctx) {
   const int64_t t = batch.tokens, h = c.hidden_size;
@@ -98,6 +98,7 @@ Status run_bert_layer(int index, const LayerWeights& w, const BertConfig& c,
   args.v = view(s.wide, 2 * h, 3 * h);
   args.out = view(s.context, 0, h);
   args.varlen = Varlen{batch.cu_seqlens, batch.cu_seqlens, batch.count};
+  args.bias = batch.attention_bias;
   TESSERA_RETURN_IF_ERROR(attention.run(args, ctx));
 
   // hidden = LN(hidden + context Wo^T + bo): the residual add and the bias

@@ -1,4 +1,4 @@
-#include "model/pooling.h"
+#include "model/heads/pooling.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,0 +1,72 @@
+#include "model/config_fields.h"
+
+#include "runtime/json_input.h"
+
+namespace tessera::model::config_fields {
+
+using nlohmann::json;
+
+Status read_object(const std::string& path, json* out) {
+  TESSERA_RETURN_IF_ERROR(json_input::parse_file(path, out));
+  if (!out->is_object()) return invalid_argument(path + ": expected a JSON object");
+  return Status::Ok();
+}
+
+Status get_int(const json& j, const std::string& path, const char* key, bool required, int* out) {
+  const auto it = j.find(key);
+  if (it == j.end()) {
+    return required ? invalid_argument(path + ": missing field '" + key + "'") : Status::Ok();
+  }
+  if (!it->is_number_integer() || it->get<int64_t>() < 1 || it->get<int64_t>() > (1 << 30)) {
+    return invalid_argument(path + ": field '" + key + "' = " + json_input::render(*it) +
+                            " must be a positive integer");
+  }
+  *out = it->get<int>();
+  return Status::Ok();
+}
+
+Status get_index(const json& j, const std::string& path, const char* key, int* out) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return Status::Ok();
+  if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > (1 << 30)) {
+    return invalid_argument(path + ": field '" + key + "' = " + json_input::render(*it) +
+                            " must be an integer >= 0");
+  }
+  *out = it->get<int>();
+  return Status::Ok();
+}
+
+Status get_string(const json& j, const std::string& path, const char* key, std::string* out) {
+  const auto it = j.find(key);
+  if (it == j.end()) return Status::Ok();
+  if (!it->is_string()) {
+    return invalid_argument(path + ": field '" + key + "' = " + json_input::render(*it) +
+                            " must be a string");
+  }
+  *out = it->get<std::string>();
+  return Status::Ok();
+}
+
+Status get_bool(const json& j, const std::string& path, const char* key, bool* out) {
+  const auto it = j.find(key);
+  if (it == j.end()) return Status::Ok();
+  if (!it->is_boolean()) {
+    return invalid_argument(path + ": field '" + key + "' = " + json_input::render(*it) +
+                            " must be a boolean");
+  }
+  *out = it->get<bool>();
+  return Status::Ok();
+}
+
+Status get_epsilon(const json& j, const std::string& path, const char* key, float* out) {
+  const auto it = j.find(key);
+  if (it == j.end()) return Status::Ok();
+  if (!it->is_number() || it->get<double>() <= 0 || it->get<double>() > 1) {
+    return invalid_argument(path + ": field '" + key + "' = " + json_input::render(*it) +
+                            " must be in (0, 1]");
+  }
+  *out = it->get<float>();
+  return Status::Ok();
+}
+
+}  // namespace tessera::model::config_fields

@@ -1,0 +1,112 @@
+#include "model/explain.h"
+
+#include <cstdio>
+#include <memory>
+
+#include "model/architectures/architecture.h"
+#include "model/config.h"
+#include "model/encoder.h"
+#include "model/tokenizer.h"
+
+namespace tessera::model {
+
+namespace {
+
+std::string join(const std::vector<std::string>& parts, const char* sep) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : sep) + p;
+  return out;
+}
+
+void describe_network(const NetworkConfig& n, ModelExplanation* e) {
+  std::string arch = std::string(n.architecture->name()) + " (model_type \"" + n.model_type + "\"";
+  if (!n.class_names.empty()) arch += "; " + join(n.class_names, ", ");
+  e->facts.emplace_back("architecture", arch + ")");
+  std::string head = head_kind_name(n.head);
+  if (n.head == HeadKind::kSequenceClassification) {
+    head += ", " + std::to_string(n.num_labels) + " label" + (n.num_labels == 1 ? "" : "s") +
+            " (" + join(n.id2label, ", ") + ")";
+  }
+  e->facts.emplace_back("head", head);
+  e->facts.emplace_back(
+      "layers", std::to_string(n.num_hidden_layers) + " x hidden " +
+                    std::to_string(n.hidden_size) + ", " + std::to_string(n.num_attention_heads) +
+                    " heads of " + std::to_string(n.head_dim()) + ", FFN " +
+                    std::to_string(n.intermediate_size) + " " + n.hidden_act +
+                    ", post-LayerNorm (eps " + std::to_string(n.layer_norm_eps) + ")");
+  std::string positions = "absolute, " + std::to_string(n.max_tokens()) + " tokens";
+  if (n.position_offset > 0) {
+    positions += " (ids from " + std::to_string(n.position_offset) + " = padding_idx + 1)";
+  }
+  if (n.relative_attention_num_buckets > 0) {
+    positions += "; relative-position attention bias: " +
+                 std::to_string(n.relative_buckets_used) + " buckets up to distance " +
+                 std::to_string(n.relative_max_distance) + ", shared by every layer";
+  }
+  e->facts.emplace_back("positions", positions);
+  e->facts.emplace_back("token types", n.type_vocab_size > 0
+                                           ? std::to_string(n.type_vocab_size)
+                                           : std::string("none"));
+}
+
+std::string describe_outputs(const ModelConfig& c) {
+  const NetworkConfig& n = c.network;
+  switch (n.head) {
+    case HeadKind::kSequenceClassification:
+      return "scores: rerank (query, texts) and predict, " + std::to_string(n.num_labels) +
+             " raw logit" + (n.num_labels == 1 ? "" : "s") + " per pair";
+    case HeadKind::kMaskedLm:
+      return "sparse embeddings (SPLADE), " + std::to_string(n.vocab_size) + " dimensions";
+    case HeadKind::kNone:
+      break;
+  }
+  return "dense embeddings, " + std::to_string(n.hidden_size) + " dimensions";
+}
+
+// TODO(tokenizers merge): Tokenizer::describe() names the pipeline steps.
+std::string describe_tokenizer(const Tokenizer& t) {
+  return std::to_string(t.vocab_size()) + " tokens; specials " + std::to_string(t.cls_id()) +
+         " ... " + std::to_string(t.sep_id());
+}
+
+}  // namespace
+
+ModelExplanation explain_model(const std::string& model_dir, Context& ctx) {
+  ModelExplanation e;
+  e.facts.emplace_back("model", model_dir);
+  ModelConfig config;
+  e.status = load_model_config(model_dir, &config);
+  if (!e.status.ok()) return e;
+  describe_network(config.network, &e);
+  e.facts.emplace_back("pooling", std::string(config.sparse ? "splade (max of log(1 + relu))"
+                                                            : pooling_name(config.pooling)) +
+                                      (config.normalize ? " + normalize" : "") +
+                                      ", max_seq_length " +
+                                      std::to_string(config.max_seq_length));
+  Tokenizer tokenizer;
+  e.status = Tokenizer::load(config.transformer_dir, &tokenizer);
+  if (!e.status.ok()) return e;
+  e.facts.emplace_back("tokenizer", describe_tokenizer(tokenizer));
+  e.facts.emplace_back("outputs", describe_outputs(config));
+  std::unique_ptr<Encoder> encoder;
+  e.status = Encoder::load(model_dir, EncoderOptions{}, ctx, &encoder);
+  if (!e.status.ok()) return e;
+  char mib[64];
+  std::snprintf(mib, sizeof(mib), "%.1f MiB f32 (%s)",
+                static_cast<double>(encoder->weight_bytes()) / (1 << 20),
+                config.weights_path.c_str());
+  e.facts.emplace_back("weights", mib);
+  return e;
+}
+
+std::string supported_models() {
+  std::string out = "architectures:\n";
+  for (const Architecture* a : architectures()) {
+    out += "  " + std::string(a->name()) + ": model_type " + join(a->model_types(), ", ") +
+           "; heads: embedding (*Model), sequence classification (rerank), masked LM (SPLADE)\n";
+  }
+  out += "tokenizers:\n  WordPiece\n";
+  return out;
+}
+
+}  // namespace tessera::model

@@ -1,0 +1,44 @@
+#include "model/heads/classifier.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "runtime/gemm.h"
+#include "tessera/allocator.h"
+
+namespace tessera::model {
+
+Status run_classifier(const ClassifierWeights& w, const float* hidden, int64_t h,
+                      const int32_t* cu_seqlens, int64_t count, Context& ctx, float* out) {
+  if (count == 0) return Status::Ok();
+  const LinearEpilogue epilogue{w.dense_b, false, false};
+  size_t gemm_bytes = 0;
+  TESSERA_RETURN_IF_ERROR(linear_workspace_bytes(ctx.pool().num_threads(), count, w.dense_w,
+                                                 epilogue, &gemm_bytes));
+  constexpr size_t kAlign = TrackingAllocator::kAlignment;
+  const size_t rows_bytes =
+      (static_cast<size_t>(2 * count * h) * sizeof(float) + kAlign - 1) / kAlign * kAlign;
+  Buffer work;
+  TESSERA_RETURN_IF_ERROR(
+      Buffer::allocate(ctx.allocator(), rows_bytes + gemm_bytes, "model.activations", &work));
+  float* first = work.as<float>();
+  float* dense = first + count * h;
+  for (int64_t s = 0; s < count; ++s) {
+    std::memcpy(first + s * h, hidden + static_cast<int64_t>(cu_seqlens[s]) * h,
+                static_cast<size_t>(h) * sizeof(float));
+  }
+  TESSERA_RETURN_IF_ERROR(linear(ctx.pool(), count, first, w.dense_w, epilogue, dense,
+                                 work.as<char>() + rows_bytes, gemm_bytes));
+  for (int64_t s = 0; s < count; ++s) {
+    const float* x = dense + s * h;
+    for (int label = 0; label < w.labels; ++label) {
+      const float* row = w.out_w + static_cast<int64_t>(label) * h;
+      double acc = w.out_b[label];
+      for (int64_t i = 0; i < h; ++i) acc += static_cast<double>(row[i]) * std::tanh(x[i]);
+      out[s * w.labels + label] = static_cast<float>(acc);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace tessera::model

@@ -1,0 +1,46 @@
+// The head methods' defaults (an embedding model has none of them) and
+// EncoderModel's pair framing.
+#include "pipeline/embedding_model.h"
+
+#include "pipeline/encoder_model.h"
+
+namespace tessera::pipeline {
+
+namespace {
+
+Status no_head(const char* what) {
+  return unsupported(std::string(what) + " needs a model with that head; this one has none");
+}
+
+}  // namespace
+
+const std::vector<std::string>& EmbeddingModel::labels() const {
+  static const std::vector<std::string> kNoLabels;
+  return kNoLabels;
+}
+
+Status EmbeddingModel::encode_pair(std::string_view, std::string_view, size_t,
+                                   std::vector<int32_t>*, std::vector<int32_t>*) const {
+  return no_head("a text pair");
+}
+
+Status EmbeddingModel::classify(const std::vector<std::vector<int32_t>>&,
+                                const std::vector<std::vector<int32_t>>*, Context&, float*) {
+  return no_head("scoring");
+}
+
+Status EmbeddingModel::embed_sparse(const std::vector<std::vector<int32_t>>&, Context&, float*) {
+  return no_head("a sparse embedding");
+}
+
+Status EncoderModel::encode_pair(std::string_view a, std::string_view b, size_t max_length,
+                                 std::vector<int32_t>* ids, std::vector<int32_t>* type_ids) const {
+  std::vector<model::TokenSpan> spans;
+  TESSERA_RETURN_IF_ERROR(encoder_->tokenizer().encode_pair(a, b, max_length, &spans, type_ids));
+  ids->clear();
+  ids->reserve(spans.size());
+  for (const model::TokenSpan& t : spans) ids->push_back(t.id);
+  return Status::Ok();
+}
+
+}  // namespace tessera::pipeline

@@ -1,0 +1,282 @@
+// Every architecture and head against HF transformers' own classes: the tiny
+// random models of data/models (tools/make_tiny_models.py; README there)
+// hold what transformers / sentence-transformers compute in torch f32. For
+// each folder and each CPU attention backend forced in turn, the suite
+// requires: last hidden state max abs error <= 1e-4, pooled embedding
+// cosine >= 0.99999, classification logits abs error <= 1e-4, SPLADE values
+// abs error <= 1e-4 with the same nonzero set above 1e-3. The committed
+// token ids feed the encoder, so encoder and tokenizer errors stay apart;
+// the tokenizer is checked on the same texts too.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "model/encoder.h"
+#include "model_test_util.h"
+#include "tessera/registry.h"
+
+namespace tessera::model {
+namespace {
+
+constexpr double kMaxHiddenError = 1e-4;
+constexpr double kMinPooledCosine = 0.99999;
+constexpr double kMaxScoreError = 1e-4;
+constexpr double kSparseThreshold = 1e-3;
+
+using nlohmann::json;
+using testing::cosine;
+using Ids = std::vector<std::vector<int32_t>>;
+
+std::string folder(const std::string& name) {
+  return std::string(TESSERA_SOURCE_DIR) + "/data/models/" + name;
+}
+
+json read_expected(const std::string& name) {
+  std::ifstream in(folder(name) + "/expected.json");
+  EXPECT_TRUE(in.good()) << folder(name) << "/expected.json";
+  return json::parse(in);
+}
+
+// The worst errors over one folder, for the log line CONFORMANCE.md quotes.
+struct Worst {
+  double hidden = 0, score = 0, sparse = 0, cosine = 1;
+};
+
+class Architectures : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    const Status st = Encoder::load(folder(GetParam()), {}, ctx_, &encoder_);
+    ASSERT_TRUE(st.ok()) << st.to_string();
+    expected_ = read_expected(GetParam());
+    register_builtin_backends(registry_);
+  }
+
+  // Every available CPU backend of the encoder's attention dtype.
+  std::vector<Policy> cpu_backends() {
+    std::vector<Policy> out;
+    for (Backend* b : registry_.backends()) {
+      if (b->device().kind != DeviceKind::kCpu || !b->availability().available) continue;
+      const auto& dtypes = b->capabilities().dtypes;
+      if (std::find(dtypes.begin(), dtypes.end(), encoder_->attention_dtype()) == dtypes.end()) {
+        continue;
+      }
+      Policy only;
+      only.only = {std::string(b->name())};
+      out.push_back(only);
+    }
+    return out;
+  }
+
+  void check_cases(Dispatcher& d, Worst* worst) {
+    const json& cases = expected_["cases"];
+    Ids ids, types;
+    size_t tokens = 0;
+    for (const json& c : cases) {
+      ids.push_back(c["token_ids"].get<std::vector<int32_t>>());
+      types.push_back(c["token_type_ids"].get<std::vector<int32_t>>());
+      tokens += ids.back().size();
+    }
+    const int h = encoder_->dim();
+    std::vector<float> hidden(tokens * h);
+    ASSERT_TRUE(encoder_->embed_tokens(ids, d, ctx_, hidden.data()).ok());
+    size_t row = 0;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const json& states = cases[i]["last_hidden_state"];
+      ASSERT_EQ(states.size(), ids[i].size()) << "case " << i;
+      for (const json& expected_row : states) {
+        const auto want = expected_row.get<std::vector<float>>();
+        for (int j = 0; j < h; ++j) {
+          const double err = std::abs(double(hidden[row * h + j]) - want[j]);
+          worst->hidden = std::max(worst->hidden, err);
+          ASSERT_LE(err, kMaxHiddenError) << "case " << i << " token " << row << " dim " << j;
+        }
+        ++row;
+      }
+    }
+    if (cases[0].contains("pooled")) {
+      std::vector<float> pooled(cases.size() * h);
+      ASSERT_TRUE(encoder_->embed(ids, d, ctx_, pooled.data()).ok());
+      for (size_t i = 0; i < cases.size(); ++i) {
+        const double c = cosine(pooled.data() + i * h, cases[i]["pooled"].get<std::vector<float>>());
+        worst->cosine = std::min(worst->cosine, c);
+        EXPECT_GE(c, kMinPooledCosine) << "case " << i;
+      }
+    }
+    if (cases[0].contains("scores")) check_scores(cases, ids, types, d, worst);
+  }
+
+  void check_scores(const json& rows, const Ids& ids, const Ids& types, Dispatcher& d,
+                    Worst* worst) {
+    const int labels = encoder_->num_labels();
+    std::vector<float> scores(rows.size() * labels);
+    const Status st = encoder_->classify(ids, &types, d, ctx_, scores.data());
+    ASSERT_TRUE(st.ok()) << st.to_string();
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const auto want = rows[i]["scores"].get<std::vector<float>>();
+      ASSERT_EQ(want.size(), static_cast<size_t>(labels));
+      for (int l = 0; l < labels; ++l) {
+        const double err = std::abs(double(scores[i * labels + l]) - want[l]);
+        worst->score = std::max(worst->score, err);
+        EXPECT_LE(err, kMaxScoreError) << "row " << i << " label " << l;
+      }
+    }
+  }
+
+  void check_pairs(Dispatcher& d, Worst* worst) {
+    if (!expected_.contains("pairs")) return;
+    Ids ids, types;
+    for (const json& p : expected_["pairs"]) {
+      ids.push_back(p["token_ids"].get<std::vector<int32_t>>());
+      types.push_back(p["token_type_ids"].get<std::vector<int32_t>>());
+    }
+    check_scores(expected_["pairs"], ids, types, d, worst);
+  }
+
+  void check_sparse(Dispatcher& d, Worst* worst) {
+    if (!expected_.contains("sparse")) return;
+    const json& rows = expected_["sparse"];
+    Ids ids;
+    for (const json& r : rows) ids.push_back(r["token_ids"].get<std::vector<int32_t>>());
+    const int v = encoder_->vocab_size();
+    std::vector<float> out(rows.size() * v);
+    const Status st = encoder_->embed_sparse(ids, d, ctx_, out.data());
+    ASSERT_TRUE(st.ok()) << st.to_string();
+    for (size_t i = 0; i < rows.size(); ++i) {
+      std::vector<float> want(v, 0.0f);
+      const auto idx = rows[i]["indices"].get<std::vector<int>>();
+      const auto val = rows[i]["values"].get<std::vector<float>>();
+      for (size_t k = 0; k < idx.size(); ++k) want[idx[k]] = val[k];
+      for (int j = 0; j < v; ++j) {
+        const double got = out[i * v + j];
+        const double err = std::abs(got - want[j]);
+        worst->sparse = std::max(worst->sparse, err);
+        ASSERT_LE(err, kMaxScoreError) << "row " << i << " vocabulary entry " << j;
+        EXPECT_EQ(got > kSparseThreshold, want[j] > kSparseThreshold) << "row " << i << " " << j;
+      }
+    }
+  }
+
+  Context ctx_;
+  Registry registry_;
+  std::unique_ptr<Encoder> encoder_;
+  json expected_;
+};
+
+TEST_P(Architectures, MatchTransformersOnEveryCpuBackend) {
+  const std::vector<Policy> policies = cpu_backends();
+  ASSERT_FALSE(policies.empty());
+  for (const Policy& policy : policies) {
+    SCOPED_TRACE(policy.to_string());
+    Dispatcher d(registry_, policy);
+    Worst worst;
+    check_cases(d, &worst);
+    check_pairs(d, &worst);
+    check_sparse(d, &worst);
+    std::cout << "[ arch     ] " << GetParam() << " " << policy.to_string()
+              << std::setprecision(3) << ": hidden max abs " << worst.hidden << ", pooled cosine "
+              << std::setprecision(9) << worst.cosine << std::setprecision(3) << ", scores "
+              << worst.score << ", sparse " << worst.sparse << "\n";
+  }
+}
+
+TEST_P(Architectures, TokenizerGivesTheIdsTransformersFed) {
+  for (const json& c : expected_["cases"]) {
+    std::vector<TokenSpan> spans;
+    const std::string text = c["text"];
+    const Status st = encoder_->tokenizer().encode(text, encoder_->max_seq_length(), &spans);
+    ASSERT_TRUE(st.ok()) << st.to_string();
+    std::vector<int32_t> ids;
+    for (const TokenSpan& s : spans) ids.push_back(s.id);
+    EXPECT_EQ(ids, c["token_ids"].get<std::vector<int32_t>>()) << text;
+  }
+  if (!expected_.contains("pairs")) return;
+  for (const json& p : expected_["pairs"]) {
+    std::vector<TokenSpan> spans;
+    std::vector<int32_t> types;
+    const std::string query = p["query"], text = p["text"];
+    const Status st =
+        encoder_->tokenizer().encode_pair(query, text, encoder_->max_seq_length(), &spans, &types);
+    ASSERT_TRUE(st.ok()) << st.to_string();
+    std::vector<int32_t> ids;
+    for (const TokenSpan& s : spans) ids.push_back(s.id);
+    EXPECT_EQ(ids, p["token_ids"].get<std::vector<int32_t>>()) << query << " | " << text;
+    EXPECT_EQ(types, p["token_type_ids"].get<std::vector<int32_t>>()) << query << " | " << text;
+  }
+}
+
+// A copy of a tiny model folder with config.json changed by `edit`.
+Status load_edited(const std::string& name, const std::function<void(json*)>& edit,
+                   testing::TempDir* dir) {
+  std::filesystem::copy(folder(name), dir->path(), std::filesystem::copy_options::recursive |
+                                                       std::filesystem::copy_options::overwrite_existing);
+  json config = json::parse(testing::read_text(dir->file("config.json")));
+  edit(&config);
+  testing::write_file(dir->file("config.json"), config.dump());
+  Context ctx;
+  std::unique_ptr<Encoder> encoder;
+  return Encoder::load(dir->path().string(), {}, ctx, &encoder);
+}
+
+void expect_message(const Status& st, StatusCode code, std::initializer_list<const char*> parts) {
+  EXPECT_EQ(st.code(), code) << st.to_string();
+  for (const char* p : parts) EXPECT_NE(st.message().find(p), std::string::npos) << st.to_string();
+}
+
+TEST(ArchitectureLoad, UnsupportedModelTypeListsEveryArchitecture) {
+  testing::TempDir dir;
+  expect_message(load_edited("tiny-bert", [](json* c) { (*c)["model_type"] = "llama"; }, &dir),
+                 StatusCode::kUnsupported,
+                 {"config.json", "\"llama\"", "bert", "mpnet", "roberta", "xlm-roberta",
+                  "camembert"});
+}
+
+TEST(ArchitectureLoad, ClassifierRowsMustMatchTheLabels) {
+  testing::TempDir dir;
+  expect_message(load_edited("tiny-bert-classify",
+                             [](json* c) { (*c)["id2label"] = {{"0", "no"}, {"1", "yes"}}; }, &dir),
+                 StatusCode::kInvalidArgument, {"classifier.weight", "[3, 32]", "[2, 32]"});
+}
+
+TEST(ArchitectureLoad, BadLabelsAndBucketsNameTheField) {
+  testing::TempDir a, b, c;
+  expect_message(load_edited("tiny-bert-classify",
+                             [](json* c) { (*c)["id2label"] = {{"0", "no"}, {"7", "yes"}}; }, &a),
+                 StatusCode::kInvalidArgument, {"id2label", "\"7\""});
+  expect_message(
+      load_edited("tiny-mpnet", [](json* c) { (*c)["relative_attention_num_buckets"] = 16; }, &b),
+      StatusCode::kInvalidArgument, {"relative_attention_num_buckets = 16", "32"});
+  expect_message(load_edited("tiny-roberta", [](json* c) { (*c)["max_position_embeddings"] = 2; }, &c),
+                 StatusCode::kInvalidArgument, {"max_position_embeddings = 2", "padding_idx + 1"});
+}
+
+TEST(ArchitectureLoad, MissingHeadTensorIsNamed) {
+  // A checkpoint of the base model under a classifier's config.
+  testing::TempDir dir;
+  expect_message(load_edited("tiny-bert",
+                             [](json* c) {
+                               (*c)["architectures"] = {"BertForSequenceClassification"};
+                             },
+                             &dir),
+                 StatusCode::kNotFound, {"missing tensor", "classifier.weight"});
+}
+
+INSTANTIATE_TEST_SUITE_P(TinyModels, Architectures,
+                         ::testing::Values("tiny-bert", "tiny-mpnet", "tiny-roberta",
+                                           "tiny-xlm-roberta", "tiny-camembert", "tiny-bert-rerank",
+                                           "tiny-xlmr-rerank", "tiny-bert-classify",
+                                           "tiny-splade"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace tessera::model
