@@ -34,7 +34,10 @@ struct NormalizedText {
 
 class TextRewriter {
  public:
-  explicit TextRewriter(const NormalizedText& source) : src_(source) {}
+  explicit TextRewriter(const NormalizedText& source) : src_(source) {
+    out_.text.reserve(source.text.size());
+    out_.align.reserve(source.align.size());
+  }
 
   // The source character at the read position, or -1 at the end.
   int32_t peek(int* len = nullptr) const;

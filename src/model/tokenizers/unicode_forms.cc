@@ -161,8 +161,25 @@ char32_t unicode16_lowercase(char32_t c) {
 
 class Lowercase final : public Normalizer::Step {
  public:
+  static bool changes_something(const std::string& s) {
+    char32_t lower[unicode::kMaxLowercase];
+    for (size_t i = 0; i < s.size();) {
+      const auto b = static_cast<unsigned char>(s[i]);
+      if (b < 0x80) {
+        if (b >= 'A' && b <= 'Z') return true;
+        ++i;
+        continue;
+      }
+      int len = 0;
+      const char32_t c = decode_utf8(s.data() + i, &len);
+      i += static_cast<size_t>(len);
+      if (unicode16_lowercase(c) || unicode::to_lower(c, lower) != 1 || lower[0] != c) return true;
+    }
+    return false;
+  }
   std::string name() const override { return "Lowercase"; }
   void apply(NormalizedText* t) const override {
+    if (!changes_something(t->text)) return;  // most text: no rewrite
     TextRewriter w(*t);
     char32_t lower[unicode::kMaxLowercase];
     for (int32_t c; (c = w.peek()) >= 0;) {

@@ -11,8 +11,6 @@ namespace tessera::model::tokenizers {
 
 namespace {
 constexpr double kUnkPenalty = 10.0;  // HF's K_UNK_PENALTY below the lowest score
-// Prefix hashes kept on the stack; longer pieces are hashed per probe.
-constexpr size_t kUnigramPrefixHashes = 64;
 }  // namespace
 
 Status UnigramModel::create(std::vector<std::pair<std::string, double>> pieces,
@@ -41,6 +39,13 @@ Status UnigramModel::create(std::vector<std::pair<std::string, double>> pieces,
     return invalid_argument(source + ": the vocabulary holds too many bytes of pieces");
   }
   m->table_.build(entries);
+  std::vector<std::pair<std::string_view, int32_t>> prefixes;
+  for (const auto& [piece, score] : pieces) {
+    for (size_t len = 1; len < piece.size(); ++len) {
+      prefixes.emplace_back(std::string_view(piece).substr(0, len), 0);
+    }
+  }
+  m->prefixes_.build(prefixes);
   m->unk_score_ = min_score - kUnkPenalty;
   m->unk_id_ = unk_id;
   m->byte_fallback_ = byte_fallback;
@@ -61,24 +66,23 @@ void UnigramModel::tokenize(std::string_view word, std::vector<Piece>* out) cons
   std::vector<Node> best(n + 1);
   best[0].id = -2;  // the empty prefix is reachable
   const size_t longest = table_.longest_key();
-  uint64_t hashes[kUnigramPrefixHashes + 1];
   for (size_t start = 0; start < n;) {
     const size_t mblen = static_cast<size_t>(utf8_length(static_cast<unsigned char>(word[start])));
     const double base = best[start].score;
     const size_t limit = std::min(longest, n - start);
     uint64_t h = VocabTable::kHashSeed;
     bool has_single = false;
+    // h is the hash of word[start, start + len), grown a byte at a time.
     for (size_t len = 1; len <= limit; ++len) {
       h = VocabTable::hash_step(h, word[start + len - 1]);
-      if (len <= kUnigramPrefixHashes) hashes[len] = h;
       const std::string_view piece = word.substr(start, len);
-      const int32_t id =
-          table_.find(piece, len <= kUnigramPrefixHashes ? hashes[len] : VocabTable::hash(piece));
-      if (id < 0) continue;
-      Node& target = best[start + len];
-      const double score = base + pieces_[static_cast<size_t>(id)].second;
-      if (target.id == -1 || score > target.score) target = {score, start, id};
-      if (len == mblen) has_single = true;
+      if (const int32_t id = table_.find(piece, h); id >= 0) {
+        Node& target = best[start + len];
+        const double score = base + pieces_[static_cast<size_t>(id)].second;
+        if (target.id == -1 || score > target.score) target = {score, start, id};
+        if (len == mblen) has_single = true;
+      }
+      if (prefixes_.find(piece, h) < 0) break;  // no longer piece starts so
     }
     if (!has_single && unk_id_) {
       Node& target = best[start + mblen];

@@ -37,6 +37,9 @@ class UnigramModel final : public WordModel {
  private:
   std::vector<std::pair<std::string, double>> pieces_;
   VocabTable table_;
+  // Every proper prefix of a piece: the Viterbi stops extending a piece at
+  // the first length no piece continues (HF walks a trie for this).
+  VocabTable prefixes_;
   std::optional<int32_t> unk_id_;
   bool byte_fallback_ = false;
   double unk_score_ = 0;
