@@ -128,19 +128,19 @@ TEST(TokenizerErrors, UnsupportedStepsNameThemselvesAndTheSupportedList) {
   j = committed("unigram");
   j["normalizer"]["normalizers"][1] = {{"type", "NFKC_CF"}};
   expect_status(load_json(j, &dir, &tok), StatusCode::kUnsupported,
-               {"normalizer.normalizers[1]", "\"NFKC_CF\"", "\"Precompiled\"", "\"NFKC\""});
+                {"normalizer.normalizers[1]", "\"NFKC_CF\"", "\"Precompiled\"", "\"NFKC\""});
   j = committed("bpe");
   j["pre_tokenizer"] = {{"type", "Digits"}};
   expect_status(load_json(j, &dir, &tok), StatusCode::kUnsupported,
-               {"pre_tokenizer", "\"Digits\"", "\"ByteLevel\"", "\"Metaspace\""});
+                {"pre_tokenizer", "\"Digits\"", "\"ByteLevel\"", "\"Metaspace\""});
   j = committed("bpe");
   j["post_processor"] = {{"type", "Nope"}};
   expect_status(load_json(j, &dir, &tok), StatusCode::kUnsupported,
-               {"post_processor", "\"Nope\"", "\"RobertaProcessing\"", "\"TemplateProcessing\""});
+                {"post_processor", "\"Nope\"", "\"RobertaProcessing\"", "\"TemplateProcessing\""});
   j = committed("unigram");
   j["pre_tokenizer"]["prepend_scheme"] = "sometimes";
   expect_status(load_json(j, &dir, &tok), StatusCode::kUnsupported,
-               {"pre_tokenizer.prepend_scheme", "sometimes", "\"first\""});
+                {"pre_tokenizer.prepend_scheme", "sometimes", "\"first\""});
   // A decoder tessera cannot decode with loads; decode() names it.
   j = committed("bpe");
   j["decoder"] = {{"type", "CTC"}};
@@ -148,7 +148,7 @@ TEST(TokenizerErrors, UnsupportedStepsNameThemselvesAndTheSupportedList) {
   std::string out;
   size_t bad = 0;
   expect_status(tok.decode({1, 2}, false, &out, &bad), StatusCode::kUnsupported,
-               {"decoder", "\"CTC\"", "\"ByteLevel\""});
+                {"decoder", "\"CTC\"", "\"ByteLevel\""});
 }
 
 TEST(TokenizerErrors, MalformedEntriesNameTheEntry) {
@@ -157,32 +157,33 @@ TEST(TokenizerErrors, MalformedEntriesNameTheEntry) {
   json j = committed("bpe");
   j["model"]["merges"][3] = {"zzz_not_a_token", "x"};
   expect_status(load_json(j, &dir, &tok), StatusCode::kInvalidArgument,
-               {"tokenizer.json", "model.merges[3]", "zzz_not_a_token", "not in the vocabulary"});
+                {"tokenizer.json", "model.merges[3]", "zzz_not_a_token", "not in the vocabulary"});
   j = committed("bpe");
   j["model"]["merges"][5] = "nospace";
   expect_status(load_json(j, &dir, &tok), StatusCode::kInvalidArgument,
-               {"model.merges[5]", "nospace"});
+                {"model.merges[5]", "nospace"});
   j = committed("bpe");
   j["model"]["vocab"]["hello"] = "one";
   expect_status(load_json(j, &dir, &tok), StatusCode::kInvalidArgument,
-               {"model.vocab[\"hello\"]", "\"one\""});
+                {"model.vocab[\"hello\"]", "\"one\""});
   j = committed("unigram");
   j["model"]["vocab"][7] = {"a"};
   expect_status(load_json(j, &dir, &tok), StatusCode::kInvalidArgument, {"model.vocab[7]"});
   j = committed("unigram");
   j["model"]["unk_id"] = 1000000;
-  expect_status(load_json(j, &dir, &tok), StatusCode::kInvalidArgument, {"model.unk_id", "1000000"});
+  expect_status(load_json(j, &dir, &tok), StatusCode::kInvalidArgument,
+                {"model.unk_id", "1000000"});
   j = committed("spm_nfkc");
   j["normalizer"]["normalizers"][0]["precompiled_charsmap"] = "not base64!";
   expect_status(load_json(j, &dir, &tok), StatusCode::kInvalidArgument,
-               {"normalizer.normalizers[0].precompiled_charsmap", "base64"});
+                {"normalizer.normalizers[0].precompiled_charsmap", "base64"});
   j = committed("spm_nfkc");
   j["normalizer"]["normalizers"][0]["precompiled_charsmap"] = "AAAA";  // trie size 0
   expect_status(load_json(j, &dir, &tok), StatusCode::kInvalidArgument, {"precompiled_charsmap"});
   j = committed("unigram");
   j["post_processor"]["single"][0]["SpecialToken"]["id"] = "<missing>";
   expect_status(load_json(j, &dir, &tok), StatusCode::kInvalidArgument,
-               {"post_processor.special_tokens[\"<missing>\"]"});
+                {"post_processor.special_tokens[\"<missing>\"]"});
 }
 
 // A charsmap whose trie points anywhere must never be read out of bounds
