@@ -1,6 +1,10 @@
 """The vector of every chunk `tessera embed` writes is the vector of its own text.
 
-Usage: chunk_reference_test.py TESSERA_BINARY SOURCE_DIR ROWS_DIR
+Usage: chunk_reference_test.py TESSERA_BINARY SOURCE_DIR ROWS_DIR [REFERENCE]
+REFERENCE (default data/golden/long_chunks.json, all-MiniLM-L6-v2) may name
+another model's reference, e.g. data/golden/mpnet/long_chunks.json
+(all-mpnet-base-v2 at --max-tokens 256, the chunks MiniLM makes; its vectors
+are float16, as its header's vector_dtype says).
 ROWS_DIR holds what `tessera embed` (default options) wrote for the long
 documents of data/long (tools/make_long_documents.py: prose, code, lists,
 non-Latin scripts): rows.jsonl and summary.json, made by the ctest fixture
@@ -37,14 +41,17 @@ def fixture_rows(rows_dir):
         return rows, json.load(f)
 
 
-def decode(vector):
-    return np.frombuffer(base64.b64decode(vector), dtype="<f4").astype(np.float64)
+def decode(vector, dtype):
+    return np.frombuffer(base64.b64decode(vector), dtype=dtype).astype(np.float64)
 
 
 def main():
     binary, source, rows_dir = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3]
-    with open(source / "data" / "golden" / "long_chunks.json", encoding="utf-8") as f:
+    reference_path = (pathlib.Path(sys.argv[4]) if len(sys.argv) > 4
+                      else source / "data" / "golden" / "long_chunks.json")
+    with open(reference_path, encoding="utf-8") as f:
         reference = json.load(f)
+    dtype = reference["header"].get("vector_dtype", "<f4")
     by_name = {d["name"]: d["chunks"] for d in reference["documents"]}
     paths = sorted(str(p) for p in (source / "data" / "long").glob("doc*.txt"))
     assert len(paths) == 20 and sorted(by_name) == [pathlib.Path(p).name for p in paths], (
@@ -79,7 +86,7 @@ def main():
             assert digest == c["sha256"], (
                 f"{name} chunk {i} [{b}, {e}): its text is not the reference's "
                 f"(data/long changed?); {REGENERATE.format(binary=binary)}")
-            v, ref = np.asarray(r["embedding"], dtype=np.float64), decode(c["vector"])
+            v, ref = np.asarray(r["embedding"], dtype=np.float64), decode(c["vector"], dtype)
             assert v.shape == ref.shape, (name, i, v.shape, ref.shape)
             cosine = float(v @ ref / (np.linalg.norm(v) * np.linalg.norm(ref)))
             cosines.append((cosine, f"{name} chunk {i} offsets [{b}, {e})"))
@@ -90,7 +97,7 @@ def main():
     print(f"{len(cosines)} chunks of {len(paths)} documents, {summary['tokens']} tokens "
           f"(sentence-transformers: {st_tokens}); tessera embed {summary['seconds']:.1f} s; "
           f"worst cosine to sentence-transformers {worst[0]:.9f} (1 - {1 - worst[0]:.2e}; "
-          f"{worst[1]}); bound {MIN_COSINE}")
+          f"{worst[1]}); bound {MIN_COSINE}; {reference['header']['model']}")
     below = sorted(c for c in cosines if c[0] < MIN_COSINE)
     assert not below, (f"{len(below)} chunks below cosine {MIN_COSINE}: " +
                        "; ".join(f"{c:.6f} {where}" for c, where in below[:10]))
