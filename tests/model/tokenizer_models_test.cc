@@ -279,7 +279,16 @@ TEST_P(TokenizerModels, EveryCodePointMatchesHf) {
 class PipelineNormalizers : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PipelineNormalizers, EveryCodePointMatchesHf) {
-  const json root = tokenizer_json(GetParam());
+  json root = tokenizer_json(GetParam());
+  // Prepend changes every code point; the map leaves it out (the script's
+  // without_prepend()), the goldens cover it.
+  if (json& n = root["normalizer"]; n.value("type", "") == "Sequence") {
+    json kept = json::array();
+    for (const json& step : n["normalizers"]) {
+      if (step.value("type", "") != "Prepend") kept.push_back(step);
+    }
+    n["normalizers"] = kept;
+  }
   tokenizers::Normalizer normalizer;
   ASSERT_TRUE(
       tokenizers::Normalizer::read(tokenizers::JsonFields("tokenizer.json"), root, &normalizer)
