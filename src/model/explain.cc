@@ -7,6 +7,7 @@
 #include "model/config.h"
 #include "model/encoder.h"
 #include "model/tokenizer.h"
+#include "model/tokenizers/tokenizer_model.h"
 
 namespace tessera::model {
 
@@ -63,10 +64,22 @@ std::string describe_outputs(const ModelConfig& c) {
   return "dense embeddings, " + std::to_string(n.hidden_size) + " dimensions";
 }
 
-// TODO(tokenizers merge): Tokenizer::describe() names the pipeline steps.
-std::string describe_tokenizer(const Tokenizer& t) {
-  return std::to_string(t.vocab_size()) + " tokens; specials " + std::to_string(t.cls_id()) +
-         " ... " + std::to_string(t.sep_id());
+// Tokenizer::describe()'s "key: value" lines as facts "tokenizer KEY".
+void describe_tokenizer(const Tokenizer& t, ModelExplanation* e) {
+  const std::string d = t.describe();
+  size_t begin = 0;
+  while (begin < d.size()) {
+    const size_t end = std::min(d.find('\n', begin), d.size());
+    const std::string line = d.substr(begin, end - begin);
+    const size_t colon = line.find(": ");
+    if (colon != std::string::npos) {
+      const std::string key = line.substr(0, colon);
+      e->facts.emplace_back(key == "tokenizer" ? key : "  " + key, line.substr(colon + 2));
+    } else if (!line.empty()) {
+      e->facts.emplace_back("tokenizer", line);
+    }
+    begin = end + 1;
+  }
 }
 
 }  // namespace
@@ -86,7 +99,7 @@ ModelExplanation explain_model(const std::string& model_dir, Context& ctx) {
   Tokenizer tokenizer;
   e.status = Tokenizer::load(config.transformer_dir, &tokenizer);
   if (!e.status.ok()) return e;
-  e.facts.emplace_back("tokenizer", describe_tokenizer(tokenizer));
+  describe_tokenizer(tokenizer, &e);
   e.facts.emplace_back("outputs", describe_outputs(config));
   std::unique_ptr<Encoder> encoder;
   e.status = Encoder::load(model_dir, EncoderOptions{}, ctx, &encoder);
@@ -105,7 +118,10 @@ std::string supported_models() {
     out += "  " + std::string(a->name()) + ": model_type " + join(a->model_types(), ", ") +
            "; heads: embedding (*Model), sequence classification (rerank), masked LM (SPLADE)\n";
   }
-  out += "tokenizers:\n  WordPiece\n";
+  out += "tokenizers (tokenizer.json model.type):\n";
+  for (const tokenizers::TokenizerType* t : tokenizers::builtin_tokenizer_types()) {
+    out += "  " + std::string(t->model_type) + "\n";
+  }
   return out;
 }
 
