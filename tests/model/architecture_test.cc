@@ -256,6 +256,24 @@ TEST(ArchitectureLoad, BadLabelsAndBucketsNameTheField) {
                  StatusCode::kInvalidArgument, {"max_position_embeddings = 2", "padding_idx + 1"});
 }
 
+TEST(ArchitectureLoad, AVocabularyPastTheEmbeddingsIsRefused) {
+  // An added token outside the 800-entry vocabulary gets id 800: one row
+  // past word_embeddings, which the encoder must never read.
+  testing::TempDir dir;
+  std::filesystem::copy(folder("tiny-bert"), dir.path(),
+                        std::filesystem::copy_options::recursive |
+                            std::filesystem::copy_options::overwrite_existing);
+  json tok = json::parse(testing::read_text(dir.file("tokenizer.json")));
+  tok["added_tokens"].push_back({{"id", 800}, {"content", "<extra>"}, {"single_word", false},
+                                 {"lstrip", false}, {"rstrip", false}, {"normalized", false},
+                                 {"special", true}});
+  testing::write_file(dir.file("tokenizer.json"), tok.dump());
+  Context ctx;
+  std::unique_ptr<Encoder> encoder;
+  expect_message(Encoder::load(dir.path().string(), {}, ctx, &encoder),
+                 StatusCode::kInvalidArgument, {"801 tokens", "vocab_size = 800"});
+}
+
 TEST(ArchitectureLoad, MissingHeadTensorIsNamed) {
   // A checkpoint of the base model under a classifier's config.
   testing::TempDir dir;
