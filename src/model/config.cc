@@ -202,11 +202,10 @@ Status load_network_config(const std::string& path, NetworkConfig* out) {
   TESSERA_RETURN_IF_ERROR(read_head(j, path, &c));
   TESSERA_RETURN_IF_ERROR(c.architecture->read_config(j, path, &c));
   if (c.max_tokens() < 2) {
-    return invalid_argument(path + ": max_position_embeddings = " +
-                            std::to_string(c.max_position_embeddings) + " leaves " +
-                            std::to_string(c.max_tokens()) +
-                            " positions after the offset of " +
-                            std::to_string(c.position_offset) + " (padding_idx + 1)");
+    return invalid_argument(
+        path + ": max_position_embeddings = " + std::to_string(c.max_position_embeddings) +
+        " leaves " + std::to_string(c.max_tokens()) + " positions after the offset of " +
+        std::to_string(c.position_offset) + " (padding_idx + 1)");
   }
   *out = c;
   return Status::Ok();
@@ -270,7 +269,8 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
   if (!pooling_dir.empty() && c.network.head == HeadKind::kMaskedLm) {
     c.network.head = HeadKind::kNone;
   }
-  if (!splade_dir.empty()) TESSERA_RETURN_IF_ERROR(load_splade_pooling(splade_dir + "/config.json"));
+  if (!splade_dir.empty())
+    TESSERA_RETURN_IF_ERROR(load_splade_pooling(splade_dir + "/config.json"));
   c.sparse = c.network.head == HeadKind::kMaskedLm;
   if (!splade_dir.empty() && !c.sparse) {
     return unsupported(modules_path + ": SpladePooling needs a masked-LM checkpoint; " +

@@ -35,8 +35,8 @@ struct NetworkConfig {
   int num_hidden_layers = 0;
   int intermediate_size = 0;
   int max_position_embeddings = 0;
-  int type_vocab_size = 0;    // rows of token_type_embeddings; 0: the model has none
-  int position_offset = 0;    // position of token 0 (RoBERTa, MPNet: padding_idx + 1)
+  int type_vocab_size = 0;  // rows of token_type_embeddings; 0: the model has none
+  int position_offset = 0;  // position of token 0 (RoBERTa, MPNet: padding_idx + 1)
   // MPNet's shared relative-position bias: the table's rows (0: no bias),
   // and the buckets and largest distance its scheme uses (HF's MPNet fixes
   // 32 and 128 whatever the config says; the config sizes only the table).
@@ -46,8 +46,8 @@ struct NetworkConfig {
   float layer_norm_eps = 1e-12f;
   std::string hidden_act;  // "gelu": exact erf form
   HeadKind head = HeadKind::kNone;
-  int num_labels = 0;                  // kSequenceClassification
-  std::vector<std::string> id2label;   // num_labels names ("LABEL_0" ... when absent)
+  int num_labels = 0;                 // kSequenceClassification
+  std::vector<std::string> id2label;  // num_labels names ("LABEL_0" ... when absent)
 
   int head_dim() const { return hidden_size / num_attention_heads; }
   // Longest sequence the position table holds, specials included.
@@ -61,8 +61,8 @@ struct ModelConfig {
   NetworkConfig network;
   Pooling pooling = Pooling::kMean;
   bool normalize = false;
-  bool sparse = false;         // SPLADE pooling (sentence-transformers SparseEncoder or kMaskedLm)
-  int max_seq_length = 0;      // tokens, specials included
+  bool sparse = false;          // SPLADE pooling (sentence-transformers SparseEncoder or kMaskedLm)
+  int max_seq_length = 0;       // tokens, specials included
   std::string transformer_dir;  // holds config.json, the weights and the tokenizer
   std::string weights_path;     // transformer_dir + "/model.safetensors"
 };

@@ -23,7 +23,6 @@ Status get_string(const nlohmann::json& j, const std::string& path, const char* 
                   std::string* out);
 Status get_bool(const nlohmann::json& j, const std::string& path, const char* key, bool* out);
 // A number in (0, 1] (layer_norm_eps).
-Status get_epsilon(const nlohmann::json& j, const std::string& path, const char* key,
-                   float* out);
+Status get_epsilon(const nlohmann::json& j, const std::string& path, const char* key, float* out);
 
 }  // namespace tessera::model::config_fields

@@ -28,10 +28,10 @@ Status Encoder::load(const std::string& model_dir, const EncoderOptions& options
   // A token id past the embedding matrix would read out of bounds: refuse
   // the pair at load rather than check every id against two sizes.
   if (e->tokenizer_.vocab_size() > static_cast<size_t>(e->config_.network.vocab_size)) {
-    return invalid_argument(e->config_.transformer_dir + ": the tokenizer has " +
-                            std::to_string(e->tokenizer_.vocab_size()) +
-                            " tokens but config.json vocab_size = " +
-                            std::to_string(e->config_.network.vocab_size));
+    return invalid_argument(
+        e->config_.transformer_dir + ": the tokenizer has " +
+        std::to_string(e->tokenizer_.vocab_size()) +
+        " tokens but config.json vocab_size = " + std::to_string(e->config_.network.vocab_size));
   }
   *out = std::move(e);
   return Status::Ok();
@@ -49,8 +49,8 @@ Status Encoder::check_sequences(const std::vector<std::vector<int32_t>>& sequenc
   // Without token type embeddings every id must be 0 (RoBERTa has one row).
   const int32_t types = std::max(config_.network.type_vocab_size, 1);
   if (type_ids != nullptr && type_ids->size() != sequences.size()) {
-    return invalid_argument("type_ids has " + std::to_string(type_ids->size()) +
-                            " sequences for " + std::to_string(sequences.size()) + " inputs");
+    return invalid_argument("type_ids has " + std::to_string(type_ids->size()) + " sequences for " +
+                            std::to_string(sequences.size()) + " inputs");
   }
   for (size_t s = 0; s < sequences.size(); ++s) {
     const auto& seq = sequences[s];
@@ -98,8 +98,9 @@ Status Encoder::classify(const std::vector<std::vector<int32_t>>& sequences,
                          const std::vector<std::vector<int32_t>>* type_ids, Dispatcher& attention,
                          Context& ctx, float* out) {
   if (!weights_.classifier) {
-    return unsupported(model_dir_ + ": not a sequence-classification model (config.json "
-                               "architectures name no *ForSequenceClassification)");
+    return unsupported(model_dir_ +
+                       ": not a sequence-classification model (config.json "
+                       "architectures name no *ForSequenceClassification)");
   }
   return encode(sequences, type_ids, attention, ctx, Output::kScores, out);
 }
@@ -107,8 +108,9 @@ Status Encoder::classify(const std::vector<std::vector<int32_t>>& sequences,
 Status Encoder::embed_sparse(const std::vector<std::vector<int32_t>>& sequences,
                              Dispatcher& attention, Context& ctx, float* out) {
   if (!weights_.masked_lm) {
-    return unsupported(model_dir_ + ": not a SPLADE model (config.json architectures "
-                               "name no *ForMaskedLM)");
+    return unsupported(model_dir_ +
+                       ": not a SPLADE model (config.json architectures "
+                       "name no *ForMaskedLM)");
   }
   return encode(sequences, nullptr, attention, ctx, Output::kSparse, out);
 }
@@ -162,8 +164,7 @@ Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences,
                    "H=" + std::to_string(heads) + ",S=" + std::to_string(longest));
     float* bias = reinterpret_cast<float*>(work.as<char>() + activations);
     fill_relative_position_bias(weights_.relative_attention_bias, c.relative_buckets_used,
-                                c.relative_max_distance,
-                                static_cast<int>(heads), longest, bias);
+                                c.relative_max_distance, static_cast<int>(heads), longest, bias);
     TensorView& v = batch.attention_bias;
     v.data = bias;
     v.dtype = DType::kF32;
@@ -213,9 +214,9 @@ Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences,
     case Output::kPooled:
       break;
   }
-  StageSpan span(ctx.profiler(), "model.pooling",
-                 std::string(pooling_name(config_.pooling)) +
-                     (config_.normalize ? "+normalize" : ""));
+  StageSpan span(
+      ctx.profiler(), "model.pooling",
+      std::string(pooling_name(config_.pooling)) + (config_.normalize ? "+normalize" : ""));
   pool_sequences(config_.pooling, scratch.hidden, h, cu.data(), count, out);
   if (config_.normalize) l2_normalize_rows(out, count, h);
   return Status::Ok();

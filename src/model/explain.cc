@@ -25,29 +25,28 @@ void describe_network(const NetworkConfig& n, ModelExplanation* e) {
   e->facts.emplace_back("architecture", arch + ")");
   std::string head = head_kind_name(n.head);
   if (n.head == HeadKind::kSequenceClassification) {
-    head += ", " + std::to_string(n.num_labels) + " label" + (n.num_labels == 1 ? "" : "s") +
-            " (" + join(n.id2label, ", ") + ")";
+    head += ", " + std::to_string(n.num_labels) + " label" + (n.num_labels == 1 ? "" : "s") + " (" +
+            join(n.id2label, ", ") + ")";
   }
   e->facts.emplace_back("head", head);
   e->facts.emplace_back(
-      "layers", std::to_string(n.num_hidden_layers) + " x hidden " +
-                    std::to_string(n.hidden_size) + ", " + std::to_string(n.num_attention_heads) +
-                    " heads of " + std::to_string(n.head_dim()) + ", FFN " +
-                    std::to_string(n.intermediate_size) + " " + n.hidden_act +
-                    ", post-LayerNorm (eps " + std::to_string(n.layer_norm_eps) + ")");
+      "layers", std::to_string(n.num_hidden_layers) + " x hidden " + std::to_string(n.hidden_size) +
+                    ", " + std::to_string(n.num_attention_heads) + " heads of " +
+                    std::to_string(n.head_dim()) + ", FFN " + std::to_string(n.intermediate_size) +
+                    " " + n.hidden_act + ", post-LayerNorm (eps " +
+                    std::to_string(n.layer_norm_eps) + ")");
   std::string positions = "absolute, " + std::to_string(n.max_tokens()) + " tokens";
   if (n.position_offset > 0) {
     positions += " (ids from " + std::to_string(n.position_offset) + " = padding_idx + 1)";
   }
   if (n.relative_attention_num_buckets > 0) {
-    positions += "; relative-position attention bias: " +
-                 std::to_string(n.relative_buckets_used) + " buckets up to distance " +
-                 std::to_string(n.relative_max_distance) + ", shared by every layer";
+    positions += "; relative-position attention bias: " + std::to_string(n.relative_buckets_used) +
+                 " buckets up to distance " + std::to_string(n.relative_max_distance) +
+                 ", shared by every layer";
   }
   e->facts.emplace_back("positions", positions);
-  e->facts.emplace_back("token types", n.type_vocab_size > 0
-                                           ? std::to_string(n.type_vocab_size)
-                                           : std::string("none"));
+  e->facts.emplace_back("token types", n.type_vocab_size > 0 ? std::to_string(n.type_vocab_size)
+                                                             : std::string("none"));
 }
 
 std::string describe_outputs(const ModelConfig& c) {
@@ -94,8 +93,7 @@ ModelExplanation explain_model(const std::string& model_dir, Context& ctx) {
   e.facts.emplace_back("pooling", std::string(config.sparse ? "splade (max of log(1 + relu))"
                                                             : pooling_name(config.pooling)) +
                                       (config.normalize ? " + normalize" : "") +
-                                      ", max_seq_length " +
-                                      std::to_string(config.max_seq_length));
+                                      ", max_seq_length " + std::to_string(config.max_seq_length));
   Tokenizer tokenizer;
   e.status = Tokenizer::load(config.transformer_dir, &tokenizer);
   if (!e.status.ok()) return e;

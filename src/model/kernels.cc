@@ -54,9 +54,8 @@ void for_row_blocks(ThreadPool& pool, int64_t rows, int64_t cost_per_row,
   // A few blocks per thread balance uneven progress without much overhead.
   const int64_t blocks = std::min<int64_t>(rows, int64_t{4} * threads);
   const int64_t per = (rows + blocks - 1) / blocks;
-  pool.parallel_for((rows + per - 1) / per, [&](int64_t b, int) {
-    fn(b * per, std::min(rows, (b + 1) * per));
-  });
+  pool.parallel_for((rows + per - 1) / per,
+                    [&](int64_t b, int) { fn(b * per, std::min(rows, (b + 1) * per)); });
 }
 
 }  // namespace tessera::model

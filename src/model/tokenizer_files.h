@@ -17,9 +17,9 @@
 
 namespace tessera::model {
 
-struct TokenizerSource {
-  std::string path;     // the file read, for messages
-  nlohmann::json root;  // tokenizer.json (or its equivalent), a JSON object
+struct TokenizerSource {  // NOLINT(bugprone-exception-escape): json's copy may throw
+  std::string path;       // the file read, for messages
+  nlohmann::json root;    // tokenizer.json (or its equivalent), a JSON object
   const tokenizers::TokenizerType* type = nullptr;  // the folder for model.type
 };
 

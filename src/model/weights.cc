@@ -121,8 +121,7 @@ Status find_prefix(const SafetensorsFile& file, const std::string& suffix, const
     }
   }
   return not_found(file.path() + ": no tensor named '" + suffix +
-                   "' (or under a prefix such as 'bert.'); not a " + architecture +
-                   " checkpoint?");
+                   "' (or under a prefix such as 'bert.'); not a " + architecture + " checkpoint?");
 }
 
 // A head tensor: `alternatives` ("a|b") tried under the prefix, then as
@@ -133,7 +132,7 @@ std::string head_tensor(const SafetensorsFile& file, const std::string& prefix,
   size_t begin = 0;
   while (begin <= alternatives.size()) {
     const size_t end = std::min(alternatives.find('|', begin), alternatives.size());
-    const std::string name = alternatives.substr(begin, end - begin);
+    std::string name = alternatives.substr(begin, end - begin);
     if (file.find(prefix + name) != nullptr) return prefix + name;
     if (file.find(name) != nullptr) return name;
     begin = end + 1;
@@ -186,14 +185,15 @@ Status load_network_weights(const SafetensorsFile& file, const NetworkConfig& co
                             NetworkWeights* out) {
   const WeightNames names = config.architecture->weight_names(config);
   std::string prefix;
-  TESSERA_RETURN_IF_ERROR(find_prefix(file, names.word_embeddings, config.architecture->name(), &prefix));
+  TESSERA_RETURN_IF_ERROR(
+      find_prefix(file, names.word_embeddings, config.architecture->name(), &prefix));
   const int64_t h = config.hidden_size, inter = config.intermediate_size;
   const int64_t vocab = config.vocab_size;
   Planner plan(file);
 
   size_t word, pos, type = 0, emb_g, emb_b, rel = 0;
-  TESSERA_RETURN_IF_ERROR(plan.add({prefix + names.word_embeddings}, {vocab, h},
-                                   "vocab_size, hidden_size", &word));
+  TESSERA_RETURN_IF_ERROR(
+      plan.add({prefix + names.word_embeddings}, {vocab, h}, "vocab_size, hidden_size", &word));
   TESSERA_RETURN_IF_ERROR(plan.add({prefix + names.position_embeddings},
                                    {config.max_position_embeddings, h},
                                    "max_position_embeddings, hidden_size", &pos));
@@ -207,24 +207,24 @@ Status load_network_weights(const SafetensorsFile& file, const NetworkConfig& co
   TESSERA_RETURN_IF_ERROR(
       plan.add({prefix + names.embeddings_norm + ".bias"}, {h}, "hidden_size", &emb_b));
   if (config.relative_attention_num_buckets > 0) {
-    TESSERA_RETURN_IF_ERROR(plan.add({prefix + names.relative_attention_bias},
-                                     {config.relative_attention_num_buckets,
-                                      config.num_attention_heads},
-                                     "relative_attention_num_buckets, num_attention_heads", &rel));
+    TESSERA_RETURN_IF_ERROR(
+        plan.add({prefix + names.relative_attention_bias},
+                 {config.relative_attention_num_buckets, config.num_attention_heads},
+                 "relative_attention_num_buckets, num_attention_heads", &rel));
   }
 
   std::vector<LayerSlots> slots(config.num_hidden_layers);
   for (int l = 0; l < config.num_hidden_layers; ++l) {
-    TESSERA_RETURN_IF_ERROR(plan_layer(file, plan, names, prefix + layer_prefix(names.layer, l),
-                                       h, inter, &slots[l]));
+    TESSERA_RETURN_IF_ERROR(
+        plan_layer(file, plan, names, prefix + layer_prefix(names.layer, l), h, inter, &slots[l]));
   }
   // A checkpoint with more layers than num_hidden_layers disagrees with its config.
   const std::string extra =
       prefix + layer_prefix(names.layer, config.num_hidden_layers) + names.query + ".weight";
   if (file.find(extra) != nullptr) {
-    return invalid_argument(file.path() + ": has tensor '" + extra +
-                            "' but config.json num_hidden_layers = " +
-                            std::to_string(config.num_hidden_layers));
+    return invalid_argument(
+        file.path() + ": has tensor '" + extra +
+        "' but config.json num_hidden_layers = " + std::to_string(config.num_hidden_layers));
   }
 
   // Heads.
@@ -244,9 +244,9 @@ Status load_network_weights(const SafetensorsFile& file, const NetworkConfig& co
     TESSERA_RETURN_IF_ERROR(plan.add({head_tensor(file, prefix, names.classifier_out + ".bias")},
                                      {labels}, "id2label size", &cls_out_b));
   } else if (config.head == HeadKind::kMaskedLm) {
-    TESSERA_RETURN_IF_ERROR(
-        add_linear(file, {head_tensor(file, prefix, names.mlm_transform + ".weight")}, {h, h},
-                   "hidden_size", &mlm_transform));
+    TESSERA_RETURN_IF_ERROR(add_linear(file,
+                                       {head_tensor(file, prefix, names.mlm_transform + ".weight")},
+                                       {h, h}, "hidden_size", &mlm_transform));
     TESSERA_RETURN_IF_ERROR(plan.add({head_tensor(file, prefix, names.mlm_transform + ".bias")},
                                      {h}, "hidden_size", &mlm_transform_b));
     TESSERA_RETURN_IF_ERROR(plan.add({head_tensor(file, prefix, names.mlm_norm + ".weight")}, {h},
@@ -265,8 +265,8 @@ Status load_network_weights(const SafetensorsFile& file, const NetworkConfig& co
 
   NetworkWeights w;
   w.precision = precision;
-  TESSERA_RETURN_IF_ERROR(Buffer::allocate(allocator, plan.total_floats() * sizeof(float),
-                                           "model.weights", &w.arena));
+  TESSERA_RETURN_IF_ERROR(
+      Buffer::allocate(allocator, plan.total_floats() * sizeof(float), "model.weights", &w.arena));
   float* base = w.arena.as<float>();
   TESSERA_RETURN_IF_ERROR(plan.copy_into(base));
   w.word_embeddings = base + word;

@@ -20,15 +20,15 @@
 namespace tessera::model {
 
 struct LayerWeights {
-  PackedWeights qkv_w;              // [3H, H]: rows 0..H-1 query, then key, then value
-  const float* qkv_b = nullptr;    // [3H]
-  PackedWeights attn_out_w;         // [H, H]
+  PackedWeights qkv_w;                // [3H, H]: rows 0..H-1 query, then key, then value
+  const float* qkv_b = nullptr;       // [3H]
+  PackedWeights attn_out_w;           // [H, H]
   const float* attn_out_b = nullptr;  // [H]
   const float* ln1_gamma = nullptr;   // [H]
   const float* ln1_beta = nullptr;    // [H]
-  PackedWeights ffn_in_w;              // [I, H]
+  PackedWeights ffn_in_w;             // [I, H]
   const float* ffn_in_b = nullptr;    // [I]
-  PackedWeights ffn_out_w;             // [H, I]
+  PackedWeights ffn_out_w;            // [H, I]
   const float* ffn_out_b = nullptr;   // [H]
   const float* ln2_gamma = nullptr;   // [H]
   const float* ln2_beta = nullptr;    // [H]
@@ -36,10 +36,10 @@ struct LayerWeights {
 
 // Sequence classification (cross-encoders): first token -> dense -> tanh -> out.
 struct ClassifierWeights {
-  PackedWeights dense_w;            // [H, H]
-  const float* dense_b = nullptr;   // [H]
-  const float* out_w = nullptr;     // [labels, H], f32 (a handful of rows: dot products)
-  const float* out_b = nullptr;     // [labels]
+  PackedWeights dense_w;           // [H, H]
+  const float* dense_b = nullptr;  // [H]
+  const float* out_w = nullptr;    // [labels, H], f32 (a handful of rows: dot products)
+  const float* out_b = nullptr;    // [labels]
   int labels = 0;
 };
 
@@ -55,12 +55,12 @@ struct MaskedLmWeights {
 
 struct NetworkWeights {
   WeightPrecision precision = WeightPrecision::kF32;
-  Buffer arena;                                  // owns every f32 array below
-  const float* word_embeddings = nullptr;        // [V, H]
-  const float* position_embeddings = nullptr;    // [P, H]
-  const float* token_type_embeddings = nullptr;  // [type_vocab_size, H]; none: nullptr
-  const float* embeddings_ln_gamma = nullptr;    // [H]
-  const float* embeddings_ln_beta = nullptr;     // [H]
+  Buffer arena;                                    // owns every f32 array below
+  const float* word_embeddings = nullptr;          // [V, H]
+  const float* position_embeddings = nullptr;      // [P, H]
+  const float* token_type_embeddings = nullptr;    // [type_vocab_size, H]; none: nullptr
+  const float* embeddings_ln_gamma = nullptr;      // [H]
+  const float* embeddings_ln_beta = nullptr;       // [H]
   const float* relative_attention_bias = nullptr;  // [buckets, heads]; none: nullptr
   std::vector<LayerWeights> layers;
   std::optional<ClassifierWeights> classifier;  // with HeadKind::kSequenceClassification

@@ -104,7 +104,8 @@ class Architectures : public ::testing::TestWithParam<const char*> {
       std::vector<float> pooled(cases.size() * h);
       ASSERT_TRUE(encoder_->embed(ids, d, ctx_, pooled.data()).ok());
       for (size_t i = 0; i < cases.size(); ++i) {
-        const double c = cosine(pooled.data() + i * h, cases[i]["pooled"].get<std::vector<float>>());
+        const double c =
+            cosine(pooled.data() + i * h, cases[i]["pooled"].get<std::vector<float>>());
         worst->cosine = std::min(worst->cosine, c);
         EXPECT_GE(c, kMinPooledCosine) << "case " << i;
       }
@@ -179,10 +180,10 @@ TEST_P(Architectures, MatchTransformersOnEveryCpuBackend) {
     check_cases(d, &worst);
     check_pairs(d, &worst);
     check_sparse(d, &worst);
-    std::cout << "[ arch     ] " << GetParam() << " " << policy.to_string()
-              << std::setprecision(3) << ": hidden max abs " << worst.hidden << ", pooled cosine "
-              << std::setprecision(9) << worst.cosine << std::setprecision(3) << ", scores "
-              << worst.score << ", sparse " << worst.sparse << "\n";
+    std::cout << "[ arch     ] " << GetParam() << " " << policy.to_string() << std::setprecision(3)
+              << ": hidden max abs " << worst.hidden << ", pooled cosine " << std::setprecision(9)
+              << worst.cosine << std::setprecision(3) << ", scores " << worst.score << ", sparse "
+              << worst.sparse << "\n";
   }
 }
 
@@ -214,8 +215,9 @@ TEST_P(Architectures, TokenizerGivesTheIdsTransformersFed) {
 // A copy of a tiny model folder with config.json changed by `edit`.
 Status load_edited(const std::string& name, const std::function<void(json*)>& edit,
                    testing::TempDir* dir) {
-  std::filesystem::copy(folder(name), dir->path(), std::filesystem::copy_options::recursive |
-                                                       std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy(
+      folder(name), dir->path(),
+      std::filesystem::copy_options::recursive | std::filesystem::copy_options::overwrite_existing);
   json config = json::parse(testing::read_text(dir->file("config.json")));
   edit(&config);
   testing::write_file(dir->file("config.json"), config.dump());
@@ -231,28 +233,39 @@ void expect_message(const Status& st, StatusCode code, std::initializer_list<con
 
 TEST(ArchitectureLoad, UnsupportedModelTypeListsEveryArchitecture) {
   testing::TempDir dir;
-  expect_message(load_edited("tiny-bert", [](json* c) { (*c)["model_type"] = "llama"; }, &dir),
-                 StatusCode::kUnsupported,
-                 {"config.json", "\"llama\"", "bert", "mpnet", "roberta", "xlm-roberta",
-                  "camembert"});
+  expect_message(
+      load_edited(
+          "tiny-bert", [](json* c) { (*c)["model_type"] = "llama"; }, &dir),
+      StatusCode::kUnsupported,
+      {"config.json", "\"llama\"", "bert", "mpnet", "roberta", "xlm-roberta", "camembert"});
 }
 
 TEST(ArchitectureLoad, ClassifierRowsMustMatchTheLabels) {
   testing::TempDir dir;
-  expect_message(load_edited("tiny-bert-classify",
-                             [](json* c) { (*c)["id2label"] = {{"0", "no"}, {"1", "yes"}}; }, &dir),
+  expect_message(load_edited(
+                     "tiny-bert-classify",
+                     [](json* c) {
+                       (*c)["id2label"] = {{"0", "no"}, {"1", "yes"}};
+                     },
+                     &dir),
                  StatusCode::kInvalidArgument, {"classifier.weight", "[3, 32]", "[2, 32]"});
 }
 
 TEST(ArchitectureLoad, BadLabelsAndBucketsNameTheField) {
   testing::TempDir a, b, c;
-  expect_message(load_edited("tiny-bert-classify",
-                             [](json* c) { (*c)["id2label"] = {{"0", "no"}, {"7", "yes"}}; }, &a),
+  expect_message(load_edited(
+                     "tiny-bert-classify",
+                     [](json* c) {
+                       (*c)["id2label"] = {{"0", "no"}, {"7", "yes"}};
+                     },
+                     &a),
                  StatusCode::kInvalidArgument, {"id2label", "\"7\""});
   expect_message(
-      load_edited("tiny-mpnet", [](json* c) { (*c)["relative_attention_num_buckets"] = 16; }, &b),
+      load_edited(
+          "tiny-mpnet", [](json* c) { (*c)["relative_attention_num_buckets"] = 16; }, &b),
       StatusCode::kInvalidArgument, {"relative_attention_num_buckets = 16", "32"});
-  expect_message(load_edited("tiny-roberta", [](json* c) { (*c)["max_position_embeddings"] = 2; }, &c),
+  expect_message(load_edited(
+                     "tiny-roberta", [](json* c) { (*c)["max_position_embeddings"] = 2; }, &c),
                  StatusCode::kInvalidArgument, {"max_position_embeddings = 2", "padding_idx + 1"});
 }
 
@@ -260,12 +273,16 @@ TEST(ArchitectureLoad, AVocabularyPastTheEmbeddingsIsRefused) {
   // An added token outside the 800-entry vocabulary gets id 800: one row
   // past word_embeddings, which the encoder must never read.
   testing::TempDir dir;
-  std::filesystem::copy(folder("tiny-bert"), dir.path(),
-                        std::filesystem::copy_options::recursive |
-                            std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy(
+      folder("tiny-bert"), dir.path(),
+      std::filesystem::copy_options::recursive | std::filesystem::copy_options::overwrite_existing);
   json tok = json::parse(testing::read_text(dir.file("tokenizer.json")));
-  tok["added_tokens"].push_back({{"id", 800}, {"content", "<extra>"}, {"single_word", false},
-                                 {"lstrip", false}, {"rstrip", false}, {"normalized", false},
+  tok["added_tokens"].push_back({{"id", 800},
+                                 {"content", "<extra>"},
+                                 {"single_word", false},
+                                 {"lstrip", false},
+                                 {"rstrip", false},
+                                 {"normalized", false},
                                  {"special", true}});
   testing::write_file(dir.file("tokenizer.json"), tok.dump());
   Context ctx;
@@ -277,19 +294,17 @@ TEST(ArchitectureLoad, AVocabularyPastTheEmbeddingsIsRefused) {
 TEST(ArchitectureLoad, MissingHeadTensorIsNamed) {
   // A checkpoint of the base model under a classifier's config.
   testing::TempDir dir;
-  expect_message(load_edited("tiny-bert",
-                             [](json* c) {
-                               (*c)["architectures"] = {"BertForSequenceClassification"};
-                             },
-                             &dir),
-                 StatusCode::kNotFound, {"missing tensor", "classifier.weight"});
+  expect_message(
+      load_edited(
+          "tiny-bert", [](json* c) { (*c)["architectures"] = {"BertForSequenceClassification"}; },
+          &dir),
+      StatusCode::kNotFound, {"missing tensor", "classifier.weight"});
 }
 
 INSTANTIATE_TEST_SUITE_P(TinyModels, Architectures,
                          ::testing::Values("tiny-bert", "tiny-mpnet", "tiny-roberta",
                                            "tiny-xlm-roberta", "tiny-camembert", "tiny-bert-rerank",
-                                           "tiny-xlmr-rerank", "tiny-bert-classify",
-                                           "tiny-splade"),
+                                           "tiny-xlmr-rerank", "tiny-bert-classify", "tiny-splade"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string name = info.param;
                            std::replace(name.begin(), name.end(), '-', '_');

@@ -38,14 +38,16 @@ struct GoldenRow {
 
 using testing::cosine;
 
-std::string source_path(const std::string& rel) { return std::string(TESSERA_SOURCE_DIR) + "/" + rel; }
+std::string source_path(const std::string& rel) {
+  return std::string(TESSERA_SOURCE_DIR) + "/" + rel;
+}
 
 // One real model and its sentence-transformers rows.
 struct GoldenModel {
   const char* name;
-  const char* dir;     // under the source tree
-  const char* golden;  // embeddings.jsonl under the source tree
-  const char* install; // what puts the model there
+  const char* dir;      // under the source tree
+  const char* golden;   // embeddings.jsonl under the source tree
+  const char* install;  // what puts the model there
 };
 
 const GoldenModel kModels[] = {
@@ -128,10 +130,10 @@ class Golden : public ::testing::TestWithParam<GoldenModel> {
       EXPECT_GE(c, min_cosine) << rows_[i].id;
       if (c < worst || worst_id.empty()) worst = c, worst_id = rows_[i].id;
     }
-    std::cout << "[ golden   ] " << GetParam().name << " " << weight_precision_name(encoder.weight_precision())
-              << " weights, policy " << policy.to_string() << ": worst cosine "
-              << std::setprecision(9) << worst << " (" << worst_id << ") over " << rows_.size()
-              << " inputs\n";
+    std::cout << "[ golden   ] " << GetParam().name << " "
+              << weight_precision_name(encoder.weight_precision()) << " weights, policy "
+              << policy.to_string() << ": worst cosine " << std::setprecision(9) << worst << " ("
+              << worst_id << ") over " << rows_.size() << " inputs\n";
     return worst;
   }
 

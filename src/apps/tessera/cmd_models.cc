@@ -20,7 +20,8 @@ int explain(AppState& state, const std::string& dir, bool json) {
     if (!e.status.ok()) out["error"] = e.status.to_string();
     std::printf("%s\n", out.dump(2).c_str());
   } else {
-    for (const auto& [key, value] : e.facts) std::printf("%-17s %s\n", (key + ":").c_str(), value.c_str());
+    for (const auto& [key, value] : e.facts)
+      std::printf("%-17s %s\n", (key + ":").c_str(), value.c_str());
     if (e.status.ok()) {
       std::printf("%-17s ok: tessera runs this model\n", "status:");
     } else {

@@ -85,6 +85,7 @@ int run_rerank(AppState& state, const RerankOptions& opt) {
     return fail(s, kRerankUsage);
   }
   std::vector<pipeline::ScoreInput> pairs;
+  pairs.reserve(texts.size());
   for (const std::string& t : texts) pairs.push_back({opt.query, t});
   pipeline::TextOptions options;
   options.truncate = opt.truncate;

@@ -143,9 +143,9 @@ void make_params(const AttentionArgs& args, int threads, FlashParams* p,
                                     std::max<int64_t>(1, key_tiles / kMinTilesPerSplit));
   }
 
-  p->thread_floats = scratch_layout(p->rows, p->d, p->dv, kMaxLanes, p->sub_blocks,
-                                    p->products == Products::kAmx)
-                         .total;
+  p->thread_floats =
+      scratch_layout(p->rows, p->d, p->dv, kMaxLanes, p->sub_blocks, p->products == Products::kAmx)
+          .total;
   p->partial_floats = p->splits == 1 ? 0 : p->sub_blocks * partial_block_floats(p->rows, p->dv);
 }
 

@@ -72,8 +72,8 @@ struct ScoreTransform {
 };
 
 template <bool kSoftcap, bool kBias, bool kMasked, class DF>
-HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t kb,
-                              int64_t key0, ScoreTransform tf, BiasRows bias, SoftmaxRows rows) {
+HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t kb, int64_t key0,
+                              ScoreTransform tf, BiasRows bias, SoftmaxRows rows) {
   using V = hn::Vec<DF>;
   constexpr bool kTransform = kSoftcap || kBias || kMasked;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
@@ -111,8 +111,8 @@ HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t
           s = hn::MulAdd(hn::LoadU(df, bias.base + bias.row_offset[c] + key_off), log2e, s);
         } else if (bias.row_index != nullptr) {
           const hn::RebindToSigned<DF> di;
-          const auto index = hn::Add(hn::Load(di, bias.row_index + c),
-                                     hn::Set(di, static_cast<int32_t>(key_off)));
+          const auto index =
+              hn::Add(hn::Load(di, bias.row_index + c), hn::Set(di, static_cast<int32_t>(key_off)));
           s = hn::MulAdd(hn::GatherIndex(df, bias.base, index), log2e, s);
         } else {
           for (int64_t i = 0; i < lanes; ++i) {
@@ -148,7 +148,7 @@ HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t
     // 2^(-inf - 0) = 0 rather than 2^(-inf + inf) = NaN.
     const V neg_m = hn::Neg(hn::IfThenElse(hn::Eq(m_new, neg_inf), zero, m_new));
     const V alpha = FastExp2(df, hn::Add(m_old, neg_m));
-    V sum0 = zero, sum1 = zero;  // two chains, as the maxima above
+    V sum0 = zero, sum1 = zero;          // two chains, as the maxima above
     auto nan_seen = hn::Lt(zero, zero);  // all false
     const auto probability = [&](int64_t j) HWY_ATTR {
       float* sj = st + j * ld + c;
@@ -179,14 +179,22 @@ HWY_INLINE void SoftmaxTileDispatch(DF df, bool softcap, bool has_bias, bool mas
                                     ScoreTransform tf, BiasRows bias, SoftmaxRows rows) {
   const int which = (softcap ? 4 : 0) | (has_bias ? 2 : 0) | (masked ? 1 : 0);
   switch (which) {
-    case 0: return SoftmaxTile<false, false, false>(df, st, ld, kb, key0, tf, bias, rows);
-    case 1: return SoftmaxTile<false, false, true>(df, st, ld, kb, key0, tf, bias, rows);
-    case 2: return SoftmaxTile<false, true, false>(df, st, ld, kb, key0, tf, bias, rows);
-    case 3: return SoftmaxTile<false, true, true>(df, st, ld, kb, key0, tf, bias, rows);
-    case 4: return SoftmaxTile<true, false, false>(df, st, ld, kb, key0, tf, bias, rows);
-    case 5: return SoftmaxTile<true, false, true>(df, st, ld, kb, key0, tf, bias, rows);
-    case 6: return SoftmaxTile<true, true, false>(df, st, ld, kb, key0, tf, bias, rows);
-    default: return SoftmaxTile<true, true, true>(df, st, ld, kb, key0, tf, bias, rows);
+    case 0:
+      return SoftmaxTile<false, false, false>(df, st, ld, kb, key0, tf, bias, rows);
+    case 1:
+      return SoftmaxTile<false, false, true>(df, st, ld, kb, key0, tf, bias, rows);
+    case 2:
+      return SoftmaxTile<false, true, false>(df, st, ld, kb, key0, tf, bias, rows);
+    case 3:
+      return SoftmaxTile<false, true, true>(df, st, ld, kb, key0, tf, bias, rows);
+    case 4:
+      return SoftmaxTile<true, false, false>(df, st, ld, kb, key0, tf, bias, rows);
+    case 5:
+      return SoftmaxTile<true, false, true>(df, st, ld, kb, key0, tf, bias, rows);
+    case 6:
+      return SoftmaxTile<true, true, false>(df, st, ld, kb, key0, tf, bias, rows);
+    default:
+      return SoftmaxTile<true, true, true>(df, st, ld, kb, key0, tf, bias, rows);
   }
 }
 

@@ -18,7 +18,8 @@ namespace tessera::model {
 // config.json position_embedding_type: only "absolute" (the default) runs.
 inline Status require_absolute_positions(const nlohmann::json& j, const std::string& path) {
   std::string positions = "absolute";
-  TESSERA_RETURN_IF_ERROR(config_fields::get_string(j, path, "position_embedding_type", &positions));
+  TESSERA_RETURN_IF_ERROR(
+      config_fields::get_string(j, path, "position_embedding_type", &positions));
   if (positions != "absolute") {
     return unsupported(path + ": position_embedding_type \"" + json_input::clip(positions) +
                        "\" is not supported; supported: \"absolute\"");

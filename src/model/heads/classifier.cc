@@ -13,8 +13,8 @@ Status run_classifier(const ClassifierWeights& w, const float* hidden, int64_t h
   if (count == 0) return Status::Ok();
   const LinearEpilogue epilogue{w.dense_b, false, false};
   size_t gemm_bytes = 0;
-  TESSERA_RETURN_IF_ERROR(linear_workspace_bytes(ctx.pool().num_threads(), count, w.dense_w,
-                                                 epilogue, &gemm_bytes));
+  TESSERA_RETURN_IF_ERROR(
+      linear_workspace_bytes(ctx.pool().num_threads(), count, w.dense_w, epilogue, &gemm_bytes));
   constexpr size_t kAlign = TrackingAllocator::kAlignment;
   const size_t rows_bytes =
       (static_cast<size_t>(2 * count * h) * sizeof(float) + kAlign - 1) / kAlign * kAlign;

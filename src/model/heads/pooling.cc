@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 
-
 namespace tessera::model {
 
 namespace {

@@ -31,8 +31,8 @@ Status run_splade(const MaskedLmWeights& w, const NetworkConfig& c, const float*
       linear_workspace_bytes(threads, block, w.decoder_w, decoder_epilogue, &bytes_decoder));
   const size_t gemm_bytes = std::max(bytes_transform, bytes_decoder);
   constexpr size_t kAlign = TrackingAllocator::kAlignment;
-  const size_t act_bytes = (static_cast<size_t>(block * (h + vocab)) * sizeof(float) + kAlign - 1) /
-                           kAlign * kAlign;
+  const size_t act_bytes =
+      (static_cast<size_t>(block * (h + vocab)) * sizeof(float) + kAlign - 1) / kAlign * kAlign;
   Buffer work;
   TESSERA_RETURN_IF_ERROR(
       Buffer::allocate(ctx.allocator(), act_bytes + gemm_bytes, "model.activations", &work));

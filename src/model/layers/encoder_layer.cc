@@ -40,8 +40,8 @@ std::array<Projection, 4> projections(const LayerWeights& w) {
 Status project(Context& ctx, const LayerScratch& s, const std::string& stage, const void* x,
                int64_t tokens, const Projection& p, void* y) {
   const PackedWeights& w = *p.w;
-  std::string shape = "M=" + std::to_string(tokens) + ",N=" + std::to_string(w.n()) +
-                      ",K=" + std::to_string(w.k());
+  std::string shape =
+      "M=" + std::to_string(tokens) + ",N=" + std::to_string(w.n()) + ",K=" + std::to_string(w.k());
   if (w.type() == WeightType::kBf16) shape += ",W=bf16";
   if (p.types.x == DType::kBF16) shape += ",x=bf16";
   if (p.types.y == DType::kBF16) shape += ",y=bf16";
@@ -54,7 +54,8 @@ Status project(Context& ctx, const LayerScratch& s, const std::string& stage, co
 
 }  // namespace
 
-Status encoder_layer_gemm_workspace(const LayerWeights& w, int64_t tokens, int threads, size_t* out) {
+Status encoder_layer_gemm_workspace(const LayerWeights& w, int64_t tokens, int threads,
+                                    size_t* out) {
   *out = 0;
   for (const Projection& p : projections(w)) {
     size_t bytes = 0;
@@ -66,8 +67,8 @@ Status encoder_layer_gemm_workspace(const LayerWeights& w, int64_t tokens, int t
 }
 
 Status run_encoder_layer(int index, const LayerWeights& w, const NetworkConfig& c,
-                      const PackedBatch& batch, const LayerScratch& s, Dispatcher& attention,
-                      Context& ctx) {
+                         const PackedBatch& batch, const LayerScratch& s, Dispatcher& attention,
+                         Context& ctx) {
   const int64_t t = batch.tokens, h = c.hidden_size;
   const int64_t heads = c.num_attention_heads, dh = c.head_dim();
   const float eps = c.layer_norm_eps;
@@ -103,8 +104,7 @@ Status run_encoder_layer(int index, const LayerWeights& w, const NetworkConfig& 
 
   // hidden = LN(hidden + context Wo^T + bo): the residual add and the bias
   // happen in the product's epilogue, the LayerNorm in place.
-  TESSERA_RETURN_IF_ERROR(
-      project(ctx, s, name + "attn_out_gemm", s.context, t, proj[1], s.hidden));
+  TESSERA_RETURN_IF_ERROR(project(ctx, s, name + "attn_out_gemm", s.context, t, proj[1], s.hidden));
   {
     StageSpan span(ctx.profiler(), name + "attn_norm");
     for_row_blocks(pool, t, 2 * h, [&](int64_t r0, int64_t r1) {

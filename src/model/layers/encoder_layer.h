@@ -1,5 +1,5 @@
-// One post-LayerNorm encoder layer (BERT, RoBERTa, MPNet) over a packed (varlen) batch: no padding rows exist,
-// so no FLOP is spent on them.
+// One post-LayerNorm encoder layer (BERT, RoBERTa, MPNet) over a packed (varlen) batch: no padding
+// rows exist, so no FLOP is spent on them.
 //   qkv = x Wqkv^T + b            [T, 3H]   one GEMM for Q, K and V
 // (with bf16 weights, qkv, ctx and f are bf16 in memory; x stays f32)
 //   ctx = attention(q, k, v [+ bias])  [T, H]  through the dispatcher, varlen views into qkv;
@@ -37,10 +37,10 @@ struct PackedBatch {
 
 // Working memory of one forward pass, reused by every layer.
 struct LayerScratch {
-  float* hidden = nullptr;   // [T, H]: the layer's input and output
+  float* hidden = nullptr;  // [T, H]: the layer's input and output
   // Sized for f32; with bf16 weights these two hold bf16 values (run_encoder_layer).
-  float* context = nullptr;  // [T, H]: attention output
-  float* wide = nullptr;     // [T, max(3H, I)]: QKV, then the FFN's inner activations
+  float* context = nullptr;        // [T, H]: attention output
+  float* wide = nullptr;           // [T, max(3H, I)]: QKV, then the FFN's inner activations
   void* gemm_workspace = nullptr;  // linear()'s workspace, reused by every product
   size_t gemm_workspace_bytes = 0;
   static int64_t wide_width(const NetworkConfig& c) {
@@ -51,10 +51,10 @@ struct LayerScratch {
 // The GEMM workspace a layer with weights `w` needs for `tokens` rows on a
 // pool of `threads` (runtime/gemm.h, linear_workspace_bytes).
 Status encoder_layer_gemm_workspace(const LayerWeights& w, int64_t tokens, int threads,
-                                 size_t* out);
+                                    size_t* out);
 
 Status run_encoder_layer(int index, const LayerWeights& w, const NetworkConfig& config,
-                      const PackedBatch& batch, const LayerScratch& scratch,
-                      Dispatcher& attention, Context& ctx);
+                         const PackedBatch& batch, const LayerScratch& scratch,
+                         Dispatcher& attention, Context& ctx);
 
 }  // namespace tessera::model

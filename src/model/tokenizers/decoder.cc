@@ -90,7 +90,7 @@ void apply_step(const DecoderStep& step, std::vector<std::string>* tokens) {
     case DecoderStep::kFuse: {
       std::string all;
       for (const std::string& token : t) all += token;
-      t.assign(1, std::move(all));
+      t.assign(1, all);
       return;
     }
     case DecoderStep::kByteFallback: {
@@ -178,8 +178,9 @@ Status read_decoder_step(const JsonFields& f, const json& d, const std::string& 
     s.kind = DecoderStep::kByteFallback;
   } else if (type == "Sequence") {
     const auto list = d.find("decoders");
-    if (list == d.end() || !list->is_array())
+    if (list == d.end() || !list->is_array()) {
       return f.error(prefix + "decoders", "must be an array");
+    }
     for (size_t i = 0; i < list->size(); ++i) {
       TESSERA_RETURN_IF_ERROR(read_decoder_step(
           f, (*list)[i], prefix + "decoders[" + std::to_string(i) + "]", steps, unknown));
@@ -303,8 +304,9 @@ std::string Decoder::describe() const {
   if (none_) return "none (tokens joined by spaces)";
   if (!unsupported_.empty()) return unsupported_ + " (decode unsupported)";
   std::string s;
-  for (const DecoderStep& step : steps_)
+  for (const DecoderStep& step : steps_) {
     s += (s.empty() ? "" : " + ") + std::string(step_name(step.kind));
+  }
   return s;
 }
 

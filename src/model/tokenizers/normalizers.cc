@@ -100,7 +100,7 @@ class Strip final : public Normalizer::Step {
 // content inserted, aligned to the match's last byte (HF's replace).
 class Replace final : public Normalizer::Step {
  public:
-  Replace(std::string pattern, std::unique_ptr<icu::RegexPattern> regex, std::string content)
+  Replace(std::string pattern, std::unique_ptr<icu::RegexPattern> regex, const std::string& content)
       : pattern_(std::move(pattern)), regex_(std::move(regex)), content_(code_points_of(content)) {}
   std::string name() const override { return "Replace(\"" + json_input::clip(pattern_) + "\")"; }
   void apply(NormalizedText* t) const override {
@@ -307,8 +307,9 @@ Status read_normalizer_step(const JsonFields& f, const json& n, const std::strin
   }
   if (type == "Sequence") {
     const auto list = n.find("normalizers");
-    if (list == n.end() || !list->is_array())
+    if (list == n.end() || !list->is_array()) {
       return f.error(prefix + "normalizers", "must be an array");
+    }
     for (size_t i = 0; i < list->size(); ++i) {
       TESSERA_RETURN_IF_ERROR(read_normalizer_step(
           f, (*list)[i], prefix + "normalizers[" + std::to_string(i) + "]", steps));

@@ -83,7 +83,8 @@ NormalizedText prepended(const NormalizedText& t, char32_t c) {
 }
 
 // ' ' -> replacement, the prefix, then the words (Metaspace).
-void metaspace(const PreTokenizerStep& step, NormalizedText t, std::vector<NormalizedText>* out) {
+void metaspace(const PreTokenizerStep& step, const NormalizedText& t,
+               std::vector<NormalizedText>* out) {
   TextRewriter w(t);
   for (int32_t c; (c = w.peek()) >= 0;) {
     if (c == ' ') {
@@ -146,7 +147,7 @@ void byte_level(const PreTokenizerStep& step, NormalizedText t, std::vector<Norm
   }
 }
 
-void whitespace_split(NormalizedText t, std::vector<NormalizedText>* out) {
+void whitespace_split(const NormalizedText& t, std::vector<NormalizedText>* out) {
   size_t start = 0;
   bool in_word = false;
   for (size_t i = 0; i < t.text.size();) {
@@ -248,10 +249,10 @@ void PreTokenizer::split(NormalizedText span, std::vector<NormalizedText>* words
           byte_level(step, std::move(t), &next);
           break;
         case PreTokenizerStep::kMetaspace:
-          metaspace(step, std::move(t), &next);
+          metaspace(step, t, &next);
           break;
         case PreTokenizerStep::kWhitespaceSplit:
-          whitespace_split(std::move(t), &next);
+          whitespace_split(t, &next);
           break;
       }
     }

@@ -139,8 +139,9 @@ void UnigramModel::tokenize(std::string_view word, std::vector<Piece>* out) cons
 
 std::string UnigramModel::describe() const {
   std::string s = "Unigram (" + std::to_string(pieces_.size()) + " pieces";
-  if (unk_id_)
+  if (unk_id_) {
     s += ", unk \"" + json_input::clip(pieces_[static_cast<size_t>(*unk_id_)].first) + "\"";
+  }
   if (byte_fallback_) s += ", byte_fallback";
   return s + ")";
 }
