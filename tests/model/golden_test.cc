@@ -180,6 +180,9 @@ TEST_P(Golden, Bf16WeightsEveryCpuBackend) {
   if (st.code() == StatusCode::kUnsupported) GTEST_SKIP() << st.to_string();
   ASSERT_TRUE(st.ok()) << st.to_string();
   EXPECT_LT(bf16->weight_bytes(), encoder_->weight_bytes());
+  // The larger model's bf16 pass takes every fourth row and the longest:
+  // 2 minutes of CI for all 40 bought no path the subset misses (f32 runs all).
+  if (&GetParam() != &kModels[0] && rows_.size() > 12) rows_ = sanitizer_subset(rows_);
   check_every_cpu_backend(*bf16, kMinCosineBf16);
 }
 
