@@ -1,4 +1,5 @@
-"""tessera.Embedder: a sentence-transformers BERT-family model run by tessera.
+"""tessera.Embedder: a sentence-transformers or HF model run by tessera (BERT,
+MPNet, RoBERTa, XLM-RoBERTa, CamemBERT; `tessera models` lists them).
 
 encode() follows SentenceTransformer.encode (one vector per text, long texts
 truncated to the model's limit); embed_documents() splits long documents into

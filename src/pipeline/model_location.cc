@@ -29,7 +29,7 @@ Status resolve_model_dir(const std::string& flag_value, std::string* out) {
     return not_found("no model directory at " + dir + " (" + source +
                      "): run scripts/install-deps.sh to install the default model "
                      "(all-MiniLM-L6-v2), or pass --model DIR (a Hugging Face / "
-                     "sentence-transformers BERT-family directory)");
+                     "sentence-transformers directory; `tessera models` lists the architectures)");
   }
   *out = dir;
   return Status::Ok();

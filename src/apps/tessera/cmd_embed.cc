@@ -276,7 +276,8 @@ void add_embed_command(CLI::App& app, AppState& state) {
   static EmbedOptions opt;
   auto* cmd = app.add_subcommand(
       "embed",
-      "Embed documents with a sentence-transformers BERT-family model. Long documents are split\n"
+      "Embed documents with a sentence-transformers or HF model (`tessera models` lists the\n"
+      "architectures: BERT, MPNet, RoBERTa, XLM-RoBERTa, CamemBERT). Long documents are split\n"
       "into overlapping token windows; each chunk keeps its document id and its offsets [begin,\n"
       "end) in Unicode code points into the original text. Output rows are in input order.");
   cmd->add_option("inputs", opt.inputs,

@@ -9,13 +9,16 @@ namespace tessera::cli {
 
 void add_model_options(CLI::App* cmd, ModelFlags* flags) {
   cmd->add_option("--model", flags->model,
-                  "Model directory (HF / sentence-transformers BERT). Default: $TESSERA_MODEL,\n"
+                  "Model directory (HF / sentence-transformers; `tessera models --explain DIR`\n"
+                  "says whether it runs). Default: $TESSERA_MODEL,\n"
                   "else " +
                       std::string(pipeline::default_model_dir()));
   cmd->add_option("--weights", flags->weights,
                   "Precision of the Linear layers' weights: f32 (exact) or bf16. bf16 halves\n"
                   "their memory and runs the products on the CPU's bf16 matrix units, which\n"
-                  "pays on CPUs with AMX (Intel Xeon 4th generation and later) or AVX512_BF16;\n"
+                  "pays on CPUs with AMX (Intel Xeon 4th generation and later) or on AMD Zen 4/5\n"
+                  "(AVX512_BF16); an Intel CPU with AVX512_BF16 but AMX off runs it slower than\n"
+                  "f32 (all-mpnet-base-v2: 1.67x slower, docs/BENCHMARKS.md);\n"
                   "it is refused on CPUs without AVX-512. Accuracy: activations are rounded to\n"
                   "bf16 before each product (f32 accumulation), so embeddings move slightly:\n"
                   "worst cosine 0.99995 to sentence-transformers' f32 on the golden set, where\n"
