@@ -226,14 +226,9 @@ Status load_edited(const std::string& name, const std::function<void(json*)>& ed
   return Encoder::load(dir->path().string(), {}, ctx, &encoder);
 }
 
-void expect_message(const Status& st, StatusCode code, std::initializer_list<const char*> parts) {
-  EXPECT_EQ(st.code(), code) << st.to_string();
-  for (const char* p : parts) EXPECT_NE(st.message().find(p), std::string::npos) << st.to_string();
-}
-
 TEST(ArchitectureLoad, UnsupportedModelTypeListsEveryArchitecture) {
   testing::TempDir dir;
-  expect_message(
+  testing::expect_status(
       load_edited(
           "tiny-bert", [](json* c) { (*c)["model_type"] = "llama"; }, &dir),
       StatusCode::kUnsupported,
@@ -242,31 +237,32 @@ TEST(ArchitectureLoad, UnsupportedModelTypeListsEveryArchitecture) {
 
 TEST(ArchitectureLoad, ClassifierRowsMustMatchTheLabels) {
   testing::TempDir dir;
-  expect_message(load_edited(
-                     "tiny-bert-classify",
-                     [](json* c) {
-                       (*c)["id2label"] = {{"0", "no"}, {"1", "yes"}};
-                     },
-                     &dir),
-                 StatusCode::kInvalidArgument, {"classifier.weight", "[3, 32]", "[2, 32]"});
+  testing::expect_status(load_edited(
+                             "tiny-bert-classify",
+                             [](json* c) {
+                               (*c)["id2label"] = {{"0", "no"}, {"1", "yes"}};
+                             },
+                             &dir),
+                         StatusCode::kInvalidArgument, {"classifier.weight", "[3, 32]", "[2, 32]"});
 }
 
 TEST(ArchitectureLoad, BadLabelsAndBucketsNameTheField) {
   testing::TempDir a, b, c;
-  expect_message(load_edited(
-                     "tiny-bert-classify",
-                     [](json* c) {
-                       (*c)["id2label"] = {{"0", "no"}, {"7", "yes"}};
-                     },
-                     &a),
-                 StatusCode::kInvalidArgument, {"id2label", "\"7\""});
-  expect_message(
+  testing::expect_status(load_edited(
+                             "tiny-bert-classify",
+                             [](json* c) {
+                               (*c)["id2label"] = {{"0", "no"}, {"7", "yes"}};
+                             },
+                             &a),
+                         StatusCode::kInvalidArgument, {"id2label", "\"7\""});
+  testing::expect_status(
       load_edited(
           "tiny-mpnet", [](json* c) { (*c)["relative_attention_num_buckets"] = 16; }, &b),
       StatusCode::kInvalidArgument, {"relative_attention_num_buckets = 16", "32"});
-  expect_message(load_edited(
-                     "tiny-roberta", [](json* c) { (*c)["max_position_embeddings"] = 2; }, &c),
-                 StatusCode::kInvalidArgument, {"max_position_embeddings = 2", "padding_idx + 1"});
+  testing::expect_status(
+      load_edited(
+          "tiny-roberta", [](json* c) { (*c)["max_position_embeddings"] = 2; }, &c),
+      StatusCode::kInvalidArgument, {"max_position_embeddings = 2", "padding_idx + 1"});
 }
 
 TEST(ArchitectureLoad, AVocabularyPastTheEmbeddingsIsRefused) {
@@ -287,14 +283,14 @@ TEST(ArchitectureLoad, AVocabularyPastTheEmbeddingsIsRefused) {
   testing::write_file(dir.file("tokenizer.json"), tok.dump());
   Context ctx;
   std::unique_ptr<Encoder> encoder;
-  expect_message(Encoder::load(dir.path().string(), {}, ctx, &encoder),
-                 StatusCode::kInvalidArgument, {"801 tokens", "vocab_size = 800"});
+  testing::expect_status(Encoder::load(dir.path().string(), {}, ctx, &encoder),
+                         StatusCode::kInvalidArgument, {"801 tokens", "vocab_size = 800"});
 }
 
 TEST(ArchitectureLoad, MissingHeadTensorIsNamed) {
   // A checkpoint of the base model under a classifier's config.
   testing::TempDir dir;
-  expect_message(
+  testing::expect_status(
       load_edited(
           "tiny-bert", [](json* c) { (*c)["architectures"] = {"BertForSequenceClassification"}; },
           &dir),

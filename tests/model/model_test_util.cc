@@ -1,8 +1,9 @@
-#include <cmath>
 #include "model_test_util.h"
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -68,7 +69,8 @@ std::string make_safetensors(const std::vector<FakeTensor>& tensors) {
         data.append(reinterpret_cast<const char*>(&h), sizeof h);
       }
     }
-    header[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {begin, data.size()}}};
+    header[t.name] = {
+        {"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {begin, data.size()}}};
   }
   return safetensors_bytes(header.dump(), data);
 }
@@ -129,12 +131,18 @@ void TinyBert::write(const std::string& dir, const std::vector<FakeTensor>& tens
                  {"position_embedding_type", "absolute"}};
   write_file((d / "config.json").string(), config.dump(2));
   json modules = json::array();
-  modules.push_back({{"idx", 0}, {"name", "0"}, {"path", ""},
+  modules.push_back({{"idx", 0},
+                     {"name", "0"},
+                     {"path", ""},
                      {"type", "sentence_transformers.models.Transformer"}});
-  modules.push_back({{"idx", 1}, {"name", "1"}, {"path", "1_Pooling"},
+  modules.push_back({{"idx", 1},
+                     {"name", "1"},
+                     {"path", "1_Pooling"},
                      {"type", "sentence_transformers.models.Pooling"}});
   if (normalize) {
-    modules.push_back({{"idx", 2}, {"name", "2"}, {"path", "2_Normalize"},
+    modules.push_back({{"idx", 2},
+                       {"name", "2"},
+                       {"path", "2_Normalize"},
                        {"type", "sentence_transformers.models.Normalize"}});
   }
   write_file((d / "modules.json").string(), modules.dump(2));
@@ -149,7 +157,12 @@ void TinyBert::write(const std::string& dir, const std::vector<FakeTensor>& tens
   // vocab.txt: the specials at BERT's usual places, then filler words.
   std::string vocab_text;
   for (int i = 0; i < vocab; ++i) {
-    const char* special = i == 0 ? "[PAD]" : i == 1 ? "[UNK]" : i == 2 ? "[CLS]" : i == 3 ? "[SEP]" : i == 4 ? "[MASK]" : nullptr;
+    const char* special = i == 0   ? "[PAD]"
+                          : i == 1 ? "[UNK]"
+                          : i == 2 ? "[CLS]"
+                          : i == 3 ? "[SEP]"
+                          : i == 4 ? "[MASK]"
+                                   : nullptr;
     vocab_text += special ? std::string(special) : "w" + std::to_string(i);
     vocab_text += "\n";
   }
@@ -167,6 +180,14 @@ double cosine(const float* a, const std::vector<float>& b) {
     bb += double(b[i]) * b[i];
   }
   return ab / std::sqrt(aa * bb);
+}
+
+void expect_status(const Status& st, StatusCode code, const std::vector<std::string>& parts) {
+  EXPECT_EQ(st.code(), code) << st.to_string();
+  for (const std::string& part : parts) {
+    EXPECT_NE(st.message().find(part), std::string::npos)
+        << "\"" << part << "\" not in: " << st.message();
+  }
 }
 
 }  // namespace tessera::model::testing

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "tessera/status.h"
+
 namespace tessera::model::testing {
 
 // A fresh directory under $TMPDIR, removed with everything in it at scope end.
@@ -31,6 +33,9 @@ std::string read_text(const std::string& path);
 std::string source_path(const std::string& relative);
 std::string model_dir();
 
+// st has `code` and its message contains every one of `parts`.
+void expect_status(const Status& st, StatusCode code, const std::vector<std::string>& parts);
+
 // Cosine of a[0, b.size()) and b, accumulated in double.
 double cosine(const float* a, const std::vector<float>& b);
 
@@ -52,8 +57,8 @@ struct TinyBert {
   int max_seq_length = 12;
   std::string pooling = "mean";  // cls, mean or max
   bool normalize = true;
-  std::string dtype = "F32";     // weights' dtype in the file
-  std::string prefix;            // e.g. "bert."
+  std::string dtype = "F32";  // weights' dtype in the file
+  std::string prefix;         // e.g. "bert."
   uint32_t seed = 1;
   // Every tensor of the checkpoint (PyTorch names, without prefix).
   std::vector<FakeTensor> tensors() const;

@@ -16,6 +16,7 @@ namespace tessera::model {
 namespace {
 
 using nlohmann::json;
+using testing::expect_status;
 using testing::model_dir;
 using testing::read_text;
 using testing::source_path;
@@ -29,14 +30,6 @@ json committed(const std::string& name) {
 Status load_json(const json& j, TempDir* dir, Tokenizer* tok) {
   write_file(dir->file("tokenizer.json"), j.dump());
   return Tokenizer::load(dir->path().string(), tok);
-}
-
-void expect_status(const Status& st, StatusCode code, const std::vector<std::string>& parts) {
-  EXPECT_EQ(st.code(), code) << st.to_string();
-  for (const std::string& part : parts) {
-    EXPECT_NE(st.message().find(part), std::string::npos)
-        << "\"" << part << "\" not in: " << st.message();
-  }
 }
 
 TEST(TokenizerDescribe, NamesEveryStep) {
