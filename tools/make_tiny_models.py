@@ -74,6 +74,7 @@ expected.json (floats rounded to 7 significant digits; torch f32, eval mode):
 
 import argparse
 import collections
+import copy
 import json
 import math
 import os
@@ -221,9 +222,70 @@ def train_xlmr_unigram(texts):
     return tok
 
 
-def save_tokenizer(tok, special, input_names, max_length, folder):
+# Qwen2's pre-tokenizer regex (tokenizer.json of Qwen2 / Qwen2.5 / Qwen3).
+QWEN2_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                 r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+
+def train_modernbert_bpe(texts):
+    # As answerdotai/ModernBERT-base's tokenizer.json: byte-level BPE (no unk,
+    # no normalizer), ByteLevel pre-tokenizer without prefix space,
+    # TemplateProcessing [CLS] $A [SEP] / [CLS] $A [SEP] $B [SEP]; the
+    # specials [UNK] [CLS] [SEP] [PAD] [MASK] come after the merged vocabulary
+    # (ModernBERT: 50280..50284), [MASK] with lstrip.
+    tok = Tokenizer(models.BPE(unk_token=None, continuing_subword_prefix="",
+                               end_of_word_suffix="", fuse_unk=False))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True,
+                                                 use_regex=True)
+    tok.train_from_iterator(texts, trainers.BpeTrainer(
+        vocab_size=VOCAB, special_tokens=["|||IP_ADDRESS|||", "<|padding|>", "<|endoftext|>"],
+        min_frequency=2, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False))
+    for t in ("[UNK]", "[CLS]", "[SEP]", "[PAD]"):
+        tok.add_special_tokens([AddedToken(t, lstrip=False, rstrip=False, normalized=False,
+                                           special=True)])
+    tok.add_special_tokens([AddedToken("[MASK]", lstrip=True, rstrip=False, normalized=False,
+                                       special=True)])
+    cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS]:0 $A:0 [SEP]:0", pair="[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)])
+    tok.decoder = decoders.ByteLevel()
+    return tok
+
+
+def train_qwen2_bpe(texts):
+    # As Qwen3-Embedding-0.6B's tokenizer.json: NFC, Split(Qwen2 regex,
+    # Isolated) then ByteLevel(no prefix space, no regex of its own), byte-level
+    # BPE without unk, ByteLevel decoder, <|endoftext|> <|im_start|> <|im_end|>
+    # after the merged vocabulary, and a TemplateProcessing that appends
+    # <|endoftext|> to each sequence (Qwen3-Embedding's, for last-token pooling).
+    tok = Tokenizer(models.BPE(unk_token=None, continuing_subword_prefix="",
+                               end_of_word_suffix="", fuse_unk=False, byte_fallback=False))
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(QWEN2_PATTERN), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)])
+    tok.train_from_iterator(texts, trainers.BpeTrainer(
+        vocab_size=VOCAB, special_tokens=[], min_frequency=2,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    for t in ("<|endoftext|>", "<|im_start|>", "<|im_end|>"):
+        tok.add_special_tokens([AddedToken(t, lstrip=False, rstrip=False, normalized=False,
+                                           special=True)])
+    eot = tok.token_to_id("<|endoftext|>")
+    tok.post_processor = processors.TemplateProcessing(
+        single="$A:0 <|endoftext|>:0", pair="$A:0 <|endoftext|>:0 $B:1 <|endoftext|>:1",
+        special_tokens=[("<|endoftext|>", eot)])
+    # decoders.ByteLevel() takes no options; Qwen2's has them all false.
+    j = json.loads(tok.to_str())
+    j["decoder"] = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+                    "use_regex": False}
+    return Tokenizer.from_str(json.dumps(j))
+
+
+def save_tokenizer(tok, special, input_names, max_length, folder, **extra):
     fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, model_max_length=max_length,
-                                                model_input_names=input_names, **special)
+                                                model_input_names=input_names, **special, **extra)
     fast.save_pretrained(str(folder))
     with open(folder / "special_tokens_map.json", "w", encoding="utf-8") as f:
         json.dump(special, f, indent=2)
@@ -246,17 +308,20 @@ def perturb(model, seed):
         for name, p in model.named_parameters():
             if "relative_attention_bias" in name:
                 p.copy_(noise(p, 1.0))
-            elif name.endswith("LayerNorm.weight") or name.endswith("layer_norm.weight"):
+            elif name.endswith("LayerNorm.weight") or name.endswith("layer_norm.weight") or (
+                    name.endswith(".weight") and "norm" in name.split(".")[-2].lower()):
+                # LayerNorm / RMSNorm scales (input_layernorm, q_norm, final_norm, ...)
                 p.copy_(noise(p, 0.3, 1.0))
             elif name == "cls.predictions.bias":
                 p.copy_(noise(p, 0.5, -3.0))
             elif name.endswith("bias"):
                 p.copy_(noise(p, 0.2))
-            elif "embeddings" in name:
+            elif "embeddings" in name or "embed_tokens" in name:
                 p.add_(noise(p, 0.1))
 
 
-def write_st_folder(folder, pooling, normalize, dim):
+def write_st_folder(folder, pooling, normalize, dim, max_seq_length=ST_MAX_SEQ_LENGTH,
+                    prompts=None):
     modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
                {"idx": 1, "name": "1", "path": "1_Pooling",
                 "type": "sentence_transformers.models.Pooling"}]
@@ -275,17 +340,18 @@ def write_st_folder(folder, pooling, normalize, dim):
                    "pooling_mode_max_tokens": False,
                    "pooling_mode_mean_sqrt_len_tokens": False,
                    "pooling_mode_weightedmean_tokens": False,
-                   "pooling_mode_lasttoken": False,
+                   "pooling_mode_lasttoken": pooling == "lasttoken",
                    "include_prompt": True}, f, indent=2)
         f.write("\n")
     with open(folder / "sentence_bert_config.json", "w", encoding="utf-8") as f:
-        json.dump({"max_seq_length": ST_MAX_SEQ_LENGTH, "do_lower_case": False}, f, indent=2)
+        json.dump({"max_seq_length": max_seq_length, "do_lower_case": False}, f, indent=2)
         f.write("\n")
     with open(folder / "config_sentence_transformers.json", "w", encoding="utf-8") as f:
         json.dump({"__version__": {"sentence_transformers": sentence_transformers.__version__,
                                    "transformers": transformers.__version__,
                                    "pytorch": torch.__version__},
-                   "prompts": {}, "default_prompt_name": None, "similarity_fn_name": "cosine"},
+                   "prompts": prompts or {}, "default_prompt_name": None,
+                   "similarity_fn_name": "cosine"},
                   f, indent=2)
         f.write("\n")
 
@@ -299,6 +365,30 @@ ROBERTA_CFG = dict(max_position_embeddings=514, type_vocab_size=1, hidden_act="g
 MPNET_CFG = dict(max_position_embeddings=514, relative_attention_num_buckets=32, hidden_act="gelu",
                  layer_norm_eps=1e-5, pad_token_id=1, bos_token_id=0, eos_token_id=2,
                  initializer_range=0.15)
+# nomic-embed-text-v1.5 (transformers' NomicBertModel): post-LayerNorm,
+# rotary theta 1000 on the full head, SwiGLU, no linear biases, eps 1e-12.
+NOMIC_CFG = dict(max_position_embeddings=8192, type_vocab_size=2, hidden_act="silu",
+                 layer_norm_eps=1e-12, pad_token_id=0, initializer_range=0.3,
+                 rope_parameters={"rope_type": "default", "rope_theta": 1000.0})
+# ModernBERT-base's shape: 4 layers (0 and 3 global), windows of 16
+# (|i - j| <= 8), thetas 160000 / 10000, LayerNorm without bias, GeGLU.
+MODERNBERT_CFG = dict(num_hidden_layers=4, max_position_embeddings=8192, local_attention=16,
+                      global_attn_every_n_layers=3, global_rope_theta=160000.0,
+                      local_rope_theta=10000.0, hidden_activation="gelu", norm_eps=1e-5,
+                      norm_bias=False, attention_bias=False, mlp_bias=False,
+                      classifier_pooling="mean", initializer_range=0.3)
+# Qwen3-Embedding-0.6B's shape with GQA 4/2, head_dim 16 != 32 / 4, linear
+# rope scaling x2 (Qwen3-Embedding itself has none).
+QWEN3_CFG = dict(num_hidden_layers=3, num_key_value_heads=2, head_dim=16, hidden_act="silu",
+                 rms_norm_eps=1e-6, max_position_embeddings=32768, attention_bias=False,
+                 rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 1000000.0},
+                 tie_word_embeddings=True, use_sliding_window=False, initializer_range=0.3)
+# The same rope in the transformers 4 form (config.json of checkpoints made
+# before transformers 5): recorded in expected.json's config_variants.
+QWEN3_LEGACY_ROPE = {"rope_theta": 1000000.0, "rope_scaling": {"rope_type": "linear",
+                                                               "factor": 2.0}}
+QWEN3_PROMPTS = {"query": "Instruct: Given a web search query, retrieve relevant passages that "
+                          "answer the query\nQuery:", "document": ""}
 
 SPECS = {
     "tiny-bert": ("bert", "BertConfig", "BertModel", BERT_CFG, {}, "embed", "mean", False),
@@ -319,25 +409,57 @@ SPECS = {
                                 label2id={"negative": 0, "neutral": 1, "positive": 2}),
                            "classify", None, False),
     "tiny-splade": ("bert", "BertConfig", "BertForMaskedLM", BERT_CFG, {}, "splade", None, False),
+    # The long-context architectures carry a 9th element, their options:
+    #   seed_k: the seed offset (the 8-element entries use their index in the
+    #     sorted list of 8-element names, as before these were added);
+    #   max_length: the tokenizer's model_max_length; st_max: sentence-transformers'
+    #     max_seq_length; long: add an 8,192-token long case; vocab_multiple:
+    #     pad the embedding table to a multiple (nomic's pad_vocab_size_multiple);
+    #   base + layout: a folder with the base folder's weights and outputs in
+    #     another on-disk layout (built from the base folder, not from a seed).
+    "tiny-nomic-bert": ("bert", "NomicBertConfig", "NomicBertModel", NOMIC_CFG, {}, "embed", "mean",
+                        True, dict(seed_k=9, max_length=8192, st_max=8192, long=True,
+                                   vocab_multiple=64)),
+    "tiny-nomic-bert-hub": ("bert", "NomicBertConfig", "NomicBertModel", NOMIC_CFG, {}, "layout",
+                            "mean", True, dict(base="tiny-nomic-bert", layout="nomic-hub")),
+    "tiny-modernbert": ("modernbert", "ModernBertConfig", "ModernBertModel", MODERNBERT_CFG, {},
+                        "embed", "mean", True, dict(seed_k=10, max_length=8192, st_max=8192,
+                                                    long=True, config_shape="hub")),
+    "tiny-modernbert-layertypes": ("modernbert", "ModernBertConfig", "ModernBertModel",
+                                   MODERNBERT_CFG, {}, "layout", "mean", True,
+                                   dict(base="tiny-modernbert", layout="layer-types")),
+    "tiny-qwen3": ("qwen2", "Qwen3Config", "Qwen3Model", QWEN3_CFG, {}, "embed", "lasttoken", True,
+                   dict(seed_k=11, max_length=131072, st_max=8192, padding_side="left",
+                        prompts=QWEN3_PROMPTS, legacy_rope=QWEN3_LEGACY_ROPE)),
 }
 TOKENIZERS = {"bert": train_bert_wordpiece, "mpnet": train_mpnet_wordpiece,
-              "roberta": train_roberta_bpe, "xlmr": train_xlmr_unigram}
+              "roberta": train_roberta_bpe, "xlmr": train_xlmr_unigram,
+              "modernbert": train_modernbert_bpe, "qwen2": train_qwen2_bpe}
 # The committed tokenizer of each kind, reused unless --retrain-tokenizers:
 # the WordPiece and Unigram trainers break frequency ties in hash-map order,
 # so two trainings on the same text can number the vocabulary differently.
 TOKENIZER_HOME = {"bert": "tiny-bert", "mpnet": "tiny-mpnet", "roberta": "tiny-roberta",
-                  "xlmr": "tiny-xlm-roberta"}
+                  "xlmr": "tiny-xlm-roberta", "modernbert": "tiny-modernbert",
+                  "qwen2": "tiny-qwen3"}
 ROBERTA_SPECIAL = dict(bos_token="<s>", eos_token="</s>", unk_token="<unk>", sep_token="</s>",
                        pad_token="<pad>", cls_token="<s>", mask_token="<mask>")
 SPECIAL = {"bert": dict(unk_token="[UNK]", sep_token="[SEP]", pad_token="[PAD]",
                         cls_token="[CLS]", mask_token="[MASK]"),
            "mpnet": dict(ROBERTA_SPECIAL, unk_token="[UNK]"),
-           "roberta": ROBERTA_SPECIAL, "xlmr": ROBERTA_SPECIAL}
+           "roberta": ROBERTA_SPECIAL, "xlmr": ROBERTA_SPECIAL,
+           "modernbert": dict(unk_token="[UNK]", sep_token="[SEP]", pad_token="[PAD]",
+                              cls_token="[CLS]", mask_token="[MASK]"),
+           # Qwen3-Embedding: eos <|im_end|>, pad <|endoftext|> (which the
+           # post-processor appends); no bos, unk, cls or sep.
+           "qwen2": dict(eos_token="<|im_end|>", pad_token="<|endoftext|>")}
 INPUT_NAMES = {"bert": ["input_ids", "token_type_ids", "attention_mask"],
                "mpnet": ["input_ids", "attention_mask"],
                "roberta": ["input_ids", "attention_mask"],
-               "xlmr": ["input_ids", "attention_mask"]}
-MAX_LENGTH = {"bert": 512, "mpnet": 512, "roberta": 512, "xlmr": 512}
+               "xlmr": ["input_ids", "attention_mask"],
+               "modernbert": ["input_ids", "attention_mask"],
+               "qwen2": ["input_ids", "attention_mask"]}
+MAX_LENGTH = {"bert": 512, "mpnet": 512, "roberta": 512, "xlmr": 512, "modernbert": 8192,
+              "qwen2": 131072}
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -357,7 +479,45 @@ def case_texts(name, hf_tok):
         texts.append(long_text(hf_tok, 135, 145, doc="doc07.txt"))
     if name in ("tiny-xlm-roberta", "tiny-xlmr-rerank", "tiny-camembert"):
         texts.append(golden("cjk-ja"))
+    if len(SPECS[name]) > 8:  # the long-context architectures: rotary positions far apart
+        texts.append(long_text(hf_tok, 150, 170, doc="doc05.txt"))
+        texts.append(long_text(hf_tok, 280, 300, doc="doc07.txt"))
     return texts
+
+
+# One document of exactly LONG_TOKENS tokens (specials included).
+LONG_TOKENS = 8192
+
+
+def long_document(tok, n=LONG_TOKENS):
+    """The shortest prefix of data/long/*.txt (in name order, joined by blank
+    lines, repeated if needed) that the tokenizer makes exactly n tokens."""
+    docs = [p.read_text(encoding="utf-8").strip() for p in sorted((ROOT / "data" / "long")
+                                                                  .glob("*.txt"))]
+    full = "\n\n".join(docs)
+    while len(tok(full)["input_ids"]) < n:
+        full = full + "\n\n" + "\n\n".join(docs)
+
+    def count(k):
+        return len(tok(full[:k])["input_ids"])
+
+    lo, hi = 1, len(full)  # smallest prefix with >= n tokens
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if count(mid) >= n:
+            hi = mid
+        else:
+            lo = mid + 1
+    for k in range(lo, lo + 200):
+        if count(k) == n and not full[k - 1].isspace():
+            return full[:k]
+    raise RuntimeError(f"no prefix of exactly {n} tokens")
+
+
+def long_rows(n):
+    """The stored rows of a long case: the first and last 70 (the windows'
+    edges at both ends) and every 64th (far positions), sorted."""
+    return sorted(set(range(70)) | set(range(n - 70, n)) | set(range(0, n, 64)))
 
 
 def pair_inputs(hf_tok):
@@ -385,7 +545,7 @@ def write_expected(path, expected):
     """One case / pair / sparse row per line: a changed case is a one-line diff."""
     with open(path, "w", encoding="utf-8") as f:
         f.write('{"generator": ' + json.dumps(expected["generator"]))
-        for key in ("cases", "pairs", "sparse"):
+        for key in ("cases", "pairs", "sparse", "long_cases", "config_variants"):
             if key in expected:
                 f.write(',\n"' + key + '": [\n')
                 f.write(",\n".join(json.dumps(c, ensure_ascii=False, separators=(",", ":"))
@@ -399,8 +559,200 @@ def cosine(a, b):
     return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
 
 
+def seed_index(name):
+    opt = SPECS[name][8] if len(SPECS[name]) > 8 else {}
+    if "seed_k" in opt:
+        return opt["seed_k"]
+    return sorted(n for n in SPECS if len(SPECS[n]) == 8).index(name)
+
+
+def hub_modernbert_config(cfg):
+    """config.json as answerdotai/ModernBERT-base has it: the layer pattern as
+    global_attn_every_n_layers and the two thetas as global_rope_theta /
+    local_rope_theta (no layer_types, no rope_parameters)."""
+    cfg = dict(cfg)
+    types, rope = cfg.pop("layer_types"), cfg.pop("rope_parameters")
+    n = MODERNBERT_CFG["global_attn_every_n_layers"]
+    assert types == ["sliding_attention" if i % n else "full_attention" for i in range(len(types))]
+    assert all(r["rope_type"] == "default" for r in rope.values())
+    cfg["global_attn_every_n_layers"] = n
+    cfg["global_rope_theta"] = rope["full_attention"]["rope_theta"]
+    cfg["local_rope_theta"] = rope["sliding_attention"]["rope_theta"]
+    return dict(sorted(cfg.items()))
+
+
+def layertypes_modernbert_config(cfg):
+    """config.json in transformers 5's shape: layer_types and rope_parameters
+    per layer type (no global_attn_every_n_layers, no *_rope_theta)."""
+    cfg = dict(cfg)
+    n = cfg.pop("global_attn_every_n_layers")
+    cfg["layer_types"] = ["sliding_attention" if i % n else "full_attention"
+                          for i in range(cfg["num_hidden_layers"])]
+    cfg["rope_parameters"] = {
+        "full_attention": {"rope_type": "default", "rope_theta": cfg.pop("global_rope_theta")},
+        "sliding_attention": {"rope_type": "default", "rope_theta": cfg.pop("local_rope_theta")}}
+    return dict(sorted(cfg.items()))
+
+
+# transformers' NomicBertModel names -> the Hub checkpoint's (remote code
+# nomic-ai/nomic-bert-2048, as nomic-embed-text-v1.5's model.safetensors).
+NOMIC_HUB_RENAMES = [("embeddings.LayerNorm.", "emb_ln."), ("layers.", "encoder.layers."),
+                     (".self_attn.o_proj.", ".attn.out_proj."), (".mlp.up_proj.", ".mlp.fc11."),
+                     (".mlp.gate_proj.", ".mlp.fc12."), (".mlp.down_proj.", ".mlp.fc2."),
+                     (".post_attention_layernorm.", ".norm1."),
+                     (".post_mlp_layernorm.", ".norm2.")]
+
+
+def nomic_to_hub(state):
+    """transformers' tensors -> the Hub names, q/k/v fused into Wqkv along dim 0."""
+    out = {}
+    for k, v in state.items():
+        if ".self_attn.k_proj." in k or ".self_attn.v_proj." in k:
+            continue
+        if ".self_attn.q_proj." in k:
+            v = torch.cat([v, state[k.replace("q_proj", "k_proj")],
+                           state[k.replace("q_proj", "v_proj")]], dim=0)
+            k = k.replace(".self_attn.q_proj.", ".attn.Wqkv.")
+        for a, b in NOMIC_HUB_RENAMES:
+            if k.startswith(a) or (a.startswith(".") and a in k):
+                k = b + k[len(a):] if k.startswith(a) else k.replace(a, b)
+        out[k] = v.contiguous()
+    return out
+
+
+def nomic_from_hub(state):
+    """The inverse of nomic_to_hub (the check's own renaming, independent of
+    transformers' conversion_mapping)."""
+    out = {}
+    for k, v in state.items():
+        for a, b in reversed(NOMIC_HUB_RENAMES):
+            if k.startswith(b) or (b.startswith(".") and b in k):
+                k = a + k[len(b):] if k.startswith(b) else k.replace(b, a)
+        if ".attn.Wqkv." in k:
+            for part, name in zip(v.chunk(3, dim=0), ("q_proj", "k_proj", "v_proj")):
+                out[k.replace(".attn.Wqkv.", f".self_attn.{name}.")] = part.contiguous()
+            continue
+        out[k] = v
+    return out
+
+
+def hub_nomic_config(cfg):
+    """config.json as nomic-ai/nomic-embed-text-v1.5 has it (remote-code
+    NomicBertConfig, GPT-2 style names), for the sizes of cfg (transformers')."""
+    rope = cfg["rope_parameters"]
+    assert rope["rope_type"] == "default" and cfg["hidden_act"] == "silu"
+    return {
+        "_name_or_path": "tiny-nomic-bert-hub",
+        "activation_function": "swiglu",
+        "architectures": ["NomicBertModel"],
+        "attn_pdrop": 0.0,
+        "auto_map": {
+            "AutoConfig": "nomic-ai/nomic-bert-2048--configuration_hf_nomic_bert.NomicBertConfig",
+            "AutoModel": "nomic-ai/nomic-bert-2048--modeling_hf_nomic_bert.NomicBertModel",
+            "AutoModelForMaskedLM":
+                "nomic-ai/nomic-bert-2048--modeling_hf_nomic_bert.NomicBertForPreTraining"},
+        "bos_token_id": None,
+        "causal": False,
+        "dense_seq_output": True,
+        "embd_pdrop": 0.0,
+        "eos_token_id": None,
+        "fused_bias_fc": True,
+        "fused_dropout_add_ln": True,
+        "initializer_range": cfg["initializer_range"],
+        "layer_norm_epsilon": cfg["layer_norm_eps"],
+        "max_trained_positions": 2048,
+        "mlp_fc1_bias": False,
+        "mlp_fc2_bias": False,
+        "model_type": "nomic_bert",
+        "n_embd": cfg["hidden_size"],
+        "n_head": cfg["num_attention_heads"],
+        "n_inner": cfg["intermediate_size"],
+        "n_layer": cfg["num_hidden_layers"],
+        "n_positions": cfg["max_position_embeddings"],
+        "pad_vocab_size_multiple": 64,
+        "parallel_block": False,
+        "parallel_block_tied_norm": False,
+        "prenorm": False,
+        "qkv_proj_bias": False,
+        "reorder_and_upcast_attn": False,
+        "resid_pdrop": 0.0,
+        "rotary_emb_base": rope["rope_theta"],
+        "rotary_emb_fraction": 1.0,
+        "rotary_emb_interleaved": False,
+        "rotary_emb_scale_base": None,
+        "rotary_scaling_factor": None,
+        "scale_attn_by_inverse_layer_idx": False,
+        "scale_attn_weights": True,
+        "summary_activation": None,
+        "summary_first_dropout": 0.0,
+        "summary_proj_to_labels": True,
+        "summary_type": "cls_index",
+        "summary_use_proj": True,
+        "torch_dtype": "float32",
+        "transformers_version": "4.37.2",
+        "type_vocab_size": cfg["type_vocab_size"],
+        "use_cache": True,
+        "use_flash_attn": True,
+        "use_rms_norm": False,
+        "use_xentropy": True,
+        "vocab_size": cfg["vocab_size"],
+    }
+
+
+def config_from_hub_nomic(hub):
+    """transformers' NomicBertConfig fields from a Hub (remote-code) config."""
+    assert hub["activation_function"] == "swiglu" and not hub["prenorm"]
+    assert hub["rotary_emb_fraction"] == 1.0 and not hub["rotary_emb_interleaved"]
+    assert hub["rotary_scaling_factor"] is None
+    assert not (hub["qkv_proj_bias"] or hub["mlp_fc1_bias"] or hub["mlp_fc2_bias"])
+    m = hub["pad_vocab_size_multiple"]
+    return dict(vocab_size=(hub["vocab_size"] + m - 1) // m * m, hidden_size=hub["n_embd"],
+                num_attention_heads=hub["n_head"], num_hidden_layers=hub["n_layer"],
+                intermediate_size=hub["n_inner"], max_position_embeddings=hub["n_positions"],
+                layer_norm_eps=hub["layer_norm_epsilon"], type_vocab_size=hub["type_vocab_size"],
+                hidden_act="silu", pad_token_id=0,
+                rope_parameters={"rope_type": "default", "rope_theta": hub["rotary_emb_base"]})
+
+
+def build_layout(name):
+    """A folder with its base folder's weights and outputs in another layout."""
+    opt = SPECS[name][8]
+    base = OUT / opt["base"]
+    if not (base / "expected.json").exists():
+        sys.exit(f"{name}: build {opt['base']} first")
+    folder = OUT / name
+    if folder.exists():
+        shutil.rmtree(folder)
+    shutil.copytree(base, folder)
+    cfg = json.loads((base / "config.json").read_text())
+    from safetensors.torch import load_file
+    if opt["layout"] == "nomic-hub":
+        # transformers 5's save_pretrained already wrote the Hub's tensor names
+        # (it reverts conversion_mapping's "nomic_bert" renaming on save): only
+        # config.json differs.
+        new_cfg = hub_nomic_config(cfg)
+        assert all(k.startswith(("embeddings.", "emb_ln.", "encoder.layers."))
+                   for k in load_file(str(folder / "model.safetensors")))
+    else:
+        new_cfg = layertypes_modernbert_config(cfg)
+    with open(folder / "config.json", "w", encoding="utf-8") as f:
+        json.dump(new_cfg, f, indent=2)
+        f.write("\n")
+    print(f"{name}: {opt['layout']} layout of {opt['base']}")
+
+
+def reference_model(folder, model_cls, **overrides):
+    """The folder's model with config overrides (for the sensitivity figures)."""
+    cfg = transformers.AutoConfig.from_pretrained(str(folder), **overrides)
+    return getattr(transformers, model_cls).from_pretrained(str(folder), config=cfg).eval()
+
+
 def build(name, seed, tok_cache):
-    tok_kind, cfg_cls, model_cls, cfg_extra, task_extra, kind, pooling, normalize = SPECS[name]
+    spec = SPECS[name]
+    tok_kind, cfg_cls, model_cls, cfg_extra, task_extra, kind, pooling, normalize = spec[:8]
+    opt = spec[8] if len(spec) > 8 else {}
+    if kind == "layout":
+        return build_layout(name)
     folder = OUT / name
     if folder.exists():
         shutil.rmtree(folder)
@@ -409,17 +761,45 @@ def build(name, seed, tok_cache):
     tok = Tokenizer.from_str(tok_cache[tok_kind].to_str())  # a copy per folder
     special, input_names = SPECIAL[tok_kind], INPUT_NAMES[tok_kind]
     vocab = tok.get_vocab_size(with_added_tokens=True)
-    save_tokenizer(tok, special, input_names, MAX_LENGTH[tok_kind], folder)
+    tok_extra = {"padding_side": opt["padding_side"]} if "padding_side" in opt else {}
+    save_tokenizer(tok, special, input_names, opt.get("max_length", MAX_LENGTH[tok_kind]), folder,
+                   **tok_extra)
+    if "vocab_multiple" in opt:  # nomic: the table is padded, rows past the tokenizer unused
+        m = opt["vocab_multiple"]
+        vocab = (vocab + m - 1) // m * m
+    ids = {}
+    if tok_kind == "modernbert":
+        ids = dict(pad_token_id=tok.token_to_id("[PAD]"), bos_token_id=tok.token_to_id("[CLS]"),
+                   cls_token_id=tok.token_to_id("[CLS]"), eos_token_id=tok.token_to_id("[SEP]"),
+                   sep_token_id=tok.token_to_id("[SEP]"))
+    if tok_kind == "qwen2":
+        ids = dict(bos_token_id=tok.token_to_id("<|endoftext|>"),
+                   eos_token_id=tok.token_to_id("<|endoftext|>"))
 
-    config = getattr(transformers, cfg_cls)(vocab_size=vocab, **SIZES, **cfg_extra, **task_extra)
-    k = sorted(SPECS).index(name)
+    config = getattr(transformers, cfg_cls)(vocab_size=vocab, **{**SIZES, **cfg_extra}, **ids,
+                                            **task_extra)
+    k = seed_index(name)
     torch.manual_seed(seed + k)
     model = getattr(transformers, model_cls)(config).eval()
     perturb(model, seed + 1000 + k)
     model.save_pretrained(str(folder))
     assert (folder / "model.safetensors").exists()
+    if cfg_cls == "NomicBertConfig":
+        # save_pretrained writes the Hub checkpoint's names and fused Wqkv:
+        # exactly this script's own renaming of the module's state.
+        from safetensors.torch import load_file
+        saved, mine = load_file(str(folder / "model.safetensors")), nomic_to_hub(model.state_dict())
+        assert saved.keys() == mine.keys(), sorted(saved.keys() ^ mine.keys())
+        assert all(torch.equal(saved[k2], mine[k2]) for k2 in saved)
+    if opt.get("config_shape") == "hub":
+        cfg = hub_modernbert_config(json.loads((folder / "config.json").read_text()))
+        with open(folder / "config.json", "w", encoding="utf-8") as f:
+            json.dump(cfg, f, indent=2)
+            f.write("\n")
     if kind == "embed":
-        write_st_folder(folder, pooling, normalize, SIZES["hidden_size"])
+        write_st_folder(folder, pooling, normalize, config.hidden_size,
+                        max_seq_length=opt.get("st_max", ST_MAX_SEQ_LENGTH),
+                        prompts=opt.get("prompts"))
     del model
 
     # Everything below reloads the folder, as a user of it would.
@@ -435,35 +815,98 @@ def build(name, seed, tok_cache):
     else:
         model = transformers.AutoModelForMaskedLM.from_pretrained(str(folder)).eval()
     assert type(model).__name__ == model_cls, type(model)
+    if cfg_cls == "ModernBertConfig":  # the hub-shaped config.json means the same
+        assert model.config.layer_types == ["full_attention", "sliding_attention",
+                                            "sliding_attention", "full_attention"]
+        assert model.config.rope_parameters == {
+            "full_attention": {"rope_type": "default", "rope_theta": 160000.0},
+            "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}, \
+            model.config.rope_parameters
+        assert model.config.sliding_window == 8
 
     inputs = case_texts(name, hf_tok)
+    prompts = {k: v for k, v in (opt.get("prompts") or {}).items() if v}
+    # (prompt name, text): every text alone, then the short ones with each prompt
+    runs = [(None, t) for t in inputs] + [(pn, t) for pn in sorted(prompts)
+                                          for t in inputs[:4] + inputs[-2:-1]]
     with torch.no_grad():
-        for text in inputs:
-            enc = hf_tok(text, truncation=True, return_tensors="pt")
+        for pn, text in runs:
+            full = prompts[pn] + text if pn else text
+            enc = hf_tok(full, truncation=True, return_tensors="pt")
             ids = enc["input_ids"]
             tt = enc.get("token_type_ids", torch.zeros_like(ids))
             out = model(**enc, output_hidden_states=True)
             last = out.last_hidden_state if kind == "embed" else out.hidden_states[-1]
-            case = {"text": text, "token_ids": ids[0].tolist(), "token_type_ids": tt[0].tolist(),
-                    "last_hidden_state": rows(last[0])}
+            case = {"text": text}
+            if pn:
+                case.update(prompt_name=pn, prompt=prompts[pn])
+            case.update({"token_ids": ids[0].tolist(), "token_type_ids": tt[0].tolist(),
+                         "last_hidden_state": rows(last[0])})
             if kind == "classify":
                 case["scores"] = [r7(v) for v in out.logits[0].tolist()]
             if kind == "splade":
                 case["_logits"] = out.logits[0]
             expected["cases"].append(case)
 
+    def pool_by_hand(h):
+        h = np.asarray(h, np.float64)
+        mine = h[0] if pooling == "cls" else h[-1] if pooling == "lasttoken" else h.mean(0)
+        return mine / np.linalg.norm(mine) if normalize else mine
+
     if kind == "embed":
         st = sentence_transformers.SentenceTransformer(str(folder), device="cpu")
-        pooled = st.encode(inputs, batch_size=4, convert_to_numpy=True)
+        pooled = []
+        for pn in [None] + sorted(prompts):
+            texts = [t for p, t in runs if p == pn]
+            pooled += list(st.encode(texts, batch_size=4, convert_to_numpy=True,
+                                     **({"prompt_name": pn} if pn else {})))
         for case, v in zip(expected["cases"], pooled):
-            h = np.asarray(case["last_hidden_state"], np.float64)
-            mine = h[0] if pooling == "cls" else h.mean(0)
-            if normalize:
-                mine = mine / np.linalg.norm(mine)
+            mine = pool_by_hand(case["last_hidden_state"])
             assert cosine(mine, v) > 0.99999, (name, case["text"][:30], cosine(mine, v))
             case["pooled"] = [r7(x) for x in v]
-            st_ids = st.tokenize([case["text"]])["input_ids"][0].tolist()
+            st_ids = st.tokenize([case.get("prompt", "") + case["text"]])["input_ids"][0].tolist()
             assert st_ids == case["token_ids"], (name, case["text"][:30])
+
+    if opt.get("long"):
+        text = long_document(hf_tok)
+        enc = hf_tok(text, truncation=True, return_tensors="pt")
+        n = enc["input_ids"].shape[1]
+        assert n == LONG_TOKENS, n
+        with torch.no_grad():
+            last = model(**enc).last_hidden_state[0]
+        keep = long_rows(n)
+        v = st.encode([text], convert_to_numpy=True)[0]
+        assert cosine(pool_by_hand(last.numpy()), v) > 0.99999
+        tt = enc.get("token_type_ids", torch.zeros_like(enc["input_ids"]))
+        expected["long_cases"] = [{
+            "text": text, "token_ids": enc["input_ids"][0].tolist(),
+            "token_type_ids": tt[0].tolist(), "rows": keep,
+            "last_hidden_state": rows(last[keep]), "pooled": [r7(x) for x in v]}]
+        print(f"{name}: long case {n} tokens ({len(text)} chars), {len(keep)} rows stored")
+        with torch.no_grad():
+            if cfg_cls == "ModernBertConfig":
+                for what, over in (("global attention everywhere",
+                                    dict(layer_types=["full_attention"] * 4)),
+                                   ("window 18 (|i-j| <= 9)", dict(local_attention=18))):
+                    other = reference_model(folder, model_cls, **over)
+                    d = float((other(**enc).last_hidden_state[0] - last).abs().max())
+                    print(f"  long case vs {what}: max |diff| {d:.3g}")
+                    assert d > 1e-2, (what, d)
+            # the far context matters: the last 70 rows from the last 1024 tokens alone
+            tail = {k2: v2[:, -1024:] for k2, v2 in enc.items()}
+            d = float((model(**tail).last_hidden_state[0, -70:] - last[-70:]).abs().max())
+            print(f"  long case: last 70 rows from the last 1024 tokens alone: max |diff| {d:.3g}")
+
+    if opt.get("legacy_rope"):
+        # The transformers 4 form of the rope (rope_theta + rope_scaling) means the same.
+        cfg = json.loads((folder / "config.json").read_text())
+        variant = {"name": "rope_scaling (transformers 4 form)", "drop": ["rope_parameters"],
+                   "set": opt["legacy_rope"]}
+        legacy = {k2: v2 for k2, v2 in cfg.items() if k2 not in variant["drop"]}
+        legacy.update(copy.deepcopy(variant["set"]))  # from_dict edits rope_scaling in place
+        lc = getattr(transformers, cfg_cls).from_dict(legacy)
+        assert lc.rope_parameters == cfg["rope_parameters"], lc.rope_parameters
+        expected["config_variants"] = [variant]
 
     if kind == "classify":
         pairs = pair_inputs(hf_tok)
