@@ -34,6 +34,20 @@ attached tokenizer's size, added tokens included):
 | tiny-bert-classify | BertForSequenceClassification, 3 labels, id2label | as tiny-bert                         | pooler + classifier                 | "bert." + classifier.{weight,bias} |
 | tiny-splade        | BertForMaskedLM                         | as tiny-bert                                   | MLM head; SPLADE max(log(1+relu(logits))) over unmasked tokens | "bert." (no pooler) + cls.predictions.{bias, transform.dense.*, transform.LayerNorm.*}; the decoder weight is tied to bert.embeddings.word_embeddings.weight and is not stored |
 
+The long-context architectures (hidden 32, 4 query heads, intermediate 64;
+initializer_range 0.3 so attention is far from uniform: mean max attention
+probability 0.16-0.51 on a 182-token input against 0.0055 uniform):
+
+| folder | class | layers / heads / kv heads / head_dim | blocks | positions | tokenizer | pooling | safetensors names |
+| tiny-nomic-bert | NomicBertModel (model_type nomic_bert) | 2 / 4 / 4 / 8 | post-norm: x = LN(x + attn(x)); x = LN(x + mlp(x)); LayerNorm with bias, eps 1e-12; embeddings = word + token_type (no position table) then LayerNorm; no linear biases; SwiGLU down(silu(gate(x)) * up(x)) | rotary on the full head_dim, theta 1000, rotate_half (non-interleaved: pairs (d, d + 4)), positions 0..n-1, max 8192 | tiny-bert's WordPiece (model_max_length 8192); types all 0 | mean + Normalize, max_seq_length 8192 | the Hub's (transformers 5's save_pretrained writes them, reverting its conversion_mapping): embeddings.word_embeddings [832, 32] (vocab padded to a multiple of 64: rows 800..831 unused), embeddings.token_type_embeddings [2, 32], emb_ln.{weight,bias}, encoder.layers.N.attn.Wqkv [96, 32] (q, k, v stacked along dim 0, each [32, 32], heads contiguous), attn.out_proj, mlp.fc11 (= up_proj), mlp.fc12 (= gate_proj, the one silu applies to), mlp.fc2 (= down_proj), norm1 (after attention), norm2 (after the MLP) |
+| tiny-nomic-bert-hub | the same weights, tokenizer and expected.json; config.json as nomic-embed-text-v1.5's (remote-code NomicBertConfig: n_embd, n_head, n_layer, n_inner, n_positions, layer_norm_epsilon, activation_function swiglu, rotary_emb_base, rotary_emb_fraction 1.0, rotary_emb_interleaved false, rotary_scaling_factor null, qkv_proj_bias / mlp_fc1_bias / mlp_fc2_bias false, prenorm false, pad_vocab_size_multiple 64, auto_map) | | | | | | |
+| tiny-modernbert | ModernBertModel; config.json in the Hub shape (answerdotai/ModernBERT-base: global_attn_every_n_layers 3, global_rope_theta 160000, local_rope_theta 10000, local_attention 16; no layer_types, no rope_parameters) | 4 / 4 / 4 / 8 | pre-norm: x += attn(attn_norm(x)) (layer 0 has no attn_norm: identity), x += mlp(mlp_norm(x)); final_norm at the end; embeddings = LayerNorm(tok_embeddings) (no position or type table); every LayerNorm without bias (norm_bias false), eps 1e-5; no linear biases; GeGLU: Wi [128, 32] -> (input, gate) = first / second 64 rows, Wo(gelu_erf(input) * gate) | layers 0 and 3 (i % 3 == 0) global: theta 160000; layers 1, 2 sliding: theta 10000 and query i sees key j iff abs(i - j) <= local_attention // 2 = 8 (17 keys; masking_utils' sliding_window_bidirectional_overlay with config.sliding_window = local_attention // 2; the +1 in ModernBertAttention.sliding_window is for flash-attention only); rotate_half; max 8192 | byte-level BPE (ByteLevel pre-tokenizer, add_prefix_space false, no normalizer), TemplateProcessing [CLS] $A [SEP]; [UNK] 800 [CLS] 801 [SEP] 802 [PAD] 803 [MASK] 804 | mean + Normalize, max_seq_length 8192 | embeddings.tok_embeddings, embeddings.norm, layers.N.attn.Wqkv [96, 32] (q, k, v along dim 0), layers.N.attn.Wo, layers.N.attn_norm (N >= 1), layers.N.mlp_norm, layers.N.mlp.Wi, layers.N.mlp.Wo, final_norm (weights only) |
+| tiny-modernbert-layertypes | the same weights, tokenizer and expected.json; config.json in transformers 5's shape: layer_types [full, sliding, sliding, full] and rope_parameters {full_attention: {rope_type default, rope_theta 160000}, sliding_attention: {default, 10000}}, local_attention 16 (no global_attn_every_n_layers, no *_rope_theta). 5.24's own save_pretrained writes a mix (layer_types + rope_parameters + global_attn_every_n_layers) | | | | | | |
+| tiny-qwen3 | Qwen3Model (decoder) | 3 / 4 / 2 / 16 (q_proj [64, 32], k_proj and v_proj [32, 32], o_proj [32, 64]) | pre-norm: x += attn(input_layernorm(x)), x += mlp(post_attention_layernorm(x)); final norm; RMSNorm x * rsqrt(mean(x^2) + 1e-6) * w everywhere, incl. q_norm / k_norm over each head's 16 dims before rotary; causal; GQA: query head h uses kv head h // 2; scale 1/sqrt(16); SwiGLU, no biases; tie_word_embeddings true (no lm_head stored) | rotary theta 1e6 on the full head_dim, rotate_half, rope_parameters {rope_type linear, factor 2}: position p rotates as p / 2 (inv_freq / 2), no attention scaling; config_variants in expected.json gives the transformers 4 form (rope_theta + rope_scaling) | Qwen2-style byte-level BPE: NFC, Split(Qwen2 regex, Isolated) + ByteLevel(no prefix space, use_regex false), TemplateProcessing $A <|endoftext|>; <|endoftext|> 800 <|im_start|> 801 <|im_end|> 802; padding_side left | last token (pooling_mode_lasttoken, include_prompt true) + Normalize; prompts query "Instruct: ...\nQuery:" / document "" | embed_tokens, layers.N.{input_layernorm, post_attention_layernorm}, layers.N.self_attn.{q,k,v,o}_proj, self_attn.{q,k}_norm [16], layers.N.mlp.{gate,up,down}_proj, norm |
+
+They have cases of ~150 and ~280 tokens besides the common ones, and
+nomic / ModernBERT a long case of exactly 8,192 tokens (see long_cases).
+
 The base models' names carry no prefix, as a sentence-transformers folder's
 model.safetensors (saved from AutoModel) does; the task heads' encoders carry
 "bert." / "roberta." as HF checkpoints of those classes do. Weights are
@@ -67,6 +81,19 @@ expected.json (floats rounded to 7 significant digits; torch f32, eval mode):
          tokenizer(query, text, truncation=True) as CrossEncoder makes them,
          scores = raw logits [num_labels] (CrossEncoder with activation
          Identity, checked equal to AutoModelForSequenceClassification)
+         Prompted cases (tiny-qwen3) also carry prompt_name and prompt: their
+         token ids and states are of prompt + text, and pooled is
+         encode(text, prompt_name=...).
+  long_cases: (tiny-nomic-bert*, tiny-modernbert*) one document of exactly
+         8,192 tokens (specials included), the shortest prefix of
+         data/long/*.txt joined by blank lines that makes that many: text,
+         token_ids, token_type_ids, rows (sorted: the first and last 70 and
+         every 64th token), last_hidden_state [len(rows)][hidden] for those
+         rows of the full 8,192-token pass, pooled (SentenceTransformer of the
+         text alone, max_seq_length 8192, the mean over all 8,192 rows)
+  config_variants: (tiny-qwen3) [{name, drop: [keys], set: {key: value}}]:
+         config.json with those keys dropped and set means the same model
+         (the transformers 4 form of its rope); the check verifies it
   sparse: (tiny-splade) per text the nonzero entries of the SPLADE vector,
          sorted by index (checked equal to sentence-transformers'
          SparseEncoder(MLMTransformer, SpladePooling("max")) on a padded batch)
