@@ -21,12 +21,58 @@ using config_fields::get_int;
 using config_fields::get_string;
 using config_fields::read_object;
 
-constexpr const char* kSupportedActs = "\"gelu\" (exact erf)";
+constexpr const char* kSupportedActs =
+    "\"gelu\" (exact erf), \"gelu_pytorch_tanh\" / \"gelu_new\" (tanh form), \"silu\" / \"swish\"";
 constexpr const char* kSupportedModules =
-    "sentence_transformers.models.Transformer, .Pooling (cls / mean / max), .Normalize; "
+    "sentence_transformers.models.Transformer, .Pooling (cls / mean / max / lasttoken), "
+    ".Normalize; "
     "sentence_transformers.sparse_encoder.models.MLMTransformer, .SpladePooling (max)";
 
 Status read_json(const std::string& path, json* out) { return read_object(path, out); }
+
+// The activation and the block's arithmetic: what the layers can run.
+Status check_shape(const std::string& path, NetworkConfig& c) {
+  const std::string& a = c.hidden_act;
+  if (a == "gelu") {
+    c.activation = Activation::kGelu;
+  } else if (a == "gelu_pytorch_tanh" || a == "gelu_new") {
+    c.activation = Activation::kGeluTanh;
+  } else if (a == "silu" || a == "swish") {
+    c.activation = Activation::kSilu;
+  } else {
+    return unsupported(path + ": " + c.hidden_act_field + " \"" + json_input::clip(a) +
+                       "\" is not supported; supported: " + kSupportedActs);
+  }
+  // The GEMM epilogue fuses only the exact GELU; gated FFNs apply theirs in their own pass.
+  if (!c.gated_mlp && c.activation != Activation::kGelu) {
+    return unsupported(path + ": " + c.hidden_act_field + " \"" + json_input::clip(a) +
+                       "\" is not supported for a " + c.architecture->name() +
+                       " FFN; supported: \"gelu\" (exact erf)");
+  }
+  if (c.explicit_head_dim == 0 && c.hidden_size % c.num_attention_heads != 0) {
+    return invalid_argument(
+        path + ": hidden_size = " + std::to_string(c.hidden_size) +
+        " is not a multiple of num_attention_heads = " + std::to_string(c.num_attention_heads));
+  }
+  if (c.num_attention_heads % c.kv_heads() != 0) {
+    return invalid_argument(path + ": num_attention_heads = " +
+                            std::to_string(c.num_attention_heads) +
+                            " is not a multiple of num_key_value_heads = " +
+                            std::to_string(c.kv_heads()));
+  }
+  if (c.rotary.dim % 2 != 0 || c.rotary.dim > c.head_dim()) {
+    return invalid_argument(path + ": the rotary embedding covers " + std::to_string(c.rotary.dim) +
+                            " dimensions of heads of " + std::to_string(c.head_dim()) +
+                            "; must be even and at most the head size");
+  }
+  if (!c.layer_attention.empty() &&
+      c.layer_attention.size() != static_cast<size_t>(c.num_hidden_layers)) {
+    return invalid_argument(path + ": " + std::to_string(c.layer_attention.size()) +
+                            " layer attention types for num_hidden_layers = " +
+                            std::to_string(c.num_hidden_layers));
+  }
+  return Status::Ok();
+}
 
 // The head from config.json "architectures" (HF class names).
 HeadKind head_of(const std::vector<std::string>& class_names) {
@@ -109,7 +155,7 @@ Status load_pooling(const std::string& path, int hidden_size, Pooling* out) {
       {"pooling_mode_max_tokens", true, Pooling::kMax},
       {"pooling_mode_mean_sqrt_len_tokens", false, Pooling::kMean},
       {"pooling_mode_weightedmean_tokens", false, Pooling::kMean},
-      {"pooling_mode_lasttoken", false, Pooling::kMean},
+      {"pooling_mode_lasttoken", true, Pooling::kLastToken},
   };
   std::vector<const Mode*> on;
   for (const Mode& m : modes) {
@@ -122,7 +168,7 @@ Status load_pooling(const std::string& path, int hidden_size, Pooling* out) {
     for (const Mode* m : on) names += (names.empty() ? "" : ", ") + std::string(m->key);
     return unsupported(path + ": pooling modes enabled: {" + names +
                        "}; supported is exactly one of pooling_mode_cls_token, "
-                       "pooling_mode_mean_tokens, pooling_mode_max_tokens");
+                       "pooling_mode_mean_tokens, pooling_mode_max_tokens, pooling_mode_lasttoken");
   }
   *out = on[0]->pooling;
   return Status::Ok();
@@ -154,6 +200,24 @@ const char* pooling_name(Pooling p) {
       return "mean";
     case Pooling::kMax:
       return "max";
+    case Pooling::kLastToken:
+      return "lasttoken";
+  }
+  return "?";
+}
+
+const char* block_kind_name(BlockKind k) {
+  return k == BlockKind::kPreNorm ? "pre-norm" : "post-norm";
+}
+
+const char* activation_name(Activation a) {
+  switch (a) {
+    case Activation::kGelu:
+      return "gelu";
+    case Activation::kGeluTanh:
+      return "gelu (tanh)";
+    case Activation::kSilu:
+      return "silu";
   }
   return "?";
 }
@@ -180,27 +244,26 @@ Status load_network_config(const std::string& path, NetworkConfig* out) {
     return unsupported(path + ": model_type \"" + json_input::clip(c.model_type) +
                        "\" is not supported; supported: " + supported_architectures());
   }
+  // The names after '|' are those of the Hub's remote-code configs (NomicBERT's n_embd, ...).
   TESSERA_RETURN_IF_ERROR(get_int(j, path, "vocab_size", true, &c.vocab_size));
-  TESSERA_RETURN_IF_ERROR(get_int(j, path, "hidden_size", true, &c.hidden_size));
-  TESSERA_RETURN_IF_ERROR(get_int(j, path, "num_attention_heads", true, &c.num_attention_heads));
-  TESSERA_RETURN_IF_ERROR(get_int(j, path, "num_hidden_layers", true, &c.num_hidden_layers));
-  TESSERA_RETURN_IF_ERROR(get_int(j, path, "intermediate_size", true, &c.intermediate_size));
+  TESSERA_RETURN_IF_ERROR(get_int(j, path, "hidden_size|n_embd", true, &c.hidden_size));
   TESSERA_RETURN_IF_ERROR(
-      get_int(j, path, "max_position_embeddings", true, &c.max_position_embeddings));
-  if (c.hidden_size % c.num_attention_heads != 0) {
-    return invalid_argument(
-        path + ": hidden_size = " + std::to_string(c.hidden_size) +
-        " is not a multiple of num_attention_heads = " + std::to_string(c.num_attention_heads));
-  }
+      get_int(j, path, "num_attention_heads|n_head", true, &c.num_attention_heads));
+  TESSERA_RETURN_IF_ERROR(get_int(j, path, "num_hidden_layers|n_layer", true, &c.num_hidden_layers));
+  c.intermediate_size = 4 * c.hidden_size;  // GPT-2-style configs' n_inner: null
+  TESSERA_RETURN_IF_ERROR(
+      get_int(j, path, "intermediate_size|n_inner", false, &c.intermediate_size));
+  TESSERA_RETURN_IF_ERROR(
+      get_int(j, path, "max_position_embeddings|n_positions", true, &c.max_position_embeddings));
+  TESSERA_RETURN_IF_ERROR(get_int(j, path, "head_dim", false, &c.explicit_head_dim));
+  TESSERA_RETURN_IF_ERROR(
+      get_int(j, path, "num_key_value_heads", false, &c.num_key_value_heads));
   TESSERA_RETURN_IF_ERROR(config_fields::get_epsilon(j, path, "layer_norm_eps", &c.layer_norm_eps));
   c.hidden_act = "gelu";
   TESSERA_RETURN_IF_ERROR(get_string(j, path, "hidden_act", &c.hidden_act));
-  if (c.hidden_act != "gelu") {
-    return unsupported(path + ": hidden_act \"" + json_input::clip(c.hidden_act) +
-                       "\" is not supported; supported: " + kSupportedActs);
-  }
   TESSERA_RETURN_IF_ERROR(read_head(j, path, &c));
   TESSERA_RETURN_IF_ERROR(c.architecture->read_config(j, path, &c));
+  TESSERA_RETURN_IF_ERROR(check_shape(path, c));
   if (c.max_tokens() < 2) {
     return invalid_argument(
         path + ": max_position_embeddings = " + std::to_string(c.max_position_embeddings) +
@@ -268,6 +331,13 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
   // ships no LM head.
   if (!pooling_dir.empty() && c.network.head == HeadKind::kMaskedLm) {
     c.network.head = HeadKind::kNone;
+  }
+  if (c.network.head != HeadKind::kNone && !c.network.architecture->runs_heads()) {
+    return unsupported(c.transformer_dir + "/config.json: architectures names a " +
+                       head_kind_name(c.network.head) + " model; " +
+                       c.network.architecture->name() +
+                       " runs as an embedding model only (a *Model class with a "
+                       "sentence-transformers Pooling module)");
   }
   if (!splade_dir.empty())
     TESSERA_RETURN_IF_ERROR(load_splade_pooling(splade_dir + "/config.json"));

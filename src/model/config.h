@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/attention.h"
 #include "tessera/status.h"
 
 namespace tessera::model {
@@ -22,9 +23,34 @@ enum class HeadKind {
 };
 const char* head_kind_name(HeadKind k);
 
-// The fields of config.json a post-LayerNorm encoder (BERT, RoBERTa,
-// XLM-RoBERTa, MPNet) needs. Filled by load_network_config: the common
-// fields here, then the architecture's own (Architecture::read_config).
+// Where a layer's norms sit (layers/): after each residual add (BERT,
+// RoBERTa, MPNet, NomicBERT) or before each sub-block, with a final norm
+// after the last layer (ModernBERT, Qwen3).
+enum class BlockKind { kPostNorm, kPreNorm };
+enum class NormKind { kLayerNorm, kRmsNorm };
+// The FFN's activation: GELU (exact erf), GELU (tanh form), SiLU.
+enum class Activation { kGelu, kGeluTanh, kSilu };
+const char* block_kind_name(BlockKind k);
+const char* activation_name(Activation a);
+
+// Rotary position embedding (HF rotate_half form: dimension i pairs with
+// i + dim/2), applied to Q and K of every layer; its base is per layer.
+struct Rotary {
+  int dim = 0;  // rotated dimensions of each head (the first ones); 0: no rotary
+};
+
+// What one layer's attention sees: its mask (none, causal, a sliding window)
+// and its rotary parameters.
+struct LayerAttention {
+  Mask mask;
+  float rope_theta = 10000.0f;
+  float rope_linear_factor = 1.0f;  // rope_type "linear": positions divided by it
+};
+
+// The fields of config.json the encoders need (post-LayerNorm BERT,
+// RoBERTa, XLM-RoBERTa, MPNet, NomicBERT; pre-norm ModernBERT and Qwen3).
+// Filled by load_network_config: the common fields here, then the
+// architecture's own (Architecture::read_config).
 struct NetworkConfig {
   const Architecture* architecture = nullptr;
   std::string model_type;                // "bert", "xlm-roberta", ...
@@ -43,18 +69,51 @@ struct NetworkConfig {
   int relative_attention_num_buckets = 0;
   int relative_buckets_used = 32;
   int relative_max_distance = 128;
-  float layer_norm_eps = 1e-12f;
-  std::string hidden_act;  // "gelu": exact erf form
+  float layer_norm_eps = 1e-12f;  // of every norm, RMSNorm too
+  std::string hidden_act;         // as config.json names it
+  std::string hidden_act_field = "hidden_act";  // the field it came from (errors name it)
+  Activation activation = Activation::kGelu;
+  // The block's shape. BERT's defaults; an architecture changes what differs.
+  BlockKind block = BlockKind::kPostNorm;
+  NormKind norm = NormKind::kLayerNorm;
+  bool norm_bias = true;          // LayerNorms have a beta
+  bool gated_mlp = false;         // FFN = act(x Wg) * (x Wu): SwiGLU, GeGLU
+  bool attention_bias = true;     // Q, K, V and the attention output have biases
+  bool mlp_bias = true;           // the FFN's Linear layers have biases
+  bool absolute_positions = true;  // a position embedding table (else rotary or none)
+  bool embedding_norm = true;     // a norm after the embeddings
+  bool first_layer_norm = true;   // pre-norm: layer 0 normalizes its input (ModernBERT: no)
+  bool qk_norm = false;           // RMSNorm over each head of Q and K (Qwen3)
+  bool final_norm = false;        // a norm after the last layer (pre-norm blocks)
+  int num_key_value_heads = 0;    // grouped-query attention; 0: num_attention_heads
+  int explicit_head_dim = 0;      // config.json head_dim; 0: hidden_size / heads
+  Rotary rotary;
+  // Per layer (num_hidden_layers entries) once read; empty: every layer
+  // attends to the whole sequence.
+  std::vector<LayerAttention> layer_attention;
+  std::string checkpoint_layout;  // an architecture's name for a tensor-name variant ("" default)
   HeadKind head = HeadKind::kNone;
   int num_labels = 0;                 // kSequenceClassification
   std::vector<std::string> id2label;  // num_labels names ("LABEL_0" ... when absent)
 
-  int head_dim() const { return hidden_size / num_attention_heads; }
+  int head_dim() const {
+    return explicit_head_dim > 0 ? explicit_head_dim : hidden_size / num_attention_heads;
+  }
+  int kv_heads() const { return num_key_value_heads > 0 ? num_key_value_heads : num_attention_heads; }
+  // Widths of the attention's products: Q, K and V side by side, and the
+  // attention output (before Wo).
+  int qkv_width() const { return (num_attention_heads + 2 * kv_heads()) * head_dim(); }
+  int attention_width() const { return num_attention_heads * head_dim(); }
+  // Rows of the FFN's first product: two halves when gated.
+  int ffn_in_rows() const { return gated_mlp ? 2 * intermediate_size : intermediate_size; }
+  LayerAttention attention_of(int layer) const {
+    return layer_attention.empty() ? LayerAttention{} : layer_attention[layer];
+  }
   // Longest sequence the position table holds, specials included.
   int max_tokens() const { return max_position_embeddings - position_offset; }
 };
 
-enum class Pooling { kCls, kMean, kMax };
+enum class Pooling { kCls, kMean, kMax, kLastToken };
 const char* pooling_name(Pooling p);
 
 struct ModelConfig {

@@ -1,5 +1,6 @@
 #include "model/encoder.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "model/heads/classifier.h"
@@ -7,6 +8,7 @@
 #include "model/heads/splade.h"
 #include "model/kernels.h"
 #include "model/layers/encoder_layer.h"
+#include "model/layers/pre_norm_layer.h"
 #include "model/layers/relative_position_bias.h"
 #include "model/safetensors.h"
 #include "model/stage_span.h"
@@ -38,8 +40,7 @@ Status Encoder::load(const std::string& model_dir, const EncoderOptions& options
 }
 
 size_t Encoder::activation_bytes(int64_t tokens) const {
-  const int64_t per_token =
-      int64_t{2} * config_.network.hidden_size + LayerScratch::wide_width(config_.network);
+  const int64_t per_token = LayerScratch::floats_per_token(config_.network) + 1;  // + position
   return static_cast<size_t>(tokens * per_token) * sizeof(float);
 }
 
@@ -134,8 +135,22 @@ Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences,
   const int64_t tokens = cu[count];
   size_t gemm_bytes = 0;  // every layer has the shapes of layer 0
   if (!weights_.layers.empty()) {
-    TESSERA_RETURN_IF_ERROR(encoder_layer_gemm_workspace(weights_.layers[0], tokens,
-                                                         ctx.pool().num_threads(), &gemm_bytes));
+    TESSERA_RETURN_IF_ERROR(layer_gemm_workspace(weights_.layers[0], c, tokens,
+                                                 ctx.pool().num_threads(), &gemm_bytes));
+  }
+  // The rotary tables: one per distinct theta (ModernBERT: global and local),
+  // [longest, dim/2] cos and sin each.
+  std::vector<std::pair<float, float>> thetas;  // (theta, linear factor)
+  const auto rope_of = [&c](int l) {
+    const LayerAttention a = c.attention_of(l);
+    return std::make_pair(a.rope_theta, a.rope_linear_factor);
+  };
+  if (c.rotary.dim > 0) {
+    for (int l = 0; l < c.num_hidden_layers; ++l) {
+      if (std::find(thetas.begin(), thetas.end(), rope_of(l)) == thetas.end()) {
+        thetas.push_back(rope_of(l));
+      }
+    }
   }
   constexpr size_t kAlign = TrackingAllocator::kAlignment;
   const auto aligned = [](size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; };
@@ -145,16 +160,33 @@ Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences,
       weights_.relative_attention_bias != nullptr
           ? aligned(static_cast<size_t>(heads * longest * longest) * sizeof(float))
           : 0;
+  const size_t table_bytes =
+      aligned(static_cast<size_t>(longest * c.rotary.dim) * sizeof(float));  // cos and sin
+  const size_t rotary_bytes = thetas.size() * table_bytes;
   Buffer work;
-  TESSERA_RETURN_IF_ERROR(Buffer::allocate(ctx.allocator(), activations + bias_bytes + gemm_bytes,
-                                           "model.activations", &work));
+  TESSERA_RETURN_IF_ERROR(
+      Buffer::allocate(ctx.allocator(), activations + bias_bytes + rotary_bytes + gemm_bytes,
+                       "model.activations", &work));
+  const int64_t wide = LayerScratch::wide_width(c);
+  const int64_t context = LayerScratch::context_width(c);
   LayerScratch scratch;
   scratch.hidden = work.as<float>();
-  scratch.context = scratch.hidden + tokens * h;
-  scratch.wide = scratch.context + tokens * h;
-  scratch.gemm_workspace = work.as<char>() + activations + bias_bytes;
+  float* next = scratch.hidden + tokens * h;
+  if (c.block == BlockKind::kPreNorm) {
+    scratch.normed = next;
+    next += tokens * h;
+  }
+  scratch.context = next;
+  next += tokens * context;
+  scratch.wide = next;
+  next += tokens * wide;
+  auto* positions = reinterpret_cast<int32_t*>(next);
+  scratch.gemm_workspace = work.as<char>() + activations + bias_bytes + rotary_bytes;
   scratch.gemm_workspace_bytes = gemm_bytes;
-  PackedBatch batch{tokens, count, cu.data(), {}};
+  for (int64_t s = 0; s < count; ++s) {
+    for (int32_t t = cu[s]; t < cu[s + 1]; ++t) positions[t] = t - cu[s];
+  }
+  PackedBatch batch{tokens, count, cu.data(), positions, {}};
 
   if (bias_bytes > 0) {
     // One [1, heads, S, S] block for the longest sequence: relative positions
@@ -172,9 +204,25 @@ Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences,
     v.shape = {1, heads, longest, longest};
     v.strides = {heads * longest * longest, longest * longest, 1, longest};
   }
+  std::vector<RotaryTable> tables;
+  if (!thetas.empty()) {
+    StageSpan span(ctx.profiler(), "model.rotary_tables",
+                   "S=" + std::to_string(longest) + ",dim=" + std::to_string(c.rotary.dim));
+    for (size_t i = 0; i < thetas.size(); ++i) {
+      auto* cos = reinterpret_cast<float*>(work.as<char>() + activations + bias_bytes +
+                                           i * table_bytes);
+      float* sin = cos + longest * (c.rotary.dim / 2);
+      LayerAttention a;
+      a.rope_theta = thetas[i].first;
+      a.rope_linear_factor = thetas[i].second;
+      fill_rotary_table(c.rotary.dim, a, longest, cos, sin);
+      tables.push_back({cos, sin, c.rotary.dim});
+    }
+  }
 
   {
-    // hidden[t] = LN(word[id] + position[p + offset] + token_type[type]).
+    // hidden[t] = norm(word[id] + position[p + offset] + token_type[type]),
+    // each term where the model has it.
     StageSpan span(ctx.profiler(), "model.embeddings", "T=" + std::to_string(tokens));
     const NetworkWeights& w = weights_;
     const int64_t offset = c.position_offset;
@@ -187,16 +235,47 @@ Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences,
             const int64_t type = type_ids != nullptr ? (*type_ids)[s][p] : 0;
             type_row = w.token_type_embeddings + type * h;
           }
-          sum3_row(row, w.word_embeddings + sequences[s][p] * h,
-                   w.position_embeddings + (p + offset) * h, type_row, h);
-          layer_norm_row(row, w.embeddings_ln_gamma, w.embeddings_ln_beta, c.layer_norm_eps, h);
+          const float* word = w.word_embeddings + sequences[s][p] * h;
+          if (w.position_embeddings != nullptr) {
+            sum3_row(row, word, w.position_embeddings + (p + offset) * h, type_row, h);
+          } else if (type_row != nullptr) {
+            sum3_row(row, word, type_row, nullptr, h);
+          } else {
+            std::memcpy(row, word, static_cast<size_t>(h) * sizeof(float));
+          }
+          if (w.embeddings_ln_gamma == nullptr) continue;
+          if (c.norm == NormKind::kRmsNorm) {
+            rms_norm_row_to(row, row, w.embeddings_ln_gamma, c.layer_norm_eps, h);
+          } else {
+            layer_norm_row(row, w.embeddings_ln_gamma, w.embeddings_ln_beta, c.layer_norm_eps, h);
+          }
         }
       }
     });
   }
   for (int l = 0; l < c.num_hidden_layers; ++l) {
-    TESSERA_RETURN_IF_ERROR(
-        run_encoder_layer(l, weights_.layers[l], c, batch, scratch, attention, ctx));
+    LayerRun run;
+    run.index = l;
+    run.weights = &weights_.layers[l];
+    run.config = &c;
+    run.batch = &batch;
+    run.scratch = &scratch;
+    if (!tables.empty()) {
+      run.rope = tables[std::find(thetas.begin(), thetas.end(), rope_of(l)) - thetas.begin()];
+    }
+    run.attention = &attention;
+    run.ctx = &ctx;
+    TESSERA_RETURN_IF_ERROR(c.block == BlockKind::kPreNorm ? run_pre_norm_layer(run)
+                                                           : run_post_norm_layer(run));
+  }
+  if (weights_.final_norm_gamma != nullptr) {
+    LayerRun run;
+    run.index = c.num_hidden_layers;
+    run.config = &c;
+    run.batch = &batch;
+    run.ctx = &ctx;
+    norm_rows(run, "model.final_norm", scratch.hidden, scratch.hidden, weights_.final_norm_gamma,
+              weights_.final_norm_beta);
   }
   switch (output) {
     case Output::kTokens:

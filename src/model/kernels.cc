@@ -12,7 +12,8 @@ constexpr int64_t kMinParallelWork = 1 << 15;
 }  // namespace
 
 TESSERA_MODEL_CLONES
-void layer_norm_row(float* x, const float* gamma, const float* beta, float eps, int64_t n) {
+void layer_norm_row_to(const float* x, float* y, const float* gamma, const float* beta, float eps,
+                       int64_t n) {
   float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
   for (int64_t i = 0; i < n; ++i) sum += x[i];
@@ -21,8 +22,27 @@ void layer_norm_row(float* x, const float* gamma, const float* beta, float eps, 
 #pragma omp simd reduction(+ : sq)
   for (int64_t i = 0; i < n; ++i) sq += (x[i] - mean) * (x[i] - mean);
   const float rstd = 1.0f / std::sqrt(sq / static_cast<float>(n) + eps);
+  if (beta == nullptr) {
 #pragma omp simd
-  for (int64_t i = 0; i < n; ++i) x[i] = (x[i] - mean) * rstd * gamma[i] + beta[i];
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * rstd * gamma[i];
+    return;
+  }
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * rstd * gamma[i] + beta[i];
+}
+
+void layer_norm_row(float* x, const float* gamma, const float* beta, float eps, int64_t n) {
+  layer_norm_row_to(x, x, gamma, beta, eps, n);
+}
+
+TESSERA_MODEL_CLONES
+void rms_norm_row_to(const float* x, float* y, const float* gamma, float eps, int64_t n) {
+  float sq = 0.0f;
+#pragma omp simd reduction(+ : sq)
+  for (int64_t i = 0; i < n; ++i) sq += x[i] * x[i];
+  const float rstd = 1.0f / std::sqrt(sq / static_cast<float>(n) + eps);
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * rstd * gamma[i];
 }
 
 TESSERA_MODEL_CLONES

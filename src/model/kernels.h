@@ -17,8 +17,14 @@
 
 namespace tessera::model {
 
-// x[0..n) = LayerNorm(x) * gamma + beta (biased variance, as torch).
+// x[0..n) = LayerNorm(x) * gamma + beta (biased variance, as torch); beta
+// may be nullptr (LayerNorm(bias=False)).
 void layer_norm_row(float* x, const float* gamma, const float* beta, float eps, int64_t n);
+// y[0..n) = LayerNorm(x) * gamma + beta, x unchanged (y == x: in place).
+void layer_norm_row_to(const float* x, float* y, const float* gamma, const float* beta, float eps,
+                       int64_t n);
+// y[0..n) = x / sqrt(mean(x^2) + eps) * gamma (torch's RMSNorm; y == x: in place).
+void rms_norm_row_to(const float* x, float* y, const float* gamma, float eps, int64_t n);
 
 // x[0..n) = word + position + token_type (the three embedding rows); c may
 // be nullptr (architectures without token types).

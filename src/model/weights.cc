@@ -40,11 +40,22 @@ class Planner {
   // shape `shape`; `slot` receives its offset.
   Status add(std::initializer_list<std::string> names, const std::vector<int64_t>& shape,
              const char* derived_from, size_t* slot) {
-    size_t per = 1;
-    for (int64_t d : shape) per *= static_cast<size_t>(d);
+    std::vector<Part> parts;
+    for (const std::string& name : names) parts.push_back({name, shape});
+    return add_parts(parts, derived_from, slot);
+  }
+
+  // The same with a shape per part (Q, K and V of grouped-query attention).
+  struct Part {
+    std::string name;
+    std::vector<int64_t> shape;
+  };
+  Status add_parts(const std::vector<Part>& parts, const char* derived_from, size_t* slot) {
     *slot = total_;
     size_t at = total_;
-    for (const std::string& name : names) {
+    for (const auto& [name, shape] : parts) {
+      size_t per = 1;
+      for (int64_t d : shape) per *= static_cast<size_t>(d);
       const SafeTensor* t = file_.find(name);
       if (t == nullptr) {
         return not_found(file_.path() + ": missing tensor '" + name + "'");
@@ -86,13 +97,22 @@ struct LinearSlot {
   int64_t n = 0, k = 0;
 };
 
-Status add_linear(const SafetensorsFile& file, std::initializer_list<std::string> names,
-                  const std::vector<int64_t>& shape, const char* derived_from, LinearSlot* slot) {
-  slot->n = shape[0] * static_cast<int64_t>(names.size());
-  slot->k = shape[1];
+// One Linear weight made of parts stacked along dim 0 (same in_features).
+Status add_linear_parts(const SafetensorsFile& file, const std::vector<Planner::Part>& parts,
+                        const char* derived_from, LinearSlot* slot) {
+  slot->n = 0;
+  for (const Planner::Part& p : parts) slot->n += p.shape[0];
+  slot->k = parts.front().shape[1];
   slot->staging = std::make_unique<Planner>(file);
   size_t at_zero;
-  return slot->staging->add(names, shape, derived_from, &at_zero);
+  return slot->staging->add_parts(parts, derived_from, &at_zero);
+}
+
+Status add_linear(const SafetensorsFile& file, std::initializer_list<std::string> names,
+                  const std::vector<int64_t>& shape, const char* derived_from, LinearSlot* slot) {
+  std::vector<Planner::Part> parts;
+  for (const std::string& name : names) parts.push_back({name, shape});
+  return add_linear_parts(file, parts, derived_from, slot);
 }
 
 Status pack(const float* w, int64_t n, int64_t k, WeightPrecision precision,
@@ -140,32 +160,85 @@ std::string head_tensor(const SafetensorsFile& file, const std::string& prefix,
   return prefix + alternatives.substr(0, alternatives.find('|'));
 }
 
+constexpr size_t kNone = static_cast<size_t>(-1);  // a slot the model does not have
+
 struct LayerSlots {
   LinearSlot qkv_w, attn_out_w, ffn_in_w, ffn_out_w;
-  size_t qkv_b, attn_out_b, ln1_g, ln1_b, ffn_in_b, ffn_out_b, ln2_g, ln2_b;
+  size_t qkv_b = kNone, attn_out_b = kNone, ffn_in_b = kNone, ffn_out_b = kNone;
+  size_t ln1_g = kNone, ln1_b = kNone, ln2_g = kNone, ln2_b = kNone;
+  size_t q_norm = kNone, k_norm = kNone;
 };
 
+// A norm's gamma (and beta where the model's norms have one).
+Status plan_norm(Planner& plan, const NetworkConfig& c, const std::string& name, int64_t h,
+                 size_t* gamma, size_t* beta) {
+  TESSERA_RETURN_IF_ERROR(plan.add({name + ".weight"}, {h}, "hidden_size", gamma));
+  if (c.norm == NormKind::kLayerNorm && c.norm_bias) {
+    TESSERA_RETURN_IF_ERROR(plan.add({name + ".bias"}, {h}, "hidden_size", beta));
+  }
+  return Status::Ok();
+}
+
 Status plan_layer(const SafetensorsFile& file, Planner& plan, const WeightNames& names,
-                  const std::string& p, int64_t h, int64_t inter, LayerSlots* s) {
+                  const NetworkConfig& c, int layer, const std::string& p, LayerSlots* s) {
   const auto w = [&](const std::string& n) { return p + n + ".weight"; };
   const auto b = [&](const std::string& n) { return p + n + ".bias"; };
-  TESSERA_RETURN_IF_ERROR(add_linear(file, {w(names.query), w(names.key), w(names.value)}, {h, h},
-                                     "hidden_size", &s->qkv_w));
+  const int64_t h = c.hidden_size, inter = c.intermediate_size;
+  const int64_t q = c.attention_width(), kv = int64_t{c.kv_heads()} * c.head_dim();
+  const char* qkv_dims = "num_attention_heads, num_key_value_heads, head_dim, hidden_size";
+  if (!names.qkv.empty()) {
+    TESSERA_RETURN_IF_ERROR(
+        add_linear_parts(file, {{w(names.qkv), {q + 2 * kv, h}}}, qkv_dims, &s->qkv_w));
+    if (c.attention_bias) {
+      TESSERA_RETURN_IF_ERROR(plan.add({b(names.qkv)}, {q + 2 * kv}, qkv_dims, &s->qkv_b));
+    }
+  } else {
+    TESSERA_RETURN_IF_ERROR(add_linear_parts(
+        file, {{w(names.query), {q, h}}, {w(names.key), {kv, h}}, {w(names.value), {kv, h}}},
+        qkv_dims, &s->qkv_w));
+    if (c.attention_bias) {
+      TESSERA_RETURN_IF_ERROR(plan.add_parts(
+          {{b(names.query), {q}}, {b(names.key), {kv}}, {b(names.value), {kv}}}, qkv_dims,
+          &s->qkv_b));
+    }
+  }
+  if (c.qk_norm) {
+    const int64_t d = c.head_dim();
+    TESSERA_RETURN_IF_ERROR(plan.add({w(names.q_norm)}, {d}, "head_dim", &s->q_norm));
+    TESSERA_RETURN_IF_ERROR(plan.add({w(names.k_norm)}, {d}, "head_dim", &s->k_norm));
+  }
   TESSERA_RETURN_IF_ERROR(
-      plan.add({b(names.query), b(names.key), b(names.value)}, {h}, "hidden_size", &s->qkv_b));
-  TESSERA_RETURN_IF_ERROR(
-      add_linear(file, {w(names.attention_out)}, {h, h}, "hidden_size", &s->attn_out_w));
-  TESSERA_RETURN_IF_ERROR(plan.add({b(names.attention_out)}, {h}, "hidden_size", &s->attn_out_b));
-  TESSERA_RETURN_IF_ERROR(plan.add({w(names.attention_norm)}, {h}, "hidden_size", &s->ln1_g));
-  TESSERA_RETURN_IF_ERROR(plan.add({b(names.attention_norm)}, {h}, "hidden_size", &s->ln1_b));
-  TESSERA_RETURN_IF_ERROR(add_linear(file, {w(names.ffn_in)}, {inter, h},
-                                     "intermediate_size, hidden_size", &s->ffn_in_w));
-  TESSERA_RETURN_IF_ERROR(plan.add({b(names.ffn_in)}, {inter}, "intermediate_size", &s->ffn_in_b));
+      add_linear(file, {w(names.attention_out)}, {h, q}, "hidden_size, heads x head_dim",
+                 &s->attn_out_w));
+  if (c.attention_bias) {
+    TESSERA_RETURN_IF_ERROR(plan.add({b(names.attention_out)}, {h}, "hidden_size", &s->attn_out_b));
+  }
+  if (layer > 0 || c.first_layer_norm) {
+    TESSERA_RETURN_IF_ERROR(plan_norm(plan, c, p + names.attention_norm, h, &s->ln1_g, &s->ln1_b));
+  }
+  const char* ffn_dims = "intermediate_size, hidden_size";
+  if (!names.ffn_gate.empty()) {  // [gate; up] from two tensors
+    TESSERA_RETURN_IF_ERROR(add_linear(file, {w(names.ffn_gate), w(names.ffn_in)}, {inter, h},
+                                       ffn_dims, &s->ffn_in_w));
+  } else {
+    TESSERA_RETURN_IF_ERROR(
+        add_linear(file, {w(names.ffn_in)}, {c.ffn_in_rows(), h}, ffn_dims, &s->ffn_in_w));
+  }
+  if (c.mlp_bias) {
+    if (!names.ffn_gate.empty()) {
+      TESSERA_RETURN_IF_ERROR(
+          plan.add({b(names.ffn_gate), b(names.ffn_in)}, {inter}, "intermediate_size", &s->ffn_in_b));
+    } else {
+      TESSERA_RETURN_IF_ERROR(
+          plan.add({b(names.ffn_in)}, {c.ffn_in_rows()}, "intermediate_size", &s->ffn_in_b));
+    }
+  }
   TESSERA_RETURN_IF_ERROR(add_linear(file, {w(names.ffn_out)}, {h, inter},
                                      "hidden_size, intermediate_size", &s->ffn_out_w));
-  TESSERA_RETURN_IF_ERROR(plan.add({b(names.ffn_out)}, {h}, "hidden_size", &s->ffn_out_b));
-  TESSERA_RETURN_IF_ERROR(plan.add({w(names.ffn_norm)}, {h}, "hidden_size", &s->ln2_g));
-  return plan.add({b(names.ffn_norm)}, {h}, "hidden_size", &s->ln2_b);
+  if (c.mlp_bias) {
+    TESSERA_RETURN_IF_ERROR(plan.add({b(names.ffn_out)}, {h}, "hidden_size", &s->ffn_out_b));
+  }
+  return plan_norm(plan, c, p + names.ffn_norm, h, &s->ln2_g, &s->ln2_b);
 }
 
 }  // namespace
@@ -187,25 +260,32 @@ Status load_network_weights(const SafetensorsFile& file, const NetworkConfig& co
   std::string prefix;
   TESSERA_RETURN_IF_ERROR(
       find_prefix(file, names.word_embeddings, config.architecture->name(), &prefix));
-  const int64_t h = config.hidden_size, inter = config.intermediate_size;
+  const int64_t h = config.hidden_size;
   const int64_t vocab = config.vocab_size;
   Planner plan(file);
 
-  size_t word, pos, type = 0, emb_g, emb_b, rel = 0;
+  size_t word, pos = kNone, type = 0, emb_g = kNone, emb_b = kNone, rel = 0;
+  size_t final_g = kNone, final_b = kNone;
   TESSERA_RETURN_IF_ERROR(
       plan.add({prefix + names.word_embeddings}, {vocab, h}, "vocab_size, hidden_size", &word));
-  TESSERA_RETURN_IF_ERROR(plan.add({prefix + names.position_embeddings},
-                                   {config.max_position_embeddings, h},
-                                   "max_position_embeddings, hidden_size", &pos));
+  if (config.absolute_positions) {
+    TESSERA_RETURN_IF_ERROR(plan.add({prefix + names.position_embeddings},
+                                     {config.max_position_embeddings, h},
+                                     "max_position_embeddings, hidden_size", &pos));
+  }
   if (config.type_vocab_size > 0) {
     TESSERA_RETURN_IF_ERROR(plan.add({prefix + names.token_type_embeddings},
                                      {config.type_vocab_size, h}, "type_vocab_size, hidden_size",
                                      &type));
   }
-  TESSERA_RETURN_IF_ERROR(
-      plan.add({prefix + names.embeddings_norm + ".weight"}, {h}, "hidden_size", &emb_g));
-  TESSERA_RETURN_IF_ERROR(
-      plan.add({prefix + names.embeddings_norm + ".bias"}, {h}, "hidden_size", &emb_b));
+  if (config.embedding_norm) {
+    TESSERA_RETURN_IF_ERROR(
+        plan_norm(plan, config, prefix + names.embeddings_norm, h, &emb_g, &emb_b));
+  }
+  if (config.final_norm) {
+    TESSERA_RETURN_IF_ERROR(
+        plan_norm(plan, config, prefix + names.final_norm, h, &final_g, &final_b));
+  }
   if (config.relative_attention_num_buckets > 0) {
     TESSERA_RETURN_IF_ERROR(
         plan.add({prefix + names.relative_attention_bias},
@@ -215,12 +295,12 @@ Status load_network_weights(const SafetensorsFile& file, const NetworkConfig& co
 
   std::vector<LayerSlots> slots(config.num_hidden_layers);
   for (int l = 0; l < config.num_hidden_layers; ++l) {
-    TESSERA_RETURN_IF_ERROR(
-        plan_layer(file, plan, names, prefix + layer_prefix(names.layer, l), h, inter, &slots[l]));
+    TESSERA_RETURN_IF_ERROR(plan_layer(file, plan, names, config, l,
+                                       prefix + layer_prefix(names.layer, l), &slots[l]));
   }
   // A checkpoint with more layers than num_hidden_layers disagrees with its config.
-  const std::string extra =
-      prefix + layer_prefix(names.layer, config.num_hidden_layers) + names.query + ".weight";
+  const std::string extra = prefix + layer_prefix(names.layer, config.num_hidden_layers) +
+                            names.attention_out + ".weight";
   if (file.find(extra) != nullptr) {
     return invalid_argument(
         file.path() + ": has tensor '" + extra +
@@ -269,11 +349,16 @@ Status load_network_weights(const SafetensorsFile& file, const NetworkConfig& co
       Buffer::allocate(allocator, plan.total_floats() * sizeof(float), "model.weights", &w.arena));
   float* base = w.arena.as<float>();
   TESSERA_RETURN_IF_ERROR(plan.copy_into(base));
+  const auto at = [base](size_t slot) -> const float* {
+    return slot == kNone ? nullptr : base + slot;
+  };
   w.word_embeddings = base + word;
-  w.position_embeddings = base + pos;
+  w.position_embeddings = at(pos);
   if (config.type_vocab_size > 0) w.token_type_embeddings = base + type;
-  w.embeddings_ln_gamma = base + emb_g;
-  w.embeddings_ln_beta = base + emb_b;
+  w.embeddings_ln_gamma = at(emb_g);
+  w.embeddings_ln_beta = at(emb_b);
+  w.final_norm_gamma = at(final_g);
+  w.final_norm_beta = at(final_b);
   if (config.relative_attention_num_buckets > 0) w.relative_attention_bias = base + rel;
   for (const LayerSlots& s : slots) {
     LayerWeights l;
@@ -281,14 +366,16 @@ Status load_network_weights(const SafetensorsFile& file, const NetworkConfig& co
     TESSERA_RETURN_IF_ERROR(finish_linear(s.attn_out_w, precision, allocator, &l.attn_out_w));
     TESSERA_RETURN_IF_ERROR(finish_linear(s.ffn_in_w, precision, allocator, &l.ffn_in_w));
     TESSERA_RETURN_IF_ERROR(finish_linear(s.ffn_out_w, precision, allocator, &l.ffn_out_w));
-    l.qkv_b = base + s.qkv_b;
-    l.attn_out_b = base + s.attn_out_b;
-    l.ln1_gamma = base + s.ln1_g;
-    l.ln1_beta = base + s.ln1_b;
-    l.ffn_in_b = base + s.ffn_in_b;
-    l.ffn_out_b = base + s.ffn_out_b;
-    l.ln2_gamma = base + s.ln2_g;
-    l.ln2_beta = base + s.ln2_b;
+    l.qkv_b = at(s.qkv_b);
+    l.q_norm = at(s.q_norm);
+    l.k_norm = at(s.k_norm);
+    l.attn_out_b = at(s.attn_out_b);
+    l.ln1_gamma = at(s.ln1_g);
+    l.ln1_beta = at(s.ln1_b);
+    l.ffn_in_b = at(s.ffn_in_b);
+    l.ffn_out_b = at(s.ffn_out_b);
+    l.ln2_gamma = at(s.ln2_g);
+    l.ln2_beta = at(s.ln2_b);
     w.layers.push_back(std::move(l));
   }
   if (config.head == HeadKind::kSequenceClassification) {

@@ -19,15 +19,20 @@
 
 namespace tessera::model {
 
+// One layer. Biases and betas are nullptr where the model has none; with
+// Q = Hq D and KV = Hkv D (NetworkConfig::qkv_width) and I2 = I, or 2I for a
+// gated FFN ([gate; up]).
 struct LayerWeights {
-  PackedWeights qkv_w;                // [3H, H]: rows 0..H-1 query, then key, then value
-  const float* qkv_b = nullptr;       // [3H]
-  PackedWeights attn_out_w;           // [H, H]
+  PackedWeights qkv_w;                // [Q + 2 KV, H]: query rows, then key, then value
+  const float* qkv_b = nullptr;       // [Q + 2 KV]
+  const float* q_norm = nullptr;      // [D] per-head RMSNorm (Qwen3), or nullptr
+  const float* k_norm = nullptr;      // [D]
+  PackedWeights attn_out_w;           // [H, Q]
   const float* attn_out_b = nullptr;  // [H]
-  const float* ln1_gamma = nullptr;   // [H]
+  const float* ln1_gamma = nullptr;   // [H]; pre-norm layer 0 of ModernBERT: nullptr (no norm)
   const float* ln1_beta = nullptr;    // [H]
-  PackedWeights ffn_in_w;             // [I, H]
-  const float* ffn_in_b = nullptr;    // [I]
+  PackedWeights ffn_in_w;             // [I2, H]
+  const float* ffn_in_b = nullptr;    // [I2]
   PackedWeights ffn_out_w;            // [H, I]
   const float* ffn_out_b = nullptr;   // [H]
   const float* ln2_gamma = nullptr;   // [H]
@@ -57,10 +62,12 @@ struct NetworkWeights {
   WeightPrecision precision = WeightPrecision::kF32;
   Buffer arena;                                    // owns every f32 array below
   const float* word_embeddings = nullptr;          // [V, H]
-  const float* position_embeddings = nullptr;      // [P, H]
+  const float* position_embeddings = nullptr;      // [P, H]; rotary or none: nullptr
   const float* token_type_embeddings = nullptr;    // [type_vocab_size, H]; none: nullptr
-  const float* embeddings_ln_gamma = nullptr;      // [H]
-  const float* embeddings_ln_beta = nullptr;       // [H]
+  const float* embeddings_ln_gamma = nullptr;      // [H]; no embedding norm: nullptr
+  const float* embeddings_ln_beta = nullptr;       // [H]; or no bias: nullptr
+  const float* final_norm_gamma = nullptr;         // [H]; post-norm models: nullptr
+  const float* final_norm_beta = nullptr;          // [H]
   const float* relative_attention_bias = nullptr;  // [buckets, heads]; none: nullptr
   std::vector<LayerWeights> layers;
   std::optional<ClassifierWeights> classifier;  // with HeadKind::kSequenceClassification

@@ -300,7 +300,9 @@ TEST(ArchitectureLoad, MissingHeadTensorIsNamed) {
 INSTANTIATE_TEST_SUITE_P(TinyModels, Architectures,
                          ::testing::Values("tiny-bert", "tiny-mpnet", "tiny-roberta",
                                            "tiny-xlm-roberta", "tiny-camembert", "tiny-bert-rerank",
-                                           "tiny-xlmr-rerank", "tiny-bert-classify", "tiny-splade"),
+                                           "tiny-xlmr-rerank", "tiny-bert-classify", "tiny-splade",
+                                           "tiny-nomic-bert", "tiny-nomic-bert-hub",
+                                           "tiny-modernbert", "tiny-modernbert-layertypes"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string name = info.param;
                            std::replace(name.begin(), name.end(), '-', '_');

@@ -20,16 +20,26 @@ namespace tessera::model {
 
 // The names of one checkpoint layout's tensors. Encoder names are relative to
 // the prefix the file uses (whatever precedes `word_embeddings`: "",
-// "bert.", "roberta.", "mpnet."); "{}" in `layer` is the layer index. A
-// Linear or LayerNorm "x" means the tensors "x.weight" and "x.bias".
+// "bert.", "roberta.", "mpnet.", "model."); "{}" in `layer` is the layer
+// index. A Linear or norm "x" means the tensors "x.weight" and "x.bias"
+// (without ".bias" where the config says the model has none:
+// NetworkConfig's attention_bias, mlp_bias, norm_bias).
 struct WeightNames {
   std::string word_embeddings;        // a full tensor name ("embeddings.word_embeddings.weight")
-  std::string position_embeddings;    // a full tensor name
+  std::string position_embeddings;    // a full tensor name; unused without absolute positions
   std::string token_type_embeddings;  // a full tensor name; "" when the model has none
-  std::string embeddings_norm;        // LayerNorm
+  std::string embeddings_norm;        // unused without an embedding norm
+  std::string final_norm;             // after the last layer (NetworkConfig::final_norm)
   std::string layer;                  // "encoder.layer.{}."
-  // Relative to `layer`: Linear layers and LayerNorms of one post-LN layer.
-  std::string query, key, value, attention_out, attention_norm, ffn_in, ffn_out, ffn_norm;
+  // Relative to `layer`: the Linear layers and norms of one layer.
+  // `qkv` names one fused [Q; K; V] Linear (ModernBERT's Wqkv) in place of
+  // query, key and value. A gated FFN's first product is [gate; up]: either
+  // `ffn_gate` (activated) and `ffn_in` (up), or `ffn_in` alone holding both
+  // halves, gate first (ModernBERT's Wi). attention_norm and ffn_norm are the
+  // norms after (post-norm) or before (pre-norm) each part.
+  std::string query, key, value, qkv, attention_out, attention_norm, ffn_gate, ffn_in, ffn_out,
+      ffn_norm;
+  std::string q_norm, k_norm;  // per-head RMSNorm weights [head_dim] (NetworkConfig::qk_norm)
   std::string relative_attention_bias;  // a full tensor name [buckets, heads]; "" when none
   // Heads, looked up under the prefix first, then as given (HF keeps
   // "classifier" and "cls." outside the base model's prefix).
@@ -55,6 +65,9 @@ class Architecture {
   virtual Status read_config(const nlohmann::json& j, const std::string& path,
                              NetworkConfig* c) const = 0;
   virtual WeightNames weight_names(const NetworkConfig& c) const = 0;
+  // Whether the sequence-classification and masked-LM heads (heads/) run on
+  // this architecture; where not, such a checkpoint is refused at load.
+  virtual bool runs_heads() const { return true; }
 };
 
 // Every architecture this build has, in folder-name order (generated from

@@ -16,6 +16,11 @@ void pool_sequences(Pooling mode, const float* hidden, int64_t h, const int32_t*
     const float* rows = hidden + static_cast<int64_t>(cu_seqlens[s]) * h;
     const int64_t len = cu_seqlens[s + 1] - cu_seqlens[s];
     float* o = out + s * h;
+    if (mode == Pooling::kLastToken) {
+      // A packed batch has no padding: the last row is the last real token.
+      std::memcpy(o, rows + (len - 1) * h, h * sizeof(float));
+      continue;
+    }
     std::memcpy(o, rows, h * sizeof(float));  // the first token: cls, and the start of the others
     if (mode == Pooling::kCls) continue;
     for (int64_t t = 1; t < len; ++t) {

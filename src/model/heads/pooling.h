@@ -10,7 +10,8 @@ namespace tessera::model {
 
 // hidden: [total_tokens, h] packed; sequence s owns rows cu_seqlens[s] ..
 // cu_seqlens[s+1] (non-empty). out: [count, h].
-//   cls: the first token's row; mean: the average of the rows; max: per-column max.
+//   cls: the first token's row; mean: the average of the rows; max: per-column max;
+//   lasttoken: the last token's row (decoder embedders, whose last token saw the whole text).
 void pool_sequences(Pooling mode, const float* hidden, int64_t h, const int32_t* cu_seqlens,
                     int64_t count, float* out);
 

@@ -1,0 +1,138 @@
+#include "model/architectures/modernbert/modernbert_architecture.h"
+
+#include "model/architectures/rope_fields.h"
+#include "model/config_fields.h"
+#include "runtime/json_input.h"
+
+namespace tessera::model {
+
+namespace {
+
+// config.json comes in two shapes: the Hub checkpoints'
+// (global_attn_every_n_layers, global_rope_theta, local_rope_theta) and
+// transformers 5's (layer_types, rope_parameters per layer type). Both give
+// each layer its mask and its rotary base here. A local layer's query i sees
+// key j iff |i - j| <= local_attention / 2 (transformers'
+// sliding_window_bidirectional_overlay), the contract's window(w, w): the
+// flash kernels skip every key block outside it.
+class ModernBert final : public Architecture {
+ public:
+  const char* name() const override { return "modernbert"; }
+  std::vector<std::string> model_types() const override { return {"modernbert"}; }
+  bool runs_heads() const override { return false; }
+
+  Status read_config(const nlohmann::json& j, const std::string& path,
+                     NetworkConfig* c) const override {
+    using config_fields::get_bool;
+    c->hidden_act_field = "hidden_activation";
+    TESSERA_RETURN_IF_ERROR(config_fields::get_string(j, path, "hidden_activation", &c->hidden_act));
+    c->layer_norm_eps = 1e-5f;
+    TESSERA_RETURN_IF_ERROR(config_fields::get_epsilon(j, path, "norm_eps", &c->layer_norm_eps));
+    c->norm_bias = false;
+    c->attention_bias = false;
+    c->mlp_bias = false;
+    TESSERA_RETURN_IF_ERROR(get_bool(j, path, "norm_bias", &c->norm_bias));
+    TESSERA_RETURN_IF_ERROR(get_bool(j, path, "attention_bias", &c->attention_bias));
+    TESSERA_RETURN_IF_ERROR(get_bool(j, path, "mlp_bias", &c->mlp_bias));
+    c->block = BlockKind::kPreNorm;
+    c->gated_mlp = true;
+    c->absolute_positions = false;
+    c->type_vocab_size = 0;
+    c->first_layer_norm = false;  // layer 0's attn_norm is an Identity
+    c->final_norm = true;
+    c->rotary.dim = c->head_dim();
+
+    int local = 128;
+    TESSERA_RETURN_IF_ERROR(config_fields::get_int(j, path, "local_attention", false, &local));
+    const int64_t half = local / 2;
+    LayerAttention global, sliding;
+    global.rope_theta = 160000.0f;
+    sliding.rope_theta = 10000.0f;
+    sliding.mask = Mask::window(half, half);
+    const auto params = j.find("rope_parameters");
+    if (params != j.end() && !params->is_null()) {
+      if (params->contains("full_attention") || params->contains("sliding_attention")) {
+        TESSERA_RETURN_IF_ERROR(read_part(*params, path, "full_attention", &global));
+        TESSERA_RETURN_IF_ERROR(read_part(*params, path, "sliding_attention", &sliding));
+      } else {
+        TESSERA_RETURN_IF_ERROR(read_rope_object(*params, path, "rope_parameters", &global));
+        TESSERA_RETURN_IF_ERROR(read_rope_object(*params, path, "rope_parameters", &sliding));
+      }
+    } else {
+      TESSERA_RETURN_IF_ERROR(
+          config_fields::get_positive(j, path, "global_rope_theta", &global.rope_theta));
+      TESSERA_RETURN_IF_ERROR(
+          config_fields::get_positive(j, path, "local_rope_theta", &sliding.rope_theta));
+      const auto scaling = j.find("rope_scaling");
+      if (scaling != j.end() && !scaling->is_null()) {
+        const float g = global.rope_theta, l = sliding.rope_theta;
+        TESSERA_RETURN_IF_ERROR(read_rope_object(*scaling, path, "rope_scaling", &global));
+        TESSERA_RETURN_IF_ERROR(read_rope_object(*scaling, path, "rope_scaling", &sliding));
+        global.rope_theta = g;
+        sliding.rope_theta = l;
+      }
+    }
+
+    c->layer_attention.clear();
+    const auto types = j.find("layer_types");
+    if (types != j.end() && !types->is_null()) {
+      if (!types->is_array()) {
+        return invalid_argument(path + ": field 'layer_types' = " + json_input::render(*types) +
+                                " must be an array");
+      }
+      for (size_t i = 0; i < types->size(); ++i) {
+        const nlohmann::json& t = (*types)[i];
+        if (t == "full_attention") {
+          c->layer_attention.push_back(global);
+        } else if (t == "sliding_attention") {
+          c->layer_attention.push_back(sliding);
+        } else {
+          return unsupported(path + ": layer_types[" + std::to_string(i) + "] = " +
+                             json_input::render(t) +
+                             " is not supported; supported: \"full_attention\", "
+                             "\"sliding_attention\"");
+        }
+      }
+    } else {
+      int every = 3;
+      TESSERA_RETURN_IF_ERROR(
+          config_fields::get_int(j, path, "global_attn_every_n_layers", false, &every));
+      for (int l = 0; l < c->num_hidden_layers; ++l) {
+        c->layer_attention.push_back(l % every == 0 ? global : sliding);
+      }
+    }
+    return Status::Ok();
+  }
+
+  WeightNames weight_names(const NetworkConfig&) const override {
+    WeightNames n;
+    n.word_embeddings = "embeddings.tok_embeddings.weight";
+    n.embeddings_norm = "embeddings.norm";
+    n.final_norm = "final_norm";
+    n.layer = "layers.{}.";
+    n.qkv = "attn.Wqkv";
+    n.attention_out = "attn.Wo";
+    n.attention_norm = "attn_norm";
+    n.ffn_in = "mlp.Wi";  // [input; gate]: gelu(input) * gate
+    n.ffn_out = "mlp.Wo";
+    n.ffn_norm = "mlp_norm";
+    return n;
+  }
+
+ private:
+  static Status read_part(const nlohmann::json& params, const std::string& path, const char* type,
+                          LayerAttention* a) {
+    const auto it = params.find(type);
+    if (it == params.end()) return Status::Ok();
+    return read_rope_object(*it, path, std::string("rope_parameters.") + type, a);
+  }
+};
+
+}  // namespace
+
+const Architecture& modernbert_architecture() {
+  static const ModernBert modernbert;
+  return modernbert;
+}
+
+}  // namespace tessera::model
