@@ -29,13 +29,64 @@ void describe_network(const NetworkConfig& n, ModelExplanation* e) {
             join(n.id2label, ", ") + ")";
   }
   e->facts.emplace_back("head", head);
-  e->facts.emplace_back(
-      "layers", std::to_string(n.num_hidden_layers) + " x hidden " + std::to_string(n.hidden_size) +
-                    ", " + std::to_string(n.num_attention_heads) + " heads of " +
-                    std::to_string(n.head_dim()) + ", FFN " + std::to_string(n.intermediate_size) +
-                    " " + n.hidden_act + ", post-LayerNorm (eps " +
-                    std::to_string(n.layer_norm_eps) + ")");
-  std::string positions = "absolute, " + std::to_string(n.max_tokens()) + " tokens";
+  std::string heads = std::to_string(n.num_attention_heads) + " heads of " +
+                      std::to_string(n.head_dim());
+  if (n.kv_heads() != n.num_attention_heads) {
+    heads += " sharing " + std::to_string(n.kv_heads()) + " key/value heads";
+  }
+  const std::string norm = n.norm == NormKind::kRmsNorm ? "RMSNorm"
+                           : n.norm_bias              ? "LayerNorm"
+                                                      : "LayerNorm without bias";
+  std::string ffn = "FFN " + std::to_string(n.intermediate_size) + " " +
+                    (n.gated_mlp ? std::string(activation_name(n.activation)) + "-gated"
+                                 : std::string(activation_name(n.activation)));
+  std::string block = std::string(block_kind_name(n.block)) + " " + norm + " (eps " +
+                      std::to_string(n.layer_norm_eps) + ")";
+  if (n.qk_norm) block += ", RMSNorm of each Q and K head";
+  if (!n.attention_bias && !n.mlp_bias) block += ", no Linear biases";
+  e->facts.emplace_back("layers", std::to_string(n.num_hidden_layers) + " x hidden " +
+                                      std::to_string(n.hidden_size) + ", " + heads + ", " + ffn +
+                                      ", " + block);
+  // Layer attention: runs of equal masks and rotary bases, "0: full (theta 160000); 1-2: ...".
+  if (!n.layer_attention.empty()) {
+    std::string runs;
+    int begin = 0;
+    const auto describe = [&n](const LayerAttention& a) {
+      std::string d = a.mask.kind == MaskKind::kNone ? "full" : a.mask.describe();
+      if (n.rotary.dim > 0) {
+        char theta[64];
+        std::snprintf(theta, sizeof(theta), " (rope theta %g", static_cast<double>(a.rope_theta));
+        d += theta;
+        if (a.rope_linear_factor != 1.0f) {
+          std::snprintf(theta, sizeof(theta), ", linear x%g",
+                        static_cast<double>(a.rope_linear_factor));
+          d += theta;
+        }
+        d += ")";
+      }
+      return d;
+    };
+    for (int l = 1; l <= n.num_hidden_layers; ++l) {
+      if (l < n.num_hidden_layers && describe(n.layer_attention[l]) == describe(n.layer_attention[begin])) {
+        continue;
+      }
+      runs += (runs.empty() ? "" : "; ") + std::string("layer ") + std::to_string(begin) +
+              (l - 1 > begin ? "-" + std::to_string(l - 1) : "") + ": " +
+              describe(n.layer_attention[begin]);
+      begin = l;
+    }
+    e->facts.emplace_back("attention", runs);
+  }
+  std::string positions;
+  if (n.absolute_positions) {
+    positions = "absolute, " + std::to_string(n.max_tokens()) + " tokens";
+  } else if (n.rotary.dim > 0) {
+    positions = "rotary over " + std::to_string(n.rotary.dim) + " of " +
+                std::to_string(n.head_dim()) + " dims, " + std::to_string(n.max_tokens()) +
+                " tokens";
+  } else {
+    positions = "none, " + std::to_string(n.max_tokens()) + " tokens";
+  }
   if (n.position_offset > 0) {
     positions += " (ids from " + std::to_string(n.position_offset) + " = padding_idx + 1)";
   }
@@ -114,7 +165,9 @@ std::string supported_models() {
   std::string out = "architectures:\n";
   for (const Architecture* a : architectures()) {
     out += "  " + std::string(a->name()) + ": model_type " + join(a->model_types(), ", ") +
-           "; heads: embedding (*Model), sequence classification (rerank), masked LM (SPLADE)\n";
+           (a->runs_heads() ? "; heads: embedding (*Model), sequence classification (rerank), "
+                              "masked LM (SPLADE)\n"
+                            : "; embedding (*Model) only\n");
   }
   out += "tokenizers (tokenizer.json model.type):\n";
   for (const tokenizers::TokenizerType* t : tokenizers::builtin_tokenizer_types()) {

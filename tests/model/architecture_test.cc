@@ -212,6 +212,62 @@ TEST_P(Architectures, TokenizerGivesTheIdsTransformersFed) {
   }
 }
 
+// The 8,192-token cases (tiny-modernbert: sliding windows of 17 keys far
+// shorter than the sequence, two rotary bases; tiny-nomic-bert: rotary at
+// every position up to 8,191). The oracle keeps a sample of rows (the first
+// and last 70, every 64th), so errors at window edges and far positions show.
+class LongContext : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(LongContext, MatchTransformersAt8192Tokens) {
+  Context ctx;
+  std::unique_ptr<Encoder> encoder;
+  const Status st = Encoder::load(folder(GetParam()), {}, ctx, &encoder);
+  ASSERT_TRUE(st.ok()) << st.to_string();
+  ASSERT_EQ(encoder->max_seq_length(), 8192);
+  Registry registry;
+  register_builtin_backends(registry);
+  const json expected = read_expected(GetParam());
+  ASSERT_TRUE(expected.contains("long_cases"));
+  const int h = encoder->dim();
+  for (const char* backend : {"cpu.flash"}) {
+    Policy policy;
+    policy.only = {backend};
+    Dispatcher d(registry, policy);
+    for (const json& c : expected["long_cases"]) {
+      const Ids ids = {c["token_ids"].get<std::vector<int32_t>>()};
+      ASSERT_EQ(ids[0].size(), 8192u);
+      std::vector<float> hidden(ids[0].size() * h);
+      const Status run = encoder->embed_tokens(ids, d, ctx, hidden.data());
+      ASSERT_TRUE(run.ok()) << run.to_string();
+      const auto rows = c["rows"].get<std::vector<int64_t>>();
+      double worst = 0;
+      for (size_t r = 0; r < rows.size(); ++r) {
+        const auto want = c["last_hidden_state"][r].get<std::vector<float>>();
+        for (int j = 0; j < h; ++j) {
+          const double err = std::abs(double(hidden[rows[r] * h + j]) - want[j]);
+          worst = std::max(worst, err);
+          ASSERT_LE(err, kMaxHiddenError) << backend << " token " << rows[r] << " dim " << j;
+        }
+      }
+      std::vector<float> pooled(h);
+      ASSERT_TRUE(encoder->embed(ids, d, ctx, pooled.data()).ok());
+      const double cos = cosine(pooled.data(), c["pooled"].get<std::vector<float>>());
+      EXPECT_GE(cos, kMinPooledCosine) << backend;
+      std::cout << "[ long     ] " << GetParam() << " only:" << backend << " 8192 tokens: hidden max abs "
+                << std::setprecision(3) << worst << ", pooled cosine " << std::setprecision(9)
+                << cos << "\n";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(TinyModels, LongContext,
+                         ::testing::Values("tiny-modernbert", "tiny-nomic-bert"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
 // A copy of a tiny model folder with config.json changed by `edit`.
 Status load_edited(const std::string& name, const std::function<void(json*)>& edit,
                    testing::TempDir* dir) {
@@ -285,6 +341,63 @@ TEST(ArchitectureLoad, AVocabularyPastTheEmbeddingsIsRefused) {
   std::unique_ptr<Encoder> encoder;
   testing::expect_status(Encoder::load(dir.path().string(), {}, ctx, &encoder),
                          StatusCode::kInvalidArgument, {"801 tokens", "vocab_size = 800"});
+}
+
+TEST(ArchitectureLoad, RotaryAndWindowConfigsWeCannotRunAreRefusedNamingTheField) {
+  testing::TempDir a, b, c, d, e, f;
+  testing::expect_status(
+      load_edited(
+          "tiny-qwen3",
+          [](json* c) { (*c)["rope_parameters"] = {{"rope_type", "yarn"}, {"factor", 4.0}}; }, &a),
+      StatusCode::kUnsupported, {"rope_parameters", "rope_type \"yarn\"", "\"linear\""});
+  testing::expect_status(load_edited(
+                             "tiny-modernbert-layertypes",
+                             [](json* c) {
+                               (*c)["rope_parameters"]["sliding_attention"]["rope_type"] =
+                                   "dynamic";
+                             },
+                             &b),
+                         StatusCode::kUnsupported,
+                         {"rope_parameters.sliding_attention", "\"dynamic\""});
+  testing::expect_status(
+      load_edited(
+          "tiny-modernbert-layertypes",
+          [](json* c) { (*c)["layer_types"][1] = "chunked_attention"; }, &c),
+      StatusCode::kUnsupported, {"layer_types[1]", "chunked_attention", "sliding_attention"});
+  testing::expect_status(
+      load_edited(
+          "tiny-nomic-bert-hub", [](json* c) { (*c)["rotary_scaling_factor"] = 2.0; }, &d),
+      StatusCode::kUnsupported, {"rotary_scaling_factor = 2", "null"});
+  testing::expect_status(
+      load_edited(
+          "tiny-nomic-bert-hub", [](json* c) { (*c)["rotary_emb_interleaved"] = true; }, &e),
+      StatusCode::kUnsupported, {"rotary_emb_interleaved"});
+  testing::expect_status(
+      load_edited(
+          "tiny-qwen3", [](json* c) { (*c)["num_key_value_heads"] = 3; }, &f),
+      StatusCode::kInvalidArgument, {"num_attention_heads = 4", "num_key_value_heads = 3"});
+}
+
+TEST(ArchitectureLoad, HeadsOnTheNewArchitecturesAreRefused) {
+  testing::TempDir dir;
+  testing::expect_status(
+      load_edited(
+          "tiny-modernbert",
+          [](json* c) { (*c)["architectures"] = {"ModernBertForSequenceClassification"}; },
+          &dir),
+      StatusCode::kUnsupported, {"sequence classification", "modernbert", "embedding model only"});
+}
+
+TEST(ArchitectureLoad, AnActivationTheFfnCannotRunIsNamed) {
+  testing::TempDir a, b;
+  testing::expect_status(
+      load_edited(
+          "tiny-modernbert", [](json* c) { (*c)["hidden_activation"] = "relu2"; }, &a),
+      StatusCode::kUnsupported, {"hidden_activation \"relu2\"", "silu"});
+  testing::expect_status(
+      load_edited(
+          "tiny-nomic-bert-hub", [](json* c) { (*c)["activation_function"] = "gelu"; }, &b),
+      StatusCode::kUnsupported, {"activation_function \"gelu\"", "swiglu"});
 }
 
 TEST(ArchitectureLoad, MissingHeadTensorIsNamed) {
