@@ -200,17 +200,17 @@ TEST(TokenizerErrors, SplitFieldsNameTheFieldAndTheValue) {
 }
 
 // Oniguruma's escapes that ICU reads otherwise become sets with their meaning,
-// outside and inside brackets; escaped backslashes and \Q...\E stay.
+// outside and inside brackets, or are refused; escaped backslashes and
+// \Q...\E stay.
 TEST(TokenizerRegex, OnigurumaEscapesAreRewrittenForIcu) {
   const auto icu = [](std::string_view onig) {
     std::string out, refused;
     return tokenizers::oniguruma_to_icu(onig, &out, &refused) ? out : "refused " + refused;
   };
-  EXPECT_EQ(icu("\\s+(?!\\S)"), "\\p{White_Space}+(?!\\P{White_Space})");
-  EXPECT_EQ(icu("[^\\s\\p{L}\\p{N}]"), "[^\\p{White_Space}\\p{L}\\p{N}]");
-  EXPECT_EQ(icu("\\h\\H\\v"), "[0-9A-Fa-f][^0-9A-Fa-f]\\x{0B}");
-  EXPECT_EQ(icu("\\\\s \\Q\\s\\K\\E\\s \\d\\r\\n \\"),
-            "\\\\s \\Q\\s\\K\\E\\p{White_Space} \\d\\r\\n \\");
+  EXPECT_EQ(icu("\\s+(?!\\S)|[^\\s\\p{L}]"), "\\s+(?!\\S)|[^\\s\\p{L}]");
+  EXPECT_EQ(icu("[^\\h]\\H\\v"), "[^[0-9A-Fa-f]][^0-9A-Fa-f]\\x{0B}");
+  EXPECT_EQ(icu("\\\\h \\Q\\h\\K\\E\\h \\d\\r\\n \\"),
+            "\\\\h \\Q\\h\\K\\E[0-9A-Fa-f] \\d\\r\\n \\");
   EXPECT_EQ(icu("(a)\\g<1>"), "refused \\g");
   // An empty match where the previous one ended is skipped, as HF's find_iter.
   std::unique_ptr<const icu::RegexPattern> re;
@@ -218,6 +218,10 @@ TEST(TokenizerRegex, OnigurumaEscapesAreRewrittenForIcu) {
   std::vector<std::pair<size_t, size_t>> m;
   tokenizers::find_matches(std::move(re), "abbc", &m);
   EXPECT_EQ(m, (std::vector<std::pair<size_t, size_t>>{{0, 0}, {1, 3}, {4, 4}}));
+  ASSERT_TRUE(tokenizers::compile_hf_regex(tokenizers::JsonFields("t"), "f", "[^\\h]+", &re).ok());
+  m.clear();
+  tokenizers::find_matches(std::move(re), "abgz1 ", &m);
+  EXPECT_EQ(m, (std::vector<std::pair<size_t, size_t>>{{2, 4}, {5, 6}}));
 }
 
 TEST(TokenizerErrors, MalformedEntriesNameTheEntry) {
