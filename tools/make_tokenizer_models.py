@@ -24,12 +24,25 @@ Tokenizers (data/tokenizer/<name>/tokenizer.json, committed):
   unigram_steps  unigram's model behind NFKD, Strip, Prepend, WhitespaceSplit
                + Metaspace (first) and the Replace/ByteFallback/Fuse/Strip
                decoders.
+  bpe_qwen2    byte-level BPE as Qwen2: NFC, Sequence[Split(Qwen2's regex,
+               Isolated), ByteLevel (no regex)], added specials after the
+               vocabulary (<|endoftext|>, <|im_start|>, <|im_end|>), ByteLevel
+               post-processor (no specials) and decoder.
+  bpe_qwen3_embedding   bpe_qwen2 with Qwen3-Embedding's post-processor:
+               Sequence[ByteLevel, TemplateProcessing "$A <|endoftext|>"].
+  bpe_modernbert   byte-level BPE as ModernBERT (OLMo's): ByteLevel with
+               GPT-2's regex, added tokens for runs of spaces (normalized)
+               and |||IP_ADDRESS|||, [CLS] $A [SEP] / [CLS] $A [SEP] $B:1 [SEP]:1,
+               [MASK] with lstrip.
+  bpe_split_steps   bpe_qwen2's model behind Split with every behavior,
+               invert and a String pattern (see SPLIT_STEPS).
   wordpiece_bert   goldens only: the default model's tokenizer.json as it
                is (BERT pairs: [CLS] A [SEP] B [SEP], type ids 0 / 1).
   wordpiece_roberta   goldens only: the default model's tokenizer.json with
                all-mpnet-base-v2's RobertaProcessing (see wordpiece_roberta_json).
 
-With names as arguments, only those goldens are rewritten (no training).
+With names as arguments, only those goldens are rewritten (no training);
+with --train first, the named tokenizers are trained (or derived) first.
 
 The texts (data/tokenizer/model_texts.jsonl, by id): the WordPiece golden
 corpus, the golden inputs, and a few aimed at byte-level / Metaspace rules.
@@ -59,7 +72,12 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 OUT = ROOT / "data" / "tokenizer"
 MODEL = ROOT / "models" / "all-MiniLM-L6-v2"
 ALL = ["bpe", "bpe_prefix", "bpe_char", "unigram", "unigram_steps", "spm_nfkc", "spm_nfkc_cf",
+       "bpe_qwen2", "bpe_qwen3_embedding", "bpe_modernbert", "bpe_split_steps",
        "wordpiece_roberta", "wordpiece_bert"]
+# Qwen2's pre-tokenizer regex (Oniguruma syntax), as its tokenizer.json has it.
+QWEN2_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|"
+               r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+QWEN2_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
 TRUNCATED_MAX_LENGTH = 16
 PAIR_MAX_LENGTHS = [5, 8, 16, 64]
@@ -157,6 +175,102 @@ def train_bpe_char():
     return tok
 
 
+def qwen2_byte_level():
+    return dict(add_prefix_space=False, trim_offsets=False, use_regex=False)
+
+
+def train_bpe_qwen2():
+    """Byte-level BPE shaped as Qwen2's tokenizer.json (the layout
+    Qwen3-Embedding uses): NFC, Split(regex, Isolated) + ByteLevel without
+    its own regex, specials added after the vocabulary, ByteLevel
+    post-processor and decoder."""
+    tok = Tokenizer(models.BPE(byte_fallback=False, ignore_merges=False))
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(tokenizers.Regex(QWEN2_REGEX), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(**qwen2_byte_level())])
+    tok.decoder = decoders.ByteLevel(**qwen2_byte_level())
+    trainer = trainers.BpeTrainer(vocab_size=4000, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  show_progress=False)
+    tok.train_from_iterator(corpus_lines(), trainer)
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in QWEN2_SPECIALS])
+    tok.post_processor = processors.ByteLevel(**qwen2_byte_level())
+    return tok
+
+
+def qwen3_embedding(qwen2_json):
+    """bpe_qwen2 with Qwen3-Embedding-0.6B's post-processor: ByteLevel, then
+    <|endoftext|> after each sequence."""
+    tok = Tokenizer.from_str(qwen2_json)
+    eos = tok.token_to_id("<|endoftext|>")
+    tok.post_processor = processors.Sequence([
+        processors.ByteLevel(**qwen2_byte_level()),
+        processors.TemplateProcessing(single="$A:0 <|endoftext|>:0",
+                                      pair="$A:0 <|endoftext|>:0 $B:1 <|endoftext|>:1",
+                                      special_tokens=[("<|endoftext|>", eos)])])
+    return tok
+
+
+def train_bpe_modernbert():
+    """Byte-level BPE shaped as ModernBERT's (OLMo's) tokenizer.json: no
+    normalizer, ByteLevel with GPT-2's regex and no prefix space, added
+    tokens for runs of spaces (normalized, not special) as GPT-NeoX's,
+    BERT-style template with type ids, [MASK] with lstrip."""
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True,
+                                                 use_regex=True)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=4000, special_tokens=["<|endoftext|>", "<|padding|>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  show_progress=False)
+    tok.train_from_iterator(corpus_lines(), trainer)
+    tok.add_tokens([AddedToken(" " * n, normalized=True) for n in (4, 3, 2)] +
+                   [AddedToken("|||IP_ADDRESS|||", normalized=True)])
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False, lstrip=(t == "[MASK]"))
+                            for t in ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]])
+    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS]:0 $A:0 [SEP]:0", pair="[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    return tok
+
+
+# Split with every behavior, invert and a String pattern, in front of
+# bpe_qwen2's model (its ByteLevel last). "b*" matches empty strings too.
+SPLIT_STEPS = [
+    pre_tokenizers.Split(tokenizers.Regex(r"\s+"), behavior="merged_with_next"),
+    pre_tokenizers.Split(tokenizers.Regex(r"\p{P}"), behavior="merged_with_previous"),
+    pre_tokenizers.Split("-", behavior="contiguous"),
+    pre_tokenizers.Split("x", behavior="removed"),
+    pre_tokenizers.Split(tokenizers.Regex(r"[^0-9]"), behavior="removed", invert=True),
+    pre_tokenizers.Split(tokenizers.Regex(r"(?i:[aeiou])"), behavior="isolated", invert=True),
+    pre_tokenizers.Split(tokenizers.Regex(r"[A-Z]"), behavior="merged_with_previous", invert=True),
+    pre_tokenizers.Split(tokenizers.Regex(r"b*"), behavior="merged_with_next"),
+    pre_tokenizers.Split(tokenizers.Regex(r"\h"), behavior="isolated"),
+]
+
+
+def bpe_split_steps(qwen2_json):
+    tok = Tokenizer.from_str(qwen2_json)
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        SPLIT_STEPS + [pre_tokenizers.ByteLevel(**qwen2_byte_level())])
+    return tok
+
+
+# How each tokenizer is made: trained, or derived from one made before it.
+MAKERS = {
+    "bpe": lambda made: train_bpe(False),
+    "bpe_prefix": lambda made: train_bpe(True),
+    "bpe_char": lambda made: train_bpe_char(),
+    "unigram": lambda made: train_unigram(),
+    "unigram_steps": lambda made: unigram_steps(made("unigram")),
+    "bpe_qwen2": lambda made: train_bpe_qwen2(),
+    "bpe_qwen3_embedding": lambda made: qwen3_embedding(made("bpe_qwen2")),
+    "bpe_modernbert": lambda made: train_bpe_modernbert(),
+    "bpe_split_steps": lambda made: bpe_split_steps(made("bpe_qwen2")),
+}
+
+
 def golden_texts():
     """(id, text): the WordPiece golden corpus, the golden inputs, and a few
     texts aimed at byte-level / Metaspace rules."""
@@ -177,6 +291,26 @@ def golden_texts():
         "\u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8", "emoji \U0001f600\U0001f44d\U0001f3fd end",
         "``quotes`` and ''more''", "\uff21\uff22\uff23 fullwidth \ufb01ne", " ", "",
         "<UNK> and <Unk> \u226eunk> x<unk>y [UNK] <mask>", "an <EXTRA> token,<extra>here \uff1cextra>",
+        # Qwen2's regex: contractions in any case (and U+017F, which folds to s),
+        "DON'T Stop, it's fine; I'M sure YOU'LL see THEY'RE WE'VE she'D it'S we'Re it\u017f",
+        "rock'n'roll 'tis o'clock '' ' s x'  'll",
+        # digits one by one (Nd, No, Nl),
+        "2024-12-05 1,234,567.89 ABC123def456 \u0663\u0664\u0665 \u00bd \u00b2 \u216b",
+        # newlines and \r\n runs, spaces before words, \s+(?!\S),
+        "line1\nline2\r\nline3\r\n\r\n\n  indented\n\n\n", "text\n   \nmore\r\r\n \n",
+        "a   b    \n   c\t\t d  \u3000 e    ", "    four spaces before", "\tTabbed\t\tword",
+        "\u000b vertical tab \u0085 NEL \u00a0 nbsp \u2028 line sep \u000c ff x\u000by",
+        # punctuation runs, with newlines after them,
+        "Hello!!! What?!... (yes) [no] {maybe} --- *** ;;;\n !!\n\n$100 @user #tag",
+        "email@example.com https://x.y/z?q=1&r=2 a--b---c 0xDEADbeef",
+        # CJK, emoji, combining marks (NFC composes some; Devanagari keeps its marks),
+        "\u4e2d\u6587\u5206\u8bcd\u6d4b\u8bd5\uff0c\u5305\u62ec\u6807\u70b9\u3002"
+        "\u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8\u3001\ud55c\uad6d\uc5b4",
+        "emoji \U0001f600\U0001f44d\U0001f3fd \U0001f468\u200d\U0001f469\u200d\U0001f467 \U0001f1ef\U0001f1f5!",
+        "e\u0301 a\u0308 n\u0303o Z\u0327\u030c cafe\u0301 q\u0307 \u0939\u093f\u0928\u094d\u0926\u0940",
+        # added tokens of the Qwen2 and ModernBERT shapes.
+        "<|endoftext|>hello<|im_start|>user\nhi<|im_end|>\n x <|endoftext|>",
+        "[CLS] a [MASK] b  [MASK]|||IP_ADDRESS|||c [SEP]", "\r\n", "\n", "   ",
     ]
     rows += [(f"extra-{i:02d}", t) for i, t in enumerate(extra)]
     return rows
@@ -295,14 +429,23 @@ def wordpiece_roberta_json():
     return json.dumps(data)
 
 
-def main(names):
-    if not names:
-        unigram = train_unigram()
-        for name, tok in [("bpe", train_bpe(False)), ("bpe_prefix", train_bpe(True)),
-                          ("bpe_char", train_bpe_char()), ("unigram", unigram),
-                          ("unigram_steps", unigram_steps(unigram.to_str()))]:
+def train(names):
+    """Makes and saves `names` (MAKERS order), deriving from saved ones."""
+    def made(name):
+        return (OUT / name / "tokenizer.json").read_text(encoding="utf-8")
+    for name in MAKERS:
+        if name in names:
             (OUT / name).mkdir(parents=True, exist_ok=True)
-            tok.save(str(OUT / name / "tokenizer.json"))
+            MAKERS[name](made).save(str(OUT / name / "tokenizer.json"))
+
+
+def main(args):
+    names = args
+    if not args:
+        train(list(MAKERS))
+    elif args[0] == "--train":
+        names = args[1:]
+        train(names)
     write_texts()
     for name in names or ALL:
         if name.startswith("wordpiece_"):

@@ -62,7 +62,8 @@ class Tokenizer {
   // `tessera models --explain`.
   std::string describe() const;
 
-  // The first and last special token of the single template.
+  // The first and last special token of the single template; -1 when the
+  // post-processor adds none (Qwen2's ByteLevel).
   int32_t cls_id() const { return post_.first_special(); }
   int32_t sep_id() const { return post_.last_special(); }
   int32_t pad_id() const { return pad_id_; }

@@ -145,6 +145,34 @@ def tokenizer_model_seeds():
                                 ["\u0120", "w"], ["o", "r"], ["\u0120w", "or"], ["l", "d"],
                                 ["\u0120wor", "ld"]]}}
     put("tokenizer", "bpe.json", b"\x00" + json.dumps(bpe, ensure_ascii=False).encode())
+    # Qwen2's layout: NFC, Split with its regex + ByteLevel without one, and
+    # Qwen3-Embedding's "$A <|endoftext|>" after a ByteLevel post-processor.
+    qwen_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+                  "use_regex": False}
+    qwen = dict(bpe, normalizer={"type": "NFC"}, decoder=qwen_level,
+                added_tokens=[{"id": len(specials) + len(pieces), "content": "<|endoftext|>",
+                               "single_word": False, "lstrip": False, "rstrip": False,
+                               "normalized": False, "special": True}],
+                pre_tokenizer={"type": "Sequence", "pretokenizers": [
+                    {"type": "Split", "pattern": {"Regex": (
+                        "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}|"
+                        " ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")},
+                     "behavior": "Isolated", "invert": False},
+                    {"type": "Split", "pattern": {"String": "o"}, "behavior": "MergedWithNext",
+                     "invert": True},
+                    qwen_level]},
+                post_processor={"type": "Sequence", "processors": [qwen_level, {
+                    "type": "TemplateProcessing",
+                    "single": [{"Sequence": {"id": "A", "type_id": 0}},
+                               {"SpecialToken": {"id": "<|endoftext|>", "type_id": 0}}],
+                    "pair": [{"Sequence": {"id": "A", "type_id": 0}},
+                             {"SpecialToken": {"id": "<|endoftext|>", "type_id": 0}},
+                             {"Sequence": {"id": "B", "type_id": 1}},
+                             {"SpecialToken": {"id": "<|endoftext|>", "type_id": 1}}],
+                    "special_tokens": {"<|endoftext|>": {
+                        "id": "<|endoftext|>", "ids": [len(specials) + len(pieces)],
+                        "tokens": ["<|endoftext|>"]}}}]})
+    put("tokenizer", "bpe_split.json", b"\x00" + json.dumps(qwen, ensure_ascii=False).encode())
     # A 4-byte trie (one unit, no key) and the string "a": a charsmap that maps nothing.
     charsmap = "BAAAAAAAAABhAA=="
     vocab = [[w, 0.0] for w in specials] + [

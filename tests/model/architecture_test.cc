@@ -321,6 +321,22 @@ TEST(ArchitectureLoad, BadLabelsAndBucketsNameTheField) {
       StatusCode::kInvalidArgument, {"max_position_embeddings = 2", "padding_idx + 1"});
 }
 
+TEST(ArchitectureLoad, ATokenizerWithoutSpecialsIsRefused) {
+  // The tokenizer loads (HF adds no specials without a post-processor), but
+  // the encoder frames every window with the template's specials.
+  testing::TempDir dir;
+  std::filesystem::copy(
+      folder("tiny-bert"), dir.path(),
+      std::filesystem::copy_options::recursive | std::filesystem::copy_options::overwrite_existing);
+  json tok = json::parse(testing::read_text(dir.file("tokenizer.json")));
+  tok["post_processor"] = nullptr;
+  testing::write_file(dir.file("tokenizer.json"), tok.dump());
+  Context ctx;
+  std::unique_ptr<Encoder> encoder;
+  testing::expect_status(Encoder::load(dir.path().string(), {}, ctx, &encoder),
+                         StatusCode::kUnsupported, {"adds no special tokens"});
+}
+
 TEST(ArchitectureLoad, AVocabularyPastTheEmbeddingsIsRefused) {
   // An added token outside the 800-entry vocabulary gets id 800: one row
   // past word_embeddings, which the encoder must never read.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/tokenizer.h"
+#include "model/tokenizers/hf_regex.h"
 #include "model/tokenizers/pre_tokenizers.h"
 #include "model_test_util.h"
 
@@ -50,6 +51,26 @@ TEST(TokenizerDescribe, NamesEveryStep) {
         "pre_tokenizer: Metaspace", "prepend_scheme always", "decoder: Metaspace", "\"<s>\" = 0",
         "\"</s>\" = 2"}) {
     EXPECT_NE(s.find(part), std::string::npos) << part << " not in:\n" << s;
+  }
+  ASSERT_TRUE(load_json(committed("bpe_qwen3_embedding"), &dir, &tok).ok());
+  const std::string q = tok.describe();
+  for (const char* part :
+       {"normalizer: NFC", "pre_tokenizer: Split (Regex \"(?i:'s|", "Isolated) + ByteLevel",
+        "use_regex false", "post_processor: ByteLevel + TemplateProcessing", "<|endoftext|>"}) {
+    EXPECT_NE(q.find(part), std::string::npos) << part << " not in:\n" << q;
+  }
+  EXPECT_EQ(tok.cls_id(), tok.sep_id());
+  ASSERT_TRUE(load_json(committed("bpe_qwen2"), &dir, &tok).ok());
+  const std::string n = tok.describe();
+  EXPECT_NE(n.find("post_processor: ByteLevel + no special tokens"), std::string::npos) << n;
+  EXPECT_EQ(tok.cls_id(), -1);
+  EXPECT_EQ(tok.sep_id(), -1);
+  ASSERT_TRUE(load_json(committed("bpe_split_steps"), &dir, &tok).ok());
+  const std::string t = tok.describe();
+  for (const char* part :
+       {"Split (String \"-\", Contiguous)", "Split (String \"x\", Removed)",
+        "Split (Regex \"[^0-9]\", Removed, invert)", "MergedWithNext", "MergedWithPrevious"}) {
+    EXPECT_NE(t.find(part), std::string::npos) << part << " not in:\n" << t;
   }
   ASSERT_TRUE(load_json(committed("bpe"), &dir, &tok).ok());
   const std::string b = tok.describe();
@@ -142,6 +163,65 @@ TEST(TokenizerErrors, UnsupportedStepsNameThemselvesAndTheSupportedList) {
   size_t bad = 0;
   expect_status(tok.decode({1, 2}, false, &out, &bad), StatusCode::kUnsupported,
                 {"decoder", "\"CTC\"", "\"ByteLevel\""});
+}
+
+TEST(TokenizerErrors, SplitFieldsNameTheFieldAndTheValue) {
+  TempDir dir;
+  Tokenizer tok;
+  json j = committed("bpe_qwen2");
+  json& split = j["pre_tokenizer"]["pretokenizers"][0];
+  split["pattern"]["Regex"] = "(unclosed|\\p{L}";
+  expect_status(load_json(j, &dir, &tok), StatusCode::kInvalidArgument,
+                {"tokenizer.json", "pre_tokenizer.pretokenizers[0].pattern.Regex",
+                 "\"(unclosed|\\p{L}\"", "U_REGEX"});
+  split["pattern"] = {{"Regex", "a\\Kb"}};  // ICU would read \K as K
+  expect_status(load_json(j, &dir, &tok), StatusCode::kUnsupported,
+                {"pre_tokenizer.pretokenizers[0].pattern.Regex", "\"a\\Kb\"", "\\K"});
+  split["pattern"] = {{"Regex", "(?~abc)"}};  // ICU refuses it
+  expect_status(load_json(j, &dir, &tok), StatusCode::kInvalidArgument,
+                {"pre_tokenizer.pretokenizers[0].pattern.Regex", "(?~abc)"});
+  split["pattern"] = {{"Glob", "*"}};
+  expect_status(load_json(j, &dir, &tok), StatusCode::kInvalidArgument,
+                {"pre_tokenizer.pretokenizers[0].pattern", "\"String\"", "\"Regex\""});
+  split["pattern"] = {{"String", " "}};
+  split["behavior"] = "Merged";
+  expect_status(load_json(j, &dir, &tok), StatusCode::kUnsupported,
+                {"pre_tokenizer.pretokenizers[0].behavior", "\"Merged\"", "\"MergedWithNext\"",
+                 "\"Contiguous\""});
+  split.erase("behavior");
+  expect_status(load_json(j, &dir, &tok), StatusCode::kUnsupported,
+                {"pre_tokenizer.pretokenizers[0].behavior", "null", "\"Isolated\""});
+  split["behavior"] = "Removed";
+  split["invert"] = "no";
+  expect_status(load_json(j, &dir, &tok), StatusCode::kInvalidArgument,
+                {"pre_tokenizer.pretokenizers[0].invert", "\"no\""});
+  split["invert"] = true;
+  ASSERT_TRUE(load_json(j, &dir, &tok).ok());
+}
+
+// Oniguruma's escapes that ICU reads otherwise become sets with their meaning,
+// outside and inside brackets, or are refused; escaped backslashes and
+// \Q...\E stay.
+TEST(TokenizerRegex, OnigurumaEscapesAreRewrittenForIcu) {
+  const auto icu = [](std::string_view onig) {
+    std::string out, refused;
+    return tokenizers::oniguruma_to_icu(onig, &out, &refused) ? out : "refused " + refused;
+  };
+  EXPECT_EQ(icu("\\s+(?!\\S)|[^\\s\\p{L}]"), "\\s+(?!\\S)|[^\\s\\p{L}]");
+  EXPECT_EQ(icu("[^\\h]\\H\\v"), "[^[0-9A-Fa-f]][^0-9A-Fa-f]\\x{0B}");
+  EXPECT_EQ(icu("\\\\h \\Q\\h\\K\\E\\h \\d\\r\\n \\"),
+            "\\\\h \\Q\\h\\K\\E[0-9A-Fa-f] \\d\\r\\n \\");
+  EXPECT_EQ(icu("(a)\\g<1>"), "refused \\g");
+  // An empty match where the previous one ended is skipped, as HF's find_iter.
+  std::unique_ptr<const icu::RegexPattern> re;
+  ASSERT_TRUE(tokenizers::compile_hf_regex(tokenizers::JsonFields("t"), "f", "b*", &re).ok());
+  std::vector<std::pair<size_t, size_t>> m;
+  tokenizers::find_matches(std::move(re), "abbc", &m);
+  EXPECT_EQ(m, (std::vector<std::pair<size_t, size_t>>{{0, 0}, {1, 3}, {4, 4}}));
+  ASSERT_TRUE(tokenizers::compile_hf_regex(tokenizers::JsonFields("t"), "f", "[^\\h]+", &re).ok());
+  m.clear();
+  tokenizers::find_matches(std::move(re), "abgz1 ", &m);
+  EXPECT_EQ(m, (std::vector<std::pair<size_t, size_t>>{{2, 4}, {5, 6}}));
 }
 
 TEST(TokenizerErrors, MalformedEntriesNameTheEntry) {

@@ -351,9 +351,9 @@ TEST(TokenizerLoad, FieldErrorsNameTheField) {
                {"pre_tokenizer", "Whitespace", "BertPreTokenizer"});
 
   j = base;
-  j["post_processor"] = nullptr;
+  j["post_processor"] = {{"type", "BertPostProcessor"}};
   expect_error(load_json(j, &dir, &tok), StatusCode::kUnsupported,
-               {"post_processor", "TemplateProcessing"});
+               {"post_processor", "\"BertPostProcessor\"", "TemplateProcessing"});
 
   j = base;
   j["added_tokens"][0]["normalized"] = "no";

@@ -8,6 +8,7 @@
 
 #include "model/tokenizer_unicode.h"
 #include "model/tokenizer_utf8.h"
+#include "model/tokenizers/hf_regex.h"
 #include "model/tokenizers/normalizer_step.h"
 #include "runtime/json_input.h"
 
@@ -100,7 +101,8 @@ class Strip final : public Normalizer::Step {
 // content inserted, aligned to the match's last byte (HF's replace).
 class Replace final : public Normalizer::Step {
  public:
-  Replace(std::string pattern, std::unique_ptr<icu::RegexPattern> regex, const std::string& content)
+  Replace(std::string pattern, std::unique_ptr<const icu::RegexPattern> regex,
+          const std::string& content)
       : pattern_(std::move(pattern)), regex_(std::move(regex)), content_(code_points_of(content)) {}
   std::string name() const override { return "Replace(\"" + json_input::clip(pattern_) + "\")"; }
   void apply(NormalizedText* t) const override {
@@ -127,23 +129,15 @@ class Replace final : public Normalizer::Step {
       }
       return;
     }
-    UErrorCode err = U_ZERO_ERROR;
-    UText* text = utext_openUTF8(nullptr, s.data(), static_cast<int64_t>(s.size()), &err);
-    std::unique_ptr<icu::RegexMatcher> m(regex_->matcher(err));
-    if (U_FAILURE(err) || !m) {
-      utext_close(text);
-      return;
+    std::vector<std::pair<size_t, size_t>> matches;
+    find_matches(regex_, s, &matches);
+    for (const auto& [b, e] : matches) {
+      if (e > b) out->emplace_back(b, e);
     }
-    m->reset(text);
-    while (m->find(err) && U_SUCCESS(err)) {
-      const int64_t b = m->start64(err), e = m->end64(err);
-      if (e > b) out->emplace_back(static_cast<size_t>(b), static_cast<size_t>(e));
-    }
-    utext_close(text);
   }
 
   std::string pattern_;
-  std::unique_ptr<icu::RegexPattern> regex_;
+  std::shared_ptr<const icu::RegexPattern> regex_;
   std::u32string content_;
 };
 
@@ -274,16 +268,8 @@ Status read_normalizer_step(const JsonFields& f, const json& n, const std::strin
     if (pattern != n.end() && pattern->is_object() && pattern->contains("Regex") &&
         (*pattern)["Regex"].is_string()) {
       const std::string re = (*pattern)["Regex"].get<std::string>();
-      UErrorCode err = U_ZERO_ERROR;
-      UParseError pe;
-      std::unique_ptr<icu::RegexPattern> compiled(
-          icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(re), 0, pe, err));
-      if (U_FAILURE(err) || !compiled) {
-        return f.error(prefix + "pattern.Regex", "\"" + json_input::clip(re) +
-                                                     "\" is not a regular expression tessera "
-                                                     "can compile (" +
-                                                     u_errorName(err) + ")");
-      }
+      std::unique_ptr<const icu::RegexPattern> compiled;
+      TESSERA_RETURN_IF_ERROR(compile_hf_regex(f, prefix + "pattern.Regex", re, &compiled));
       steps->push_back(std::make_unique<Replace>(re, std::move(compiled), content));
       return Status::Ok();
     }

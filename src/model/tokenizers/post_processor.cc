@@ -12,8 +12,8 @@ using nlohmann::json;
 
 namespace {
 constexpr const char* kSupportedPostProcessors =
-    "\"BertProcessing\", \"RobertaProcessing\", \"TemplateProcessing\", \"ByteLevel\" or "
-    "\"Sequence\" of them";
+    "\"BertProcessing\", \"RobertaProcessing\", \"TemplateProcessing\", \"ByteLevel\", "
+    "\"Sequence\" of them or null";
 constexpr char32_t kByteLevelSpace = 0x120;  // 'Ġ', the byte-level character of ' '
 
 bool is_space_char(char32_t c) { return c == kByteLevelSpace || unicode::is_whitespace(c); }
@@ -85,11 +85,13 @@ class PostProcessorReader {
                                 kSupportedPostProcessors);
   }
 
-  Status finish() {
+  // A processor without a template (ByteLevel alone, or none) adds no
+  // specials, as HF: the sequences as they are, B's type ids 1.
+  void finish() {
     if (!has_template_) {
-      return f_.unsupported_field("post_processor", "adds no special tokens; tessera supports " +
-                                                        std::string(kSupportedPostProcessors) +
-                                                        " with [CLS]/<s> ... [SEP]/</s>");
+      p_->single_ = {seq(0, 0)};
+      p_->pair_ = {seq(0, 0), seq(1, 1)};
+      add_description("no special tokens");
     }
     p_->single_specials_ = count_specials(p_->single_);
     p_->pair_specials_ = count_specials(p_->pair_);
@@ -98,12 +100,6 @@ class PostProcessorReader {
       if (p_->first_special_ < 0) p_->first_special_ = piece.ids.front();
       p_->last_special_ = piece.ids.back();
     }
-    if (p_->first_special_ < 0) {
-      return f_.unsupported_field("post_processor.single",
-                                  "holds no special token; tessera needs the tokens that frame a "
-                                  "sequence ([CLS] $A [SEP], <s> $A </s>)");
-    }
-    return Status::Ok();
   }
 
  private:
@@ -183,8 +179,9 @@ Status PostProcessor::read(const JsonFields& f, const json& root, PostProcessor*
   PostProcessor p;
   PostProcessorReader reader(f, &p);
   const auto it = root.find("post_processor");
-  TESSERA_RETURN_IF_ERROR(reader.read(it == root.end() ? json() : *it, "post_processor"));
-  TESSERA_RETURN_IF_ERROR(reader.finish());
+  if (it != root.end() && !it->is_null())
+    TESSERA_RETURN_IF_ERROR(reader.read(*it, "post_processor"));
+  reader.finish();
   if (p.trim_) p.description_ += " (trim_offsets)";
   *out = std::move(p);
   return Status::Ok();

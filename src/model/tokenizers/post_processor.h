@@ -3,7 +3,8 @@
 // for. BertProcessing ([CLS] A [SEP] / [CLS] A [SEP] B [SEP], type ids 0 / 1),
 // RobertaProcessing (<s> A </s> / <s> A </s></s> B </s>, type ids all 0, and
 // its ByteLevel trim_offsets), TemplateProcessing (any single and pair
-// template), ByteLevel (trim_offsets only) and a Sequence of these.
+// template), ByteLevel (trim_offsets only) and a Sequence of these; none
+// (null, or ByteLevel alone as Qwen2's) adds no specials.
 #pragma once
 
 #include <cstddef>
@@ -29,8 +30,7 @@ class PostProcessor {
     uint32_t type_id = 0;
   };
 
-  // Reads root["post_processor"]; null or absent is refused (an encoder
-  // needs the specials that frame a window).
+  // Reads root["post_processor"] (null or absent: no specials).
   static Status read(const JsonFields& f, const nlohmann::json& root, PostProcessor* out);
 
   // Specials added around one sequence (pair = false) or two.
@@ -51,7 +51,8 @@ class PostProcessor {
              std::vector<TokenSpan>* out, std::vector<int32_t>* type_ids) const;
 
   // The first and last special id of the single template (BERT's [CLS] and
-  // [SEP], RoBERTa's <s> and </s>).
+  // [SEP], RoBERTa's <s> and </s>; Qwen3-Embedding's <|endoftext|> twice);
+  // -1 when it has none.
   int32_t first_special() const { return first_special_; }
   int32_t last_special() const { return last_special_; }
   std::string describe() const { return description_; }

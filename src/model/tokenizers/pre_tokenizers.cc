@@ -2,9 +2,13 @@
 
 #include <unicode/uchar.h>
 
+#include <algorithm>
+#include <iterator>
+
 #include "model/tokenizer_unicode.h"
 #include "model/tokenizer_utf8.h"
 #include "model/tokenizers/byte_level_map.h"
+#include "model/tokenizers/hf_regex.h"
 #include "runtime/json_input.h"
 
 namespace tessera::model::tokenizers {
@@ -14,7 +18,9 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kSupportedPreTokenizers =
-    "\"ByteLevel\", \"Metaspace\", \"WhitespaceSplit\", \"Sequence\" or null";
+    "\"ByteLevel\", \"Metaspace\", \"WhitespaceSplit\", \"Split\", \"Sequence\" or null";
+constexpr const char* kBehaviors[] = {"Removed", "Isolated", "MergedWithPrevious", "MergedWithNext",
+                                      "Contiguous"};
 
 enum class Class : uint8_t { kLetter, kNumber, kSpace, kOther };
 
@@ -161,6 +167,110 @@ void whitespace_split(const NormalizedText& t, std::vector<NormalizedText>* out)
   if (in_word) out->push_back(t.slice(start, t.text.size()));
 }
 
+// HF's NormalizedString::split: the matches and the text between them, each
+// marked (invert swaps the marks), then joined or dropped per behavior.
+void split_by_pattern(const PreTokenizerStep& step, const NormalizedText& t,
+                      std::vector<NormalizedText>* out) {
+  struct Piece {
+    size_t begin, end;
+    bool match;
+  };
+  if (t.empty()) return;
+  std::vector<std::pair<size_t, size_t>> matches;
+  find_matches(step.regex, t.text, &matches);
+  std::vector<Piece> pieces;
+  pieces.reserve(2 * matches.size() + 1);
+  size_t previous = 0;
+  for (const auto& [b, e] : matches) {
+    if (b != previous) pieces.push_back({previous, b, step.invert});
+    pieces.push_back({b, e, !step.invert});
+    previous = e;
+  }
+  if (previous != t.text.size()) pieces.push_back({previous, t.text.size(), step.invert});
+  // The pieces to keep, marked `match` when dropped (Removed only).
+  std::vector<Piece> kept;
+  bool previous_match = false;
+  switch (step.behavior) {
+    case PreTokenizerStep::kRemoved:
+      kept = std::move(pieces);
+      break;
+    case PreTokenizerStep::kIsolated:
+      for (const Piece& p : pieces) kept.push_back({p.begin, p.end, false});
+      break;
+    case PreTokenizerStep::kContiguous:
+      for (const Piece& p : pieces) {
+        if (p.match == previous_match && !kept.empty()) {
+          kept.back().end = p.end;
+        } else {
+          kept.push_back({p.begin, p.end, false});
+        }
+        previous_match = p.match;
+      }
+      break;
+    case PreTokenizerStep::kMergedWithPrevious:
+      for (const Piece& p : pieces) {
+        if (p.match && !previous_match && !kept.empty()) {
+          kept.back().end = p.end;
+        } else {
+          kept.push_back({p.begin, p.end, false});
+        }
+        previous_match = p.match;
+      }
+      break;
+    case PreTokenizerStep::kMergedWithNext:
+      for (size_t i = pieces.size(); i-- > 0;) {
+        const Piece& p = pieces[i];
+        if (p.match && !previous_match && !kept.empty()) {
+          kept.back().begin = p.begin;
+        } else {
+          kept.push_back({p.begin, p.end, false});
+        }
+        previous_match = p.match;
+      }
+      std::reverse(kept.begin(), kept.end());
+      break;
+  }
+  for (const Piece& p : kept) {
+    if (!p.match && p.end > p.begin) out->push_back(t.slice(p.begin, p.end));
+  }
+}
+
+Status read_split(const JsonFields& f, const json& p, const std::string& prefix,
+                  PreTokenizerStep* s) {
+  s->kind = PreTokenizerStep::kSplit;
+  const auto pattern = p.find("pattern");
+  std::unique_ptr<const icu::RegexPattern> compiled;
+  if (pattern != p.end() && pattern->is_object() && pattern->size() == 1 &&
+      pattern->contains("String") && (*pattern)["String"].is_string()) {
+    s->pattern = (*pattern)["String"].get<std::string>();
+    TESSERA_RETURN_IF_ERROR(
+        compile_hf_literal(f, prefix + "pattern.String", s->pattern, &compiled));
+  } else if (pattern != p.end() && pattern->is_object() && pattern->size() == 1 &&
+             pattern->contains("Regex") && (*pattern)["Regex"].is_string()) {
+    s->pattern = (*pattern)["Regex"].get<std::string>();
+    s->pattern_is_regex = true;
+    TESSERA_RETURN_IF_ERROR(compile_hf_regex(f, prefix + "pattern.Regex", s->pattern, &compiled));
+  } else {
+    return f.error(prefix + "pattern", "must be {\"String\": ...} or {\"Regex\": ...}");
+  }
+  s->regex = std::move(compiled);
+  const auto behavior = p.find("behavior");
+  const json value = behavior == p.end() ? json() : *behavior;
+  bool known = false;
+  for (size_t i = 0; i < std::size(kBehaviors); ++i) {
+    if (value.is_string() && value.get<std::string>() == kBehaviors[i]) {
+      s->behavior = static_cast<PreTokenizerStep::Behavior>(i);
+      known = true;
+    }
+  }
+  if (!known) {
+    return f.unsupported_value(prefix + "behavior", value,
+                               "\"Removed\", \"Isolated\", \"MergedWithPrevious\", "
+                               "\"MergedWithNext\" or \"Contiguous\"");
+  }
+  return f.get_bool(p, prefix, "invert", &s->invert);
+}
+
 Status read_pre_tokenizer_step(const JsonFields& f, const json& p, const std::string& field,
                                std::vector<PreTokenizerStep>* steps) {
   const std::string type = JsonFields::type_of(p);
@@ -200,6 +310,8 @@ Status read_pre_tokenizer_step(const JsonFields& f, const json& p, const std::st
     TESSERA_RETURN_IF_ERROR(f.get_bool(p, prefix, "split", &s.split));
   } else if (type == "WhitespaceSplit") {
     s.kind = PreTokenizerStep::kWhitespaceSplit;
+  } else if (type == "Split") {
+    TESSERA_RETURN_IF_ERROR(read_split(f, p, prefix, &s));
   } else if (type == "Sequence") {
     const auto list = p.find("pretokenizers");
     if (list == p.end() || !list->is_array()) {
@@ -254,6 +366,9 @@ void PreTokenizer::split(NormalizedText span, std::vector<NormalizedText>* words
         case PreTokenizerStep::kWhitespaceSplit:
           whitespace_split(t, &next);
           break;
+        case PreTokenizerStep::kSplit:
+          split_by_pattern(step, t, &next);
+          break;
       }
     }
     current.swap(next);
@@ -283,6 +398,11 @@ std::string PreTokenizer::describe() const {
         break;
       case PreTokenizerStep::kWhitespaceSplit:
         s += "WhitespaceSplit";
+        break;
+      case PreTokenizerStep::kSplit:
+        s += std::string("Split (") + (step.pattern_is_regex ? "Regex" : "String") + " \"" +
+             json_input::clip(step.pattern) + "\", " + kBehaviors[step.behavior] +
+             (step.invert ? ", invert" : "") + ")";
         break;
     }
   }

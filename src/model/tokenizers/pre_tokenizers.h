@@ -6,10 +6,16 @@
 //                   prepend_scheme (always / first / never), split before
 //                   each run of replacements (HF's MergedWithNext)
 //   WhitespaceSplit words between White_Space characters
+//   Split           a String or Regex pattern's matches and the text between
+//                   them, removed / isolated / merged with the previous or
+//                   next piece / contiguous runs merged; invert swaps the two
 //   Sequence        each step applied to every word of the one before
 #pragma once
 
+#include <unicode/regex.h>
+
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -21,8 +27,16 @@
 namespace tessera::model::tokenizers {
 
 struct PreTokenizerStep {
-  enum Kind : uint8_t { kByteLevel, kMetaspace, kWhitespaceSplit };
+  enum Kind : uint8_t { kByteLevel, kMetaspace, kWhitespaceSplit, kSplit };
   enum Prepend : uint8_t { kAlways, kFirst, kNever };
+  // HF's SplitDelimiterBehavior, in its order.
+  enum Behavior : uint8_t {
+    kRemoved,
+    kIsolated,
+    kMergedWithPrevious,
+    kMergedWithNext,
+    kContiguous
+  };
   Kind kind;
   bool add_prefix_space = false;  // ByteLevel
   bool use_regex = true;          // ByteLevel
@@ -30,6 +44,12 @@ struct PreTokenizerStep {
   char32_t replacement_char = 0;
   Prepend prepend = kAlways;  // Metaspace
   bool split = true;          // Metaspace
+  // Split: the pattern as tokenizer.json gives it (for describe()), compiled.
+  std::string pattern;
+  bool pattern_is_regex = false;
+  std::shared_ptr<const icu::RegexPattern> regex;
+  Behavior behavior = kIsolated;
+  bool invert = false;
 };
 
 class PreTokenizer {
