@@ -190,7 +190,8 @@ TEST_P(Architectures, MatchTransformersOnEveryCpuBackend) {
 TEST_P(Architectures, TokenizerGivesTheIdsTransformersFed) {
   for (const json& c : expected_["cases"]) {
     std::vector<TokenSpan> spans;
-    const std::string text = c["text"];
+    // sentence-transformers prepends a prompt ("Instruct: ...\nQuery:") to the text.
+    const std::string text = c.value("prompt", std::string()) + c["text"].get<std::string>();
     const Status st = encoder_->tokenizer().encode(text, encoder_->max_seq_length(), &spans);
     ASSERT_TRUE(st.ok()) << st.to_string();
     std::vector<int32_t> ids;
@@ -416,6 +417,43 @@ TEST(ArchitectureLoad, AnActivationTheFfnCannotRunIsNamed) {
       StatusCode::kUnsupported, {"activation_function \"gelu\"", "swiglu"});
 }
 
+// Older config shapes of the same checkpoint (tiny-qwen3: transformers 4's
+// rope_theta + rope_scaling instead of rope_parameters) give the same outputs.
+TEST(ArchitectureLoad, ConfigVariantsGiveTheSameOutputs) {
+  const json expected = read_expected("tiny-qwen3");
+  ASSERT_TRUE(expected.contains("config_variants"));
+  Registry registry;
+  register_builtin_backends(registry);
+  Dispatcher d(registry, Policy{});
+  for (const json& variant : expected["config_variants"]) {
+    SCOPED_TRACE(variant["name"].get<std::string>());
+    testing::TempDir dir;
+    std::filesystem::copy(folder("tiny-qwen3"), dir.path(),
+                          std::filesystem::copy_options::recursive |
+                              std::filesystem::copy_options::overwrite_existing);
+    json config = json::parse(testing::read_text(dir.file("config.json")));
+    for (const json& key : variant["drop"]) config.erase(key.get<std::string>());
+    for (const auto& [key, value] : variant["set"].items()) config[key] = value;
+    testing::write_file(dir.file("config.json"), config.dump());
+    Context ctx;
+    std::unique_ptr<Encoder> encoder;
+    const Status st = Encoder::load(dir.path().string(), {}, ctx, &encoder);
+    ASSERT_TRUE(st.ok()) << st.to_string();
+    const json& c = expected["cases"].back();  // the longest positions matter most for rope
+    const Ids ids = {c["token_ids"].get<std::vector<int32_t>>()};
+    const int h = encoder->dim();
+    std::vector<float> hidden(ids[0].size() * h);
+    ASSERT_TRUE(encoder->embed_tokens(ids, d, ctx, hidden.data()).ok());
+    for (size_t t = 0; t < ids[0].size(); ++t) {
+      const auto want = c["last_hidden_state"][t].get<std::vector<float>>();
+      for (int j = 0; j < h; ++j) {
+        ASSERT_LE(std::abs(double(hidden[t * h + j]) - want[j]), kMaxHiddenError)
+            << "token " << t << " dim " << j;
+      }
+    }
+  }
+}
+
 TEST(ArchitectureLoad, MissingHeadTensorIsNamed) {
   // A checkpoint of the base model under a classifier's config.
   testing::TempDir dir;
@@ -431,7 +469,8 @@ INSTANTIATE_TEST_SUITE_P(TinyModels, Architectures,
                                            "tiny-xlm-roberta", "tiny-camembert", "tiny-bert-rerank",
                                            "tiny-xlmr-rerank", "tiny-bert-classify", "tiny-splade",
                                            "tiny-nomic-bert", "tiny-nomic-bert-hub",
-                                           "tiny-modernbert", "tiny-modernbert-layertypes"),
+                                           "tiny-modernbert", "tiny-modernbert-layertypes",
+                                           "tiny-qwen3"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string name = info.param;
                            std::replace(name.begin(), name.end(), '-', '_');
