@@ -20,6 +20,16 @@
 
 namespace tessera::model::tokenizers {
 
+// The special ids the single template puts before and after sequence A:
+// BERT [CLS] / [SEP], RoBERTa <s> / </s>, a decoder's "$A <|endoftext|>"
+// nothing / <|endoftext|>, a bare "$A" nothing / nothing. Every framing of a
+// text or a window goes through it (pipeline/windowing.h frame_window).
+struct SequenceFrame {
+  std::vector<int32_t> prefix;
+  std::vector<int32_t> suffix;
+  int specials() const { return static_cast<int>(prefix.size() + suffix.size()); }
+};
+
 class PostProcessor {
  public:
   // One piece of a template: a special token's ids, or sequence A (0) / B (1).
@@ -30,7 +40,8 @@ class PostProcessor {
   };
 
   // Reads root["post_processor"]; null or absent is refused (an encoder
-  // needs the specials that frame a window).
+  // needs to be told how a window is framed), and so is a single template
+  // without exactly one $A. A template may add no specials at all ("$A").
   static Status read(const JsonFields& f, const nlohmann::json& root, PostProcessor* out);
 
   // Specials added around one sequence (pair = false) or two.
@@ -50,8 +61,10 @@ class PostProcessor {
   void apply(const std::vector<TokenSpan>& a, const std::vector<TokenSpan>* b,
              std::vector<TokenSpan>* out, std::vector<int32_t>* type_ids) const;
 
+  // The single template's specials before and after $A.
+  const SequenceFrame& single_frame() const { return single_frame_; }
   // The first and last special id of the single template (BERT's [CLS] and
-  // [SEP], RoBERTa's <s> and </s>).
+  // [SEP], RoBERTa's <s> and </s>); -1 when it has none.
   int32_t first_special() const { return first_special_; }
   int32_t last_special() const { return last_special_; }
   std::string describe() const { return description_; }
@@ -62,6 +75,7 @@ class PostProcessor {
   bool trim_ = false;
   bool add_prefix_space_ = false;
   int32_t first_special_ = -1, last_special_ = -1;
+  SequenceFrame single_frame_;
   std::string description_;
 
   friend class PostProcessorReader;
