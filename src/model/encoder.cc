@@ -27,12 +27,6 @@ Status Encoder::load(const std::string& model_dir, const EncoderOptions& options
                                                  ctx.allocator(), &e->weights_));
   }  // the mapping is released here
   TESSERA_RETURN_IF_ERROR(Tokenizer::load(e->config_.transformer_dir, &e->tokenizer_));
-  // Windows are framed with the single template's first and last specials.
-  if (e->tokenizer_.cls_id() < 0) {
-    return unsupported(e->config_.transformer_dir +
-                       ": the tokenizer's post_processor adds no special tokens; tessera frames "
-                       "each window with those of the single template ([CLS] ... [SEP])");
-  }
   // A token id past the embedding matrix would read out of bounds: refuse
   // the pair at load rather than check every id against two sizes.
   if (e->tokenizer_.vocab_size() > static_cast<size_t>(e->config_.network.vocab_size)) {

@@ -191,8 +191,18 @@ std::string Tokenizer::describe() const {
     const std::string* t = tokens_.token(id);
     return (t ? "\"" + json_input::clip(*t) + "\"" : std::string("?")) + " = " + std::to_string(id);
   };
-  s += "special tokens: first " + name(cls_id()) + ", last " + name(sep_id()) + ", pad " +
-       name(pad_id_) + (unk_id_ >= 0 ? ", unk " + name(unk_id_) : std::string(", no unk")) + "\n";
+  const auto names = [&](const std::vector<int32_t>& ids) {
+    std::string joined;
+    for (int32_t id : ids) joined += (joined.empty() ? "" : " ") + name(id);
+    return ids.empty() ? std::string("none") : joined;
+  };
+  const SequenceFrame& f = frame();
+  s += "special tokens: " +
+       (f.prefix.size() == 1 && f.suffix.size() == 1
+            ? "first " + name(cls_id()) + ", last " + name(sep_id())
+            : "before the text " + names(f.prefix) + ", after it " + names(f.suffix)) +
+       ", pad " + name(pad_id_) +
+       (unk_id_ >= 0 ? ", unk " + name(unk_id_) : std::string(", no unk")) + "\n";
   return s;
 }
 

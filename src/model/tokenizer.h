@@ -26,6 +26,8 @@
 
 namespace tessera::model {
 
+using tokenizers::SequenceFrame;
+
 class Tokenizer {
  public:
   // Loads <dir>/tokenizer.json or, when absent, <dir>/vocab.txt with BERT's
@@ -62,8 +64,11 @@ class Tokenizer {
   // `tessera models --explain`.
   std::string describe() const;
 
-  // The first and last special token of the single template; -1 when the
-  // post-processor adds none (Qwen2's ByteLevel).
+  // The specials the single template puts before and after a text (BERT
+  // [CLS] / [SEP], Qwen3 none / <|endoftext|>): how windows are framed.
+  const SequenceFrame& frame() const { return post_.single_frame(); }
+  // The first and last special token of the single template; -1 when it
+  // adds none (== each other when it adds one).
   int32_t cls_id() const { return post_.first_special(); }
   int32_t sep_id() const { return post_.last_special(); }
   int32_t pad_id() const { return pad_id_; }

@@ -22,10 +22,12 @@ class EmbeddingModel {
  public:
   virtual ~EmbeddingModel() = default;
   virtual int dim() const = 0;
-  virtual int max_seq_length() const = 0;  // tokens, [CLS] and [SEP] included
+  virtual int max_seq_length() const = 0;  // tokens, the specials included
   virtual bool normalized() const = 0;     // are embeddings L2-normalized?
-  virtual int32_t cls_id() const = 0;
-  virtual int32_t sep_id() const = 0;
+  // The specials the tokenizer's single template puts around a text ([CLS]
+  // / [SEP]; none / <|endoftext|>; none / none): how every text and window
+  // is framed (frame_window).
+  virtual const model::SequenceFrame& frame() const = 0;
   // Document tokens without specials, byte offsets into `text`. Called from
   // several threads at once.
   virtual Status tokenize(std::string_view text, std::vector<model::TokenSpan>* out) const = 0;
@@ -34,12 +36,12 @@ class EmbeddingModel {
   // threads at once.
   virtual Status decode(const std::vector<int64_t>& ids, bool skip_special_tokens, std::string* out,
                         size_t* bad_position) const = 0;
-  // sequences: [CLS] ... [SEP], each <= max_seq_length(); writes
+  // sequences: framed by frame(), each <= max_seq_length(); writes
   // sequences.size() x dim() floats to out, row i for sequence i.
   virtual Status embed(const std::vector<std::vector<int32_t>>& sequences, Context& ctx,
                        float* out) = 0;
   // The same sequences unpooled: the final hidden state of every token,
-  // [CLS] and [SEP] included, never normalized; writes (sum of lengths) x
+  // the specials included, never normalized; writes (sum of lengths) x
   // dim() floats, sequence 0's tokens first (TEI's /embed_all).
   virtual Status embed_tokens(const std::vector<std::vector<int32_t>>& sequences, Context& ctx,
                               float* out) = 0;

@@ -23,8 +23,7 @@ class EncoderModel final : public EmbeddingModel {
   int dim() const override { return encoder_->dim(); }
   int max_seq_length() const override { return encoder_->max_seq_length(); }
   bool normalized() const override { return encoder_->config().normalize; }
-  int32_t cls_id() const override { return encoder_->tokenizer().cls_id(); }
-  int32_t sep_id() const override { return encoder_->tokenizer().sep_id(); }
+  const model::SequenceFrame& frame() const override { return encoder_->tokenizer().frame(); }
   Status tokenize(std::string_view text, std::vector<model::TokenSpan>* out) const override {
     return encoder_->tokenizer().tokenize(text, out);
   }

@@ -18,7 +18,6 @@ namespace tessera::pipeline {
 
 namespace {
 
-constexpr int kSpecialTokens = 2;  // [CLS] and [SEP]
 constexpr double kNsPerSecond = 1e9;
 
 using Aggregates = std::map<std::pair<std::string, std::string>, SpanAggregate>;
@@ -48,6 +47,11 @@ std::string stage_key(const std::string& name) {
   return "layer" + name.substr(i);
 }
 
+WindowOptions with_specials(WindowOptions window, const model::SequenceFrame& frame) {
+  window.specials = frame.specials();
+  return window;
+}
+
 bool all_finite(const float* v, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     if (!std::isfinite(v[i])) return false;
@@ -63,6 +67,7 @@ class Runner {
       : reader_(reader),
         model_(model),
         options_(options),
+        window_(with_specials(options.window, model.frame())),
         writer_(writer),
         ctx_(ctx),
         callbacks_(callbacks),
@@ -138,9 +143,9 @@ class Runner {
       RoundDoc& rd = docs[d];
       if (!rd.problem.empty()) continue;
       rd.first_chunk = static_cast<int64_t>(chunks.size());
-      for (const Window& w : plan_windows(rd.tokens, rd.doc.text, options_.window)) {
+      for (const Window& w : plan_windows(rd.tokens, rd.doc.text, window_)) {
         chunks.push_back({d, w});
-        lengths.push_back(w.end - w.begin + kSpecialTokens);
+        lengths.push_back(w.end - w.begin + window_.specials);
       }
       rd.num_chunks = static_cast<int64_t>(chunks.size()) - rd.first_chunk;
     }
@@ -166,8 +171,7 @@ class Runner {
       sequences.resize(batch.chunks.size());
       for (size_t s = 0; s < batch.chunks.size(); ++s) {
         const Chunk& c = chunks[batch.chunks[s]];
-        frame_window(docs[c.doc].tokens, c.window, model_.cls_id(), model_.sep_id(),
-                     &sequences[s]);
+        frame_window(docs[c.doc].tokens, c.window, model_.frame(), &sequences[s]);
       }
       TESSERA_RETURN_IF_ERROR(model_.embed(sequences, ctx_, batch_out.as<float>()));
       for (size_t s = 0; s < batch.chunks.size(); ++s) {
@@ -245,6 +249,7 @@ class Runner {
   DocumentReader& reader_;
   EmbeddingModel& model_;
   const PipelineOptions& options_;
+  const WindowOptions window_;  // options_.window, its specials the model's frame's
   EmbeddingWriter& writer_;
   Context& ctx_;
   const PipelineCallbacks& callbacks_;
@@ -275,11 +280,15 @@ Status resolve_options(const EmbeddingModel& model, PipelineOptions* options) {
     return invalid_argument("--max-tokens = " + std::to_string(options->window.max_tokens) +
                             " exceeds the model's max_seq_length " + std::to_string(limit));
   }
+  options->window.specials = model.frame().specials();
   if (options->window.stride < 0) {
     options->window.stride =
-        std::min(kDefaultStride, (options->window.max_tokens - kSpecialTokens) / 4);
+        std::min(kDefaultStride, (options->window.max_tokens - options->window.specials) / 4);
   }
   TESSERA_RETURN_IF_ERROR(check_window_options(options->window));
+  if (options->batch_tokens == 0) {
+    options->batch_tokens = std::max<int64_t>(kDefaultBatchTokens, options->window.max_tokens);
+  }
   if (options->batch_tokens < options->window.max_tokens) {
     return invalid_argument(
         "--batch-tokens = " + std::to_string(options->batch_tokens) + " is below --max-tokens = " +

@@ -20,13 +20,18 @@
 namespace tessera::pipeline {
 
 inline constexpr int kDefaultStride = 32;
+// Encoder tokens per batch unless asked; raised to the window when that is
+// longer (a long-context model's one sequence, --max-tokens 8192 and up).
+inline constexpr int64_t kDefaultBatchTokens = 8192;
 
 struct PipelineOptions {
   // max_tokens 0: the model's max_seq_length; stride < 0: kDefaultStride, or a
-  // quarter of the window when that is smaller.
+  // quarter of the window when that is smaller; specials: the model's frame's.
   WindowOptions window{0, -1};
-  int64_t batch_tokens = 8192;  // encoder tokens per batch, >= window.max_tokens
-  bool doc_embedding = false;   // one row per document: mean of its chunks
+  // Encoder tokens per batch, >= window.max_tokens; 0: kDefaultBatchTokens,
+  // or window.max_tokens when that is larger.
+  int64_t batch_tokens = 0;
+  bool doc_embedding = false;  // one row per document: mean of its chunks
   // A round ends after this much text (~64k tokens: seconds of work, so the
   // documents count moves often) or this many documents.
   int64_t round_bytes = 256 << 10;
@@ -43,7 +48,7 @@ struct PipelineStats {
   int64_t documents = 0;  // embedded and written
   int64_t skipped = 0;    // reported and skipped
   int64_t chunks = 0;
-  int64_t tokens = 0;  // tokens the encoder ran, [CLS] and [SEP] included
+  int64_t tokens = 0;  // tokens the encoder ran, the specials included
   int64_t batches = 0;
   int64_t rows = 0;  // rows written
   int64_t elapsed_ns = 0;
@@ -64,7 +69,8 @@ struct PipelineCallbacks {
 };
 
 // Checks the options against the model (window sizes, budget); the message
-// names the flag and the values. Fills in max_tokens and stride when unset.
+// names the flag and the values. Fills in max_tokens, stride and
+// batch_tokens when unset, and window.specials from the model's frame.
 Status resolve_options(const EmbeddingModel& model, PipelineOptions* options);
 
 // A document's vector (--doc-embedding): the mean of its n chunk rows,

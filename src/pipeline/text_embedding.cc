@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "pipeline/batching.h"
 #include "pipeline/windowing.h"
@@ -10,16 +11,27 @@
 namespace tessera::pipeline {
 
 namespace {
-constexpr int kSpecialTokens = 2;  // [CLS] and [SEP]
+
+// How the token count of a too-long text is qualified: "([CLS] and [SEP]
+// included)", as for every BERT-style model until now.
+std::string included(int specials) {
+  if (specials == 2) return "([CLS] and [SEP] included)";
+  return "(" + specials_phrase(specials) + " included)";
+}
+
 }  // namespace
 
 Status frame_texts(const EmbeddingModel& model, const std::vector<std::string>& texts,
                    const TextOptions& options, std::vector<std::vector<int32_t>>* sequences,
                    int64_t* tokens, size_t* failed) {
   const int limit = options.max_tokens > 0 ? options.max_tokens : model.max_seq_length();
-  if (limit > model.max_seq_length() || limit < kSpecialTokens + 1) {
-    return invalid_argument("max_tokens = " + std::to_string(limit) + ": must be in [3, " +
-                            std::to_string(model.max_seq_length()) + "] (the model's limit)");
+  const model::SequenceFrame& frame = model.frame();
+  const int specials = frame.specials();
+  if (limit > model.max_seq_length() || limit < specials + 1) {
+    return invalid_argument("max_tokens = " + std::to_string(limit) + ": must be in [" +
+                            std::to_string(specials + 1) + ", " +
+                            std::to_string(model.max_seq_length()) +
+                            "] (the model's limit; it adds " + specials_phrase(specials) + ")");
   }
   sequences->assign(texts.size(), {});
   *tokens = 0;
@@ -32,16 +44,22 @@ Status frame_texts(const EmbeddingModel& model, const std::vector<std::string>& 
     if (!s.ok()) {
       return invalid_argument(name + ": the tokenizer refused this text: " + s.message());
     }
-    const size_t content = static_cast<size_t>(limit - kSpecialTokens);
+    const size_t content = static_cast<size_t>(limit - specials);
     if (spans.size() > content && !options.truncate) {
-      return invalid_argument(name + " has " + std::to_string(spans.size() + kSpecialTokens) +
-                              " tokens ([CLS] and [SEP] included) but the model takes at most " +
+      return invalid_argument(name + " has " + std::to_string(spans.size() + specials) +
+                              " tokens " + included(specials) + " but the model takes at most " +
                               std::to_string(limit) + " (max_length); " + options.truncate_hint);
     }
-    const Window all{0, std::min(static_cast<int64_t>(spans.size()),
-                                 static_cast<int64_t>(content))};
+    const Window all{0,
+                     std::min(static_cast<int64_t>(spans.size()), static_cast<int64_t>(content))};
     std::vector<int32_t>& seq = (*sequences)[i];
-    frame_window(spans, all, model.cls_id(), model.sep_id(), &seq);
+    frame_window(spans, all, frame, &seq);
+    if (seq.empty()) {
+      return invalid_argument(name +
+                              " has no tokens (empty, or only whitespace or control "
+                              "characters) and the model adds no special tokens: "
+                              "nothing to embed");
+    }
     *tokens += static_cast<int64_t>(seq.size());
   }
   return Status::Ok();
@@ -49,7 +67,8 @@ Status frame_texts(const EmbeddingModel& model, const std::vector<std::string>& 
 
 Status run_in_batches(std::vector<std::vector<int32_t>> sequences,
                       const std::vector<std::vector<int32_t>>* type_ids, int64_t width,
-                      int64_t batch_tokens, Context& ctx, const BatchRun& run, const RowSink& sink) {
+                      int64_t batch_tokens, Context& ctx, const BatchRun& run,
+                      const RowSink& sink) {
   std::vector<int64_t> lengths;
   lengths.reserve(sequences.size());
   for (const auto& seq : sequences) lengths.push_back(static_cast<int64_t>(seq.size()));
@@ -85,13 +104,11 @@ Status embed_texts(EmbeddingModel& model, const std::vector<std::string>& texts,
   TESSERA_RETURN_IF_ERROR(frame_texts(model, texts, options, &sequences, &tokens));
   const int64_t dim = model.dim();
   const BatchRun run = [&](const std::vector<std::vector<int32_t>>& batch,
-                           const std::vector<std::vector<int32_t>>*, float* rows) {
-    return model.embed(batch, ctx, rows);
-  };
-  return run_in_batches(std::move(sequences), nullptr, dim, options.batch_tokens, ctx, run,
-                        [&](int64_t i, const float* row) {
-                          std::memcpy(out + i * dim, row, dim * sizeof(float));
-                        });
+                           const std::vector<std::vector<int32_t>>*,
+                           float* rows) { return model.embed(batch, ctx, rows); };
+  return run_in_batches(
+      std::move(sequences), nullptr, dim, options.batch_tokens, ctx, run,
+      [&](int64_t i, const float* row) { std::memcpy(out + i * dim, row, dim * sizeof(float)); });
 }
 
 }  // namespace tessera::pipeline

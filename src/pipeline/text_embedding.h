@@ -1,5 +1,6 @@
 // Texts -> one vector each (TEI's /embed, Embedder::embed): no windows, a
-// text is one sequence [CLS] ... [SEP], cut to the model's limit only when
+// text is one sequence framed as the model's template says ([CLS] ... [SEP],
+// ... <|endoftext|>), cut to the model's limit only when
 // asked. Framing and batching are the pipeline's, so a text that fits gives
 // the same vector as the single chunk `tessera embed` makes of it.
 #pragma once
@@ -16,15 +17,16 @@
 namespace tessera::pipeline {
 
 struct TextOptions {
-  bool truncate = false;         // cut a text longer than max_tokens instead of failing
-  int max_tokens = 0;            // per text, [CLS] and [SEP] included; 0: the model's limit
-  int64_t batch_tokens = 8192;   // encoder tokens per batch
-  std::string field = "texts";   // names the input in messages: "texts[3]" ("texts" if one)
+  bool truncate = false;        // cut a text longer than max_tokens instead of failing
+  int max_tokens = 0;           // per text, the specials included; 0: the model's limit
+  int64_t batch_tokens = 8192;  // encoder tokens per batch
+  std::string field = "texts";  // names the input in messages: "texts[3]" ("texts" if one)
   std::string truncate_hint = "ask for truncation to cut it";  // ends the too-long message
 };
 
-// Token ids of each text, framed [CLS] ... [SEP] and (when asked) cut; an
-// empty text is [CLS] [SEP], as in sentence-transformers. The error names
+// Token ids of each text, framed by model.frame() and (when asked) cut; an
+// empty text is [CLS] [SEP] (its specials alone), as in
+// sentence-transformers, and refused when the model adds none. The error names
 // the text, its token count and the limit, and *failed (when given) its
 // index. *tokens counts every id.
 Status frame_texts(const EmbeddingModel& model, const std::vector<std::string>& texts,
@@ -35,9 +37,9 @@ Status frame_texts(const EmbeddingModel& model, const std::vector<std::string>& 
 // batch_tokens tokens (one longer sequence runs alone), `width` floats per
 // output row from a tracked batch buffer; sink(i, row) gets sequence i's
 // row. The way every texts-in, rows-out call batches (embed, score, sparse).
-using BatchRun = std::function<Status(const std::vector<std::vector<int32_t>>& sequences,
-                                      const std::vector<std::vector<int32_t>>* type_ids,
-                                      float* out)>;
+using BatchRun =
+    std::function<Status(const std::vector<std::vector<int32_t>>& sequences,
+                         const std::vector<std::vector<int32_t>>* type_ids, float* out)>;
 using RowSink = std::function<void(int64_t index, const float* row)>;
 Status run_in_batches(std::vector<std::vector<int32_t>> sequences,
                       const std::vector<std::vector<int32_t>>* type_ids, int64_t width,

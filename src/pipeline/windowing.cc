@@ -8,8 +8,6 @@ namespace tessera::pipeline {
 
 namespace {
 
-constexpr int kSpecialTokens = 2;  // [CLS] and [SEP]
-
 using CutAt = std::function<Cut(int64_t)>;
 
 // Sentence-ending punctuation: ASCII, and the full-width forms of CJK text
@@ -55,7 +53,7 @@ int64_t pick_next_begin(int64_t begin, int64_t end, int64_t stride, const CutAt&
 }
 
 std::vector<Window> plan(int64_t n, const WindowOptions& options, const CutAt& cut) {
-  const int64_t content = options.max_tokens - kSpecialTokens;
+  const int64_t content = options.max_tokens - options.specials;
   std::vector<Window> windows;
   int64_t end = 0;
   for (int64_t begin = 0; begin < n;) {
@@ -69,16 +67,28 @@ std::vector<Window> plan(int64_t n, const WindowOptions& options, const CutAt& c
 
 }  // namespace
 
+std::string specials_phrase(int specials) {
+  if (specials == 0) return "no special tokens";
+  if (specials == 1) return "1 special token";
+  return std::to_string(specials) + " special tokens";
+}
+
 Status check_window_options(const WindowOptions& options) {
-  if (options.max_tokens < kSpecialTokens + 1) {
-    return invalid_argument("--max-tokens = " + std::to_string(options.max_tokens) +
-                            ": must be at least 3 ([CLS], one token, [SEP])");
+  if (options.specials < 0) {
+    return invalid_argument("specials = " + std::to_string(options.specials) + ": must be >= 0");
   }
-  const int content = options.max_tokens - kSpecialTokens;
+  const std::string adds = "the model adds " + specials_phrase(options.specials) + " to each";
+  if (options.max_tokens < options.specials + 1) {
+    return invalid_argument("--max-tokens = " + std::to_string(options.max_tokens) +
+                            ": must be at least " + std::to_string(options.specials + 1) +
+                            " (one token; " + adds + ")");
+  }
+  const int content = options.max_tokens - options.specials;
   if (options.stride < 0 || options.stride >= content) {
     return invalid_argument("--stride = " + std::to_string(options.stride) + ": must be in [0, " +
-                            std::to_string(content) + ") (window of --max-tokens " +
-                            std::to_string(options.max_tokens) + " minus [CLS] and [SEP])");
+                            std::to_string(content) + ") (a window of --max-tokens " +
+                            std::to_string(options.max_tokens) + " holds " +
+                            std::to_string(content) + " tokens of text; " + adds + ")");
   }
   return Status::Ok();
 }
@@ -104,13 +114,13 @@ std::vector<Window> plan_windows(const std::vector<model::TokenSpan>& tokens,
               [&](int64_t t) { return cut_before(tokens, text, t); });
 }
 
-void frame_window(const std::vector<model::TokenSpan>& tokens, const Window& w, int32_t cls,
-                  int32_t sep, std::vector<int32_t>* sequence) {
+void frame_window(const std::vector<model::TokenSpan>& tokens, const Window& w,
+                  const model::SequenceFrame& frame, std::vector<int32_t>* sequence) {
   sequence->clear();
-  sequence->reserve(static_cast<size_t>(w.end - w.begin) + kSpecialTokens);
-  sequence->push_back(cls);
+  sequence->reserve(static_cast<size_t>(w.end - w.begin + frame.specials()));
+  sequence->insert(sequence->end(), frame.prefix.begin(), frame.prefix.end());
   for (int64_t t = w.begin; t < w.end; ++t) sequence->push_back(tokens[t].id);
-  sequence->push_back(sep);
+  sequence->insert(sequence->end(), frame.suffix.begin(), frame.suffix.end());
 }
 
 std::vector<Window> plan_windows(int64_t num_tokens, const WindowOptions& options) {

@@ -1,7 +1,9 @@
 // Splitting a document's tokens into overlapping windows that fit the model.
-// A window holds at most max_tokens - 2 document tokens ([CLS] and [SEP] take
-// the other two) and the last one ends at the last token, so every token
-// lies in some window. A document that fits is one window.
+// A window holds at most max_tokens - specials document tokens (the
+// tokenizer's single template adds the specials: BERT's [CLS] and [SEP], 2;
+// a decoder's "$A <|endoftext|>", 1; a bare "$A", 0) and the last one ends at
+// the last token, so every token lies in some window. A document that fits
+// is one window.
 //
 // Windows are cut between words, never before a continuation piece
 // ("##ing"), so a chunk's text (the span its offsets name) tokenizes to the
@@ -15,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -24,8 +27,11 @@
 namespace tessera::pipeline {
 
 struct WindowOptions {
-  int max_tokens = 256;  // per chunk, [CLS] and [SEP] included
+  int max_tokens = 256;  // per chunk, the specials included
   int stride = 32;       // most tokens shared by consecutive windows
+  // Specials the model's template adds to each window
+  // (model::SequenceFrame::specials(); resolve_options sets it).
+  int specials = 2;
 };
 
 // [begin, end): indices into the document's token list.
@@ -37,8 +43,9 @@ struct Window {
 // How good a place to cut before token t is (t == 0 and t == n: the best).
 enum class Cut : int { kInsideWord = 0, kWord, kSentence, kLine, kParagraph };
 
-// Checks max_tokens >= 3 and 0 <= stride < max_tokens - 2; the message names
-// the flag (--max-tokens / --stride) and the values.
+// Checks max_tokens >= specials + 1 and 0 <= stride < max_tokens - specials;
+// the message names the flag (--max-tokens / --stride), the values and the
+// specials.
 Status check_window_options(const WindowOptions& options);
 
 // Windows over `tokens` of `text` (their byte offsets index it); none for no
@@ -50,10 +57,13 @@ std::vector<Window> plan_windows(const std::vector<model::TokenSpan>& tokens,
 // sentence or line structure (every cut is Cut::kWord).
 std::vector<Window> plan_windows(int64_t num_tokens, const WindowOptions& options);
 
-// The sequence window `w` of `tokens` is embedded as: cls, its ids, sep.
-// Every front end frames chunks through here.
-void frame_window(const std::vector<model::TokenSpan>& tokens, const Window& w, int32_t cls,
-                  int32_t sep, std::vector<int32_t>* sequence);
+// The sequence window `w` of `tokens` is embedded as: frame.prefix, its ids,
+// frame.suffix. Every front end frames chunks and texts through here.
+void frame_window(const std::vector<model::TokenSpan>& tokens, const Window& w,
+                  const model::SequenceFrame& frame, std::vector<int32_t>* sequence);
+
+// "no special tokens", "1 special token", "2 special tokens": for messages.
+std::string specials_phrase(int specials);
 
 // The cut before token t of `tokens` (0 <= t <= tokens.size()).
 Cut cut_before(const std::vector<model::TokenSpan>& tokens, std::string_view text, int64_t t);

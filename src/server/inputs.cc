@@ -49,14 +49,19 @@ ApiError tokenize_text(const pipeline::EmbeddingModel& model, const std::string&
                        bool add_special_tokens, const std::string& field,
                        std::vector<model::TokenSpan>* out) {
   out->clear();
-  if (add_special_tokens) out->push_back({model.cls_id(), -1, -1});
+  const model::SequenceFrame& frame = model.frame();
+  if (add_special_tokens) {
+    for (int32_t id : frame.prefix) out->push_back({id, -1, -1});
+  }
   std::vector<model::TokenSpan> tokens;
   Status s = model.tokenize(text, &tokens);
   if (!s.ok()) {
     return validation_error(field, field + ": the tokenizer refused this text: " + s.message());
   }
   out->insert(out->end(), tokens.begin(), tokens.end());
-  if (add_special_tokens) out->push_back({model.sep_id(), -1, -1});
+  if (add_special_tokens) {
+    for (int32_t id : frame.suffix) out->push_back({id, -1, -1});
+  }
   return no_error();
 }
 

@@ -35,7 +35,8 @@ ApiError prepare_score_inputs(const pipeline::EmbeddingModel& model,
                               const std::string& field, const char* truncate_hint,
                               PreparedInputs* out);
 
-// One text's tokens with or without [CLS]/[SEP] (for /tokenize): offsets of
+// One text's tokens with or without the model's specials (model.frame(); for
+// /tokenize): offsets of
 // special tokens are -1. Over-long texts are not truncated.
 ApiError tokenize_text(const pipeline::EmbeddingModel& model, const std::string& text,
                        bool add_special_tokens, const std::string& field,

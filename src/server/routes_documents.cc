@@ -52,8 +52,7 @@ ApiError plan_documents(RouteContext& rc, const DocumentsRequest& req,
     const pipeline::CodePointIndex cp(text);
     for (const pipeline::Window& w : pipeline::plan_windows(tokens, text, defaults.window)) {
       inputs->sequences.emplace_back();
-      pipeline::frame_window(tokens, w, rc.model.cls_id(), rc.model.sep_id(),
-                             &inputs->sequences.back());
+      pipeline::frame_window(tokens, w, rc.model.frame(), &inputs->sequences.back());
       inputs->tokens += static_cast<int64_t>(inputs->sequences.back().size());
       pd.offsets.emplace_back(cp.at(tokens[w.begin].begin), cp.at(tokens[w.end - 1].end));
     }

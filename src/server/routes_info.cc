@@ -24,13 +24,27 @@ size_t resident_bytes() {
   return resident_pages * static_cast<size_t>(sysconf(_SC_PAGESIZE));
 }
 
+// A special token's text: "[CLS]" / "[SEP]" when the template puts one
+// special on each side (as ever, whatever the model names them), else the
+// tokenizer's own text of the id ("<|endoftext|>"); "[UNK]" if it has none.
+std::string special_text(const pipeline::EmbeddingModel& model, int32_t id) {
+  const model::SequenceFrame& frame = model.frame();
+  if (frame.prefix.size() == 1 && frame.suffix.size() == 1) {
+    return id == frame.prefix[0] ? "[CLS]" : id == frame.suffix[0] ? "[SEP]" : "[UNK]";
+  }
+  std::string text;
+  size_t bad = 0;
+  const Status s = model.decode({id}, /*skip_special_tokens=*/false, &text, &bad);
+  return s.ok() && !text.empty() ? text : "[UNK]";
+}
+
 // One token as TEI writes it (keys in nlohmann's order, as before).
 void append_token(const model::TokenSpan& t, const std::string& text, const RouteContext& rc,
                   std::string* out) {
   const bool special = t.begin < 0;
   std::string piece;
   if (special) {
-    piece = t.id == rc.model.cls_id() ? "[CLS]" : t.id == rc.model.sep_id() ? "[SEP]" : "[UNK]";
+    piece = special_text(rc.model, t.id);
   } else {
     piece = text.substr(static_cast<size_t>(t.begin), static_cast<size_t>(t.end - t.begin));
   }

@@ -322,9 +322,9 @@ TEST(ArchitectureLoad, BadLabelsAndBucketsNameTheField) {
       StatusCode::kInvalidArgument, {"max_position_embeddings = 2", "padding_idx + 1"});
 }
 
-TEST(ArchitectureLoad, ATokenizerWithoutSpecialsIsRefused) {
-  // The tokenizer loads (HF adds no specials without a post-processor), but
-  // the encoder frames every window with the template's specials.
+TEST(ArchitectureLoad, ATokenizerWithoutSpecialsFramesNothing) {
+  // HF adds no specials without a post-processor; windows are then the text
+  // alone (the pipeline frames through Tokenizer::frame()).
   testing::TempDir dir;
   std::filesystem::copy(
       folder("tiny-bert"), dir.path(),
@@ -334,8 +334,16 @@ TEST(ArchitectureLoad, ATokenizerWithoutSpecialsIsRefused) {
   testing::write_file(dir.file("tokenizer.json"), tok.dump());
   Context ctx;
   std::unique_ptr<Encoder> encoder;
-  testing::expect_status(Encoder::load(dir.path().string(), {}, ctx, &encoder),
-                         StatusCode::kUnsupported, {"adds no special tokens"});
+  const Status st = Encoder::load(dir.path().string(), {}, ctx, &encoder);
+  ASSERT_TRUE(st.ok()) << st.to_string();
+  EXPECT_TRUE(encoder->tokenizer().frame().prefix.empty());
+  EXPECT_TRUE(encoder->tokenizer().frame().suffix.empty());
+  std::vector<TokenSpan> spans;
+  ASSERT_TRUE(encoder->tokenizer().encode("hello world", 16, &spans).ok());
+  std::vector<TokenSpan> bare;
+  ASSERT_TRUE(encoder->tokenizer().tokenize("hello world", &bare).ok());
+  ASSERT_EQ(spans.size(), bare.size());
+  for (size_t i = 0; i < spans.size(); ++i) EXPECT_EQ(spans[i].id, bare[i].id);
 }
 
 TEST(ArchitectureLoad, AVocabularyPastTheEmbeddingsIsRefused) {

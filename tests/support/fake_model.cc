@@ -94,12 +94,14 @@ std::vector<float> FakeModel::expected_row(const std::vector<int32_t>& ids) cons
 std::vector<int32_t> FakeModel::ids_of(std::string_view text, bool truncate) const {
   std::vector<model::TokenSpan> tokens;
   if (!tokenize(text, &tokens).ok()) return {};
-  std::vector<int32_t> ids = {kCls};
+  std::vector<int32_t> ids = frame_.prefix;
   for (const model::TokenSpan& t : tokens) {
-    if (truncate && ids.size() + 1 >= static_cast<size_t>(info_.max_length)) break;
+    if (truncate && ids.size() + frame_.suffix.size() >= static_cast<size_t>(info_.max_length)) {
+      break;
+    }
     ids.push_back(t.id);
   }
-  ids.push_back(kSep);
+  ids.insert(ids.end(), frame_.suffix.begin(), frame_.suffix.end());
   return ids;
 }
 
@@ -143,6 +145,7 @@ Status FakeModel::run(const std::vector<std::vector<int32_t>>& sequences, Contex
     batch_tokens_.push_back(tokens);
     max_batch_tokens_ = std::max(max_batch_tokens_, tokens);
     for (const auto& s : sequences) {
+      if (failure.ok() && s.empty()) failure = invalid_argument("an empty sequence");
       if (failure.ok() && s.size() > static_cast<size_t>(info_.max_length)) {
         failure = invalid_argument("sequence of " + std::to_string(s.size()) +
                                    " tokens is longer than max_length " +

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "model/wordpiece_decoder.h"
@@ -37,8 +38,10 @@ class FakeModel : public pipeline::EmbeddingModel {
   int dim() const override { return info_.dim; }
   int max_seq_length() const override { return info_.max_length; }
   bool normalized() const override { return info_.normalizes; }
-  int32_t cls_id() const override { return kCls; }
-  int32_t sep_id() const override { return kSep; }
+  // [CLS] text [SEP], as BERT, unless set_frame() gives another template
+  // shape (a decoder's text [SEP], a bare text).
+  const model::SequenceFrame& frame() const override { return frame_; }
+  void set_frame(model::SequenceFrame frame) { frame_ = std::move(frame); }
   // Words split on ASCII whitespace; a word "REFUSE" makes the text invalid, a word
   // "THROW" throws std::runtime_error (a bug in a handler).
   Status tokenize(std::string_view text, std::vector<model::TokenSpan>* out) const override;
@@ -60,7 +63,8 @@ class FakeModel : public pipeline::EmbeddingModel {
   std::vector<float> expected_token_states(const std::vector<int32_t>& ids) const;
   // The same, written to out (dim floats).
   void embed_one(const std::vector<int32_t>& ids, float* out) const;
-  // [CLS] word ids [SEP] of `text`, cut to max_length when `truncate`.
+  // frame().prefix word ids frame().suffix of `text` ([CLS] ... [SEP]), cut
+  // to max_length when `truncate`.
   std::vector<int32_t> ids_of(std::string_view text, bool truncate = false) const;
 
   // While closed, embed() waits (the batcher is busy; requests queue up).
@@ -92,6 +96,7 @@ class FakeModel : public pipeline::EmbeddingModel {
              float* out);
 
   server::ModelInfo info_;
+  model::SequenceFrame frame_{{kCls}, {kSep}};
   model::WordPieceDecoder decoder_;
   Context ctx_{ContextOptions{.num_threads = 1}};
   mutable std::mutex mu_;

@@ -114,8 +114,10 @@ int run_embed_sparse(AppState& state, EmbedOptions& opt) {
     return fail(s, kExitUsage);
   }
   SparseRunStats stats;
-  if (Status s = run_sparse_embedding(*reader, model, opt.output, opt.pipeline.batch_tokens,
-                                      state.context(), &stats);
+  const int64_t batch_tokens =
+      opt.pipeline.batch_tokens > 0 ? opt.pipeline.batch_tokens : pipeline::kDefaultBatchTokens;
+  if (Status s =
+          run_sparse_embedding(*reader, model, opt.output, batch_tokens, state.context(), &stats);
       !s.ok()) {
     return fail(s, kExitFatal);
   }
@@ -298,12 +300,12 @@ void add_embed_command(CLI::App& app, AppState& state) {
                   "or a quarter of the window when that is smaller). Windows start and end\n"
                   "between words and prefer paragraph, line and sentence boundaries");
   cmd->add_option("--max-tokens", opt.pipeline.window.max_tokens,
-                  "Tokens per chunk, [CLS] and [SEP] included (default: the model's "
-                  "max_seq_length)");
+                  "Tokens per chunk, the model's special tokens included ([CLS] and [SEP];\n"
+                  "one <|endoftext|>...). Default: the model's max_seq_length; a document\n"
+                  "that fits is one chunk (8192 for a long-context model)");
   cmd->add_option("--batch-tokens", opt.pipeline.batch_tokens,
-                  "Token budget of one encoder batch (chunks sorted by length, packed without "
-                  "padding)")
-      ->capture_default_str();
+                  "Token budget of one encoder batch (chunks sorted by length, packed without\n"
+                  "padding). Default: 8192, or --max-tokens when that is larger");
   cmd->add_flag("--doc-embedding", opt.pipeline.doc_embedding,
                 "One row per document instead of per chunk: the mean of its chunks,\n"
                 "re-normalized; rows have \"chunks\" (how many) instead of \"chunk\"");

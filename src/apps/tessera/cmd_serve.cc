@@ -30,6 +30,7 @@ struct ServeFlags {
   std::string payload_limit = "2M";
   std::string max_header_bytes = "32K";
   std::string max_response_bytes = "16M";
+  bool max_batch_tokens_given = false;  // else raised to a longer model's max_length
   server::ServerOptions options;
 };
 
@@ -106,6 +107,10 @@ int run_serve(AppState& state, ServeFlags& flags) {
   const server::ModelInfo model_info = server::describe_model(*encoder);
   // The pipeline's model: the same seam `tessera embed` embeds through.
   pipeline::EncoderModel model(std::move(encoder), state.dispatcher());
+  if (!flags.max_batch_tokens_given) {
+    o.batching.max_batch_tokens =
+        std::max<int64_t>(o.batching.max_batch_tokens, model_info.max_length);
+  }
   if (Status s = check_limits(o, model_info.max_length); !s.ok()) return fail(s);
 
   server::ServingInfo info;
@@ -172,9 +177,11 @@ void add_serve_command(CLI::App& app, AppState& state) {
                   "Require 'Authorization: Bearer KEY' on every route but GET /health, / and /ping")
       ->envname("TESSERA_API_KEY");
   cmd->add_option("--max-batch-tokens", o.batching.max_batch_tokens,
-                  "Token budget of one batch (>= the model's max_length)")
+                  "Token budget of one batch (>= the model's max_length; unset: the default,\n"
+                  "or the model's max_length when that is larger)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->each([flags](const std::string&) { flags->max_batch_tokens_given = true; });
   cmd->add_option("--max-batch-sequences", o.batching.max_batch_sequences,
                   "Sequences per batch (0: only the token budget; 1: batching off)")
       ->capture_default_str();

@@ -87,7 +87,7 @@ class PostProcessorReader {
 
   // A processor without a template (ByteLevel alone, or none) adds no
   // specials, as HF: the sequences as they are, B's type ids 1.
-  void finish() {
+  Status finish() {
     if (!has_template_) {
       p_->single_ = {seq(0, 0)};
       p_->pair_ = {seq(0, 0), seq(1, 1)};
@@ -95,11 +95,24 @@ class PostProcessorReader {
     }
     p_->single_specials_ = count_specials(p_->single_);
     p_->pair_specials_ = count_specials(p_->pair_);
-    for (const auto& piece : p_->single_) {
-      if (piece.sequence >= 0 || piece.ids.empty()) continue;
-      if (p_->first_special_ < 0) p_->first_special_ = piece.ids.front();
-      p_->last_special_ = piece.ids.back();
+    const auto is_a = [](const PostProcessor::Piece& piece) { return piece.sequence == 0; };
+    const auto a = std::find_if(p_->single_.begin(), p_->single_.end(), is_a);
+    if (a == p_->single_.end() || std::count_if(a + 1, p_->single_.end(), is_a) != 0) {
+      return f_.unsupported_field("post_processor.single",
+                                  "must hold sequence $A exactly once ([CLS] $A [SEP], "
+                                  "$A <|endoftext|>), the text a window is framed around");
     }
+    SequenceFrame& frame = p_->single_frame_;
+    for (auto it = p_->single_.begin(); it != p_->single_.end(); ++it) {
+      if (it->sequence >= 0) continue;
+      auto& side = it < a ? frame.prefix : frame.suffix;
+      side.insert(side.end(), it->ids.begin(), it->ids.end());
+    }
+    if (frame.specials() > 0) {
+      p_->first_special_ = frame.prefix.empty() ? frame.suffix.front() : frame.prefix.front();
+      p_->last_special_ = frame.suffix.empty() ? frame.prefix.back() : frame.suffix.back();
+    }
+    return Status::Ok();
   }
 
  private:
@@ -181,7 +194,7 @@ Status PostProcessor::read(const JsonFields& f, const json& root, PostProcessor*
   const auto it = root.find("post_processor");
   if (it != root.end() && !it->is_null())
     TESSERA_RETURN_IF_ERROR(reader.read(*it, "post_processor"));
-  reader.finish();
+  TESSERA_RETURN_IF_ERROR(reader.finish());
   if (p.trim_) p.description_ += " (trim_offsets)";
   *out = std::move(p);
   return Status::Ok();

@@ -3,8 +3,7 @@
 // for. BertProcessing ([CLS] A [SEP] / [CLS] A [SEP] B [SEP], type ids 0 / 1),
 // RobertaProcessing (<s> A </s> / <s> A </s></s> B </s>, type ids all 0, and
 // its ByteLevel trim_offsets), TemplateProcessing (any single and pair
-// template), ByteLevel (trim_offsets only) and a Sequence of these; none
-// (null, or ByteLevel alone as Qwen2's) adds no specials.
+// template), ByteLevel (trim_offsets only) and a Sequence of these.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +20,16 @@
 
 namespace tessera::model::tokenizers {
 
+// The special ids the single template puts before and after sequence A:
+// BERT [CLS] / [SEP], RoBERTa <s> / </s>, a decoder's "$A <|endoftext|>"
+// nothing / <|endoftext|>, a bare "$A" nothing / nothing. Every framing of a
+// text or a window goes through it (pipeline/windowing.h frame_window).
+struct SequenceFrame {
+  std::vector<int32_t> prefix;
+  std::vector<int32_t> suffix;
+  int specials() const { return static_cast<int>(prefix.size() + suffix.size()); }
+};
+
 class PostProcessor {
  public:
   // One piece of a template: a special token's ids, or sequence A (0) / B (1).
@@ -30,7 +39,8 @@ class PostProcessor {
     uint32_t type_id = 0;
   };
 
-  // Reads root["post_processor"] (null or absent: no specials).
+  // Reads root["post_processor"] (null or absent, or ByteLevel alone: no
+  // specials, as HF); a single template without exactly one $A is refused.
   static Status read(const JsonFields& f, const nlohmann::json& root, PostProcessor* out);
 
   // Specials added around one sequence (pair = false) or two.
@@ -50,9 +60,10 @@ class PostProcessor {
   void apply(const std::vector<TokenSpan>& a, const std::vector<TokenSpan>* b,
              std::vector<TokenSpan>* out, std::vector<int32_t>* type_ids) const;
 
+  // The single template's specials before and after $A.
+  const SequenceFrame& single_frame() const { return single_frame_; }
   // The first and last special id of the single template (BERT's [CLS] and
-  // [SEP], RoBERTa's <s> and </s>; Qwen3-Embedding's <|endoftext|> twice);
-  // -1 when it has none.
+  // [SEP], RoBERTa's <s> and </s>); -1 when it has none.
   int32_t first_special() const { return first_special_; }
   int32_t last_special() const { return last_special_; }
   std::string describe() const { return description_; }
@@ -63,6 +74,7 @@ class PostProcessor {
   bool trim_ = false;
   bool add_prefix_space_ = false;
   int32_t first_special_ = -1, last_special_ = -1;
+  SequenceFrame single_frame_;
   std::string description_;
 
   friend class PostProcessorReader;
