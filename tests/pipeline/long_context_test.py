@@ -29,10 +29,13 @@ SOURCE = None
 MAX_DIFF = 1e-5  # same engine and sequence; other batch composition
 
 # (model directory under SOURCE_DIR, its max_seq_length): one line per model.
+# (folder, max_seq_length, specials its own template adds)
 LONG_CONTEXT_MODELS = [
-    ("data/models/tiny-bert", 256),
-    ("data/models/tiny-roberta", 256),
-    ("data/models/tiny-xlm-roberta", 256),
+    ("data/models/tiny-bert", 256, 2),
+    ("data/models/tiny-roberta", 256, 2),
+    ("data/models/tiny-xlm-roberta", 256, 2),
+    ("data/models/tiny-modernbert", 8192, 2),
+    ("data/models/tiny-qwen3", 8192, 1),  # "$A <|endoftext|>": its own is the eos shape
 ]
 
 FILLERS = ["a", "the", "of", "and", "to", "in", "is", "x", "1", "s"]
@@ -107,7 +110,7 @@ def unit(v):
 
 
 class LongContext(unittest.TestCase):
-    def check_model(self, model_dir, context, shape, work):
+    def check_model(self, model_dir, context, own_specials, shape, work):
         with open(os.path.join(SOURCE, model_dir, "tokenizer.json"), encoding="utf-8") as f:
             tokenizer_json = json.load(f)
         target = os.path.join(work, os.path.basename(model_dir) + "-" + shape)
@@ -117,7 +120,7 @@ class LongContext(unittest.TestCase):
         tokenizer = Tokenizer.from_file(os.path.join(target, "tokenizer.json"))
         specials = len(tokenizer.encode("x").ids) - len(
             tokenizer.encode("x", add_special_tokens=False).ids)
-        self.assertEqual(specials, {"own": 2, "eos": 1, "bare": 0}[shape])
+        self.assertEqual(specials, {"own": own_specials, "eos": 1, "bare": 0}[shape])
         text, filler = document_of(tokenizer, context - specials)
         self.assertEqual(len(tokenizer.encode(text).ids), context)
         doc = os.path.join(work, "doc.txt")
@@ -177,11 +180,11 @@ class LongContext(unittest.TestCase):
         self.assertLess(np.abs(unit(docs[0]["embedding"]) - row).max(), MAX_DIFF)
 
     def test_whole_context_is_one_sequence(self):
-        for model_dir, context in LONG_CONTEXT_MODELS:
+        for model_dir, context, own_specials in LONG_CONTEXT_MODELS:
             for shape in ("own", "eos", "bare"):
                 with self.subTest(model=model_dir, template=shape), \
                         tempfile.TemporaryDirectory() as work:
-                    self.check_model(model_dir, context, shape, work)
+                    self.check_model(model_dir, context, own_specials, shape, work)
 
 
 if __name__ == "__main__":
