@@ -55,10 +55,9 @@ Status check_shape(const std::string& path, NetworkConfig& c) {
         " is not a multiple of num_attention_heads = " + std::to_string(c.num_attention_heads));
   }
   if (c.num_attention_heads % c.kv_heads() != 0) {
-    return invalid_argument(path + ": num_attention_heads = " +
-                            std::to_string(c.num_attention_heads) +
-                            " is not a multiple of num_key_value_heads = " +
-                            std::to_string(c.kv_heads()));
+    return invalid_argument(
+        path + ": num_attention_heads = " + std::to_string(c.num_attention_heads) +
+        " is not a multiple of num_key_value_heads = " + std::to_string(c.kv_heads()));
   }
   if (c.rotary.dim % 2 != 0 || c.rotary.dim > c.head_dim()) {
     return invalid_argument(path + ": the rotary embedding covers " + std::to_string(c.rotary.dim) +
@@ -67,9 +66,9 @@ Status check_shape(const std::string& path, NetworkConfig& c) {
   }
   if (!c.layer_attention.empty() &&
       c.layer_attention.size() != static_cast<size_t>(c.num_hidden_layers)) {
-    return invalid_argument(path + ": " + std::to_string(c.layer_attention.size()) +
-                            " layer attention types for num_hidden_layers = " +
-                            std::to_string(c.num_hidden_layers));
+    return invalid_argument(
+        path + ": " + std::to_string(c.layer_attention.size()) +
+        " layer attention types for num_hidden_layers = " + std::to_string(c.num_hidden_layers));
   }
   return Status::Ok();
 }
@@ -249,15 +248,15 @@ Status load_network_config(const std::string& path, NetworkConfig* out) {
   TESSERA_RETURN_IF_ERROR(get_int(j, path, "hidden_size|n_embd", true, &c.hidden_size));
   TESSERA_RETURN_IF_ERROR(
       get_int(j, path, "num_attention_heads|n_head", true, &c.num_attention_heads));
-  TESSERA_RETURN_IF_ERROR(get_int(j, path, "num_hidden_layers|n_layer", true, &c.num_hidden_layers));
+  TESSERA_RETURN_IF_ERROR(
+      get_int(j, path, "num_hidden_layers|n_layer", true, &c.num_hidden_layers));
   c.intermediate_size = 4 * c.hidden_size;  // GPT-2-style configs' n_inner: null
   TESSERA_RETURN_IF_ERROR(
       get_int(j, path, "intermediate_size|n_inner", false, &c.intermediate_size));
   TESSERA_RETURN_IF_ERROR(
       get_int(j, path, "max_position_embeddings|n_positions", true, &c.max_position_embeddings));
   TESSERA_RETURN_IF_ERROR(get_int(j, path, "head_dim", false, &c.explicit_head_dim));
-  TESSERA_RETURN_IF_ERROR(
-      get_int(j, path, "num_key_value_heads", false, &c.num_key_value_heads));
+  TESSERA_RETURN_IF_ERROR(get_int(j, path, "num_key_value_heads", false, &c.num_key_value_heads));
   TESSERA_RETURN_IF_ERROR(config_fields::get_epsilon(j, path, "layer_norm_eps", &c.layer_norm_eps));
   c.hidden_act = "gelu";
   TESSERA_RETURN_IF_ERROR(get_string(j, path, "hidden_act", &c.hidden_act));

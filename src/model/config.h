@@ -69,24 +69,24 @@ struct NetworkConfig {
   int relative_attention_num_buckets = 0;
   int relative_buckets_used = 32;
   int relative_max_distance = 128;
-  float layer_norm_eps = 1e-12f;  // of every norm, RMSNorm too
-  std::string hidden_act;         // as config.json names it
+  float layer_norm_eps = 1e-12f;                // of every norm, RMSNorm too
+  std::string hidden_act;                       // as config.json names it
   std::string hidden_act_field = "hidden_act";  // the field it came from (errors name it)
   Activation activation = Activation::kGelu;
   // The block's shape. BERT's defaults; an architecture changes what differs.
   BlockKind block = BlockKind::kPostNorm;
   NormKind norm = NormKind::kLayerNorm;
-  bool norm_bias = true;          // LayerNorms have a beta
-  bool gated_mlp = false;         // FFN = act(x Wg) * (x Wu): SwiGLU, GeGLU
-  bool attention_bias = true;     // Q, K, V and the attention output have biases
-  bool mlp_bias = true;           // the FFN's Linear layers have biases
+  bool norm_bias = true;           // LayerNorms have a beta
+  bool gated_mlp = false;          // FFN = act(x Wg) * (x Wu): SwiGLU, GeGLU
+  bool attention_bias = true;      // Q, K, V and the attention output have biases
+  bool mlp_bias = true;            // the FFN's Linear layers have biases
   bool absolute_positions = true;  // a position embedding table (else rotary or none)
-  bool embedding_norm = true;     // a norm after the embeddings
-  bool first_layer_norm = true;   // pre-norm: layer 0 normalizes its input (ModernBERT: no)
-  bool qk_norm = false;           // RMSNorm over each head of Q and K (Qwen3)
-  bool final_norm = false;        // a norm after the last layer (pre-norm blocks)
-  int num_key_value_heads = 0;    // grouped-query attention; 0: num_attention_heads
-  int explicit_head_dim = 0;      // config.json head_dim; 0: hidden_size / heads
+  bool embedding_norm = true;      // a norm after the embeddings
+  bool first_layer_norm = true;    // pre-norm: layer 0 normalizes its input (ModernBERT: no)
+  bool qk_norm = false;            // RMSNorm over each head of Q and K (Qwen3)
+  bool final_norm = false;         // a norm after the last layer (pre-norm blocks)
+  int num_key_value_heads = 0;     // grouped-query attention; 0: num_attention_heads
+  int explicit_head_dim = 0;       // config.json head_dim; 0: hidden_size / heads
   Rotary rotary;
   // Per layer (num_hidden_layers entries) once read; empty: every layer
   // attends to the whole sequence.
@@ -99,7 +99,9 @@ struct NetworkConfig {
   int head_dim() const {
     return explicit_head_dim > 0 ? explicit_head_dim : hidden_size / num_attention_heads;
   }
-  int kv_heads() const { return num_key_value_heads > 0 ? num_key_value_heads : num_attention_heads; }
+  int kv_heads() const {
+    return num_key_value_heads > 0 ? num_key_value_heads : num_attention_heads;
+  }
   // Widths of the attention's products: Q, K and V side by side, and the
   // attention output (before Wo).
   int qkv_width() const { return (num_attention_heads + 2 * kv_heads()) * head_dim(); }

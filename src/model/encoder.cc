@@ -135,8 +135,8 @@ Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences,
   const int64_t tokens = cu[count];
   size_t gemm_bytes = 0;  // every layer has the shapes of layer 0
   if (!weights_.layers.empty()) {
-    TESSERA_RETURN_IF_ERROR(layer_gemm_workspace(weights_.layers[0], c, tokens,
-                                                 ctx.pool().num_threads(), &gemm_bytes));
+    TESSERA_RETURN_IF_ERROR(
+        layer_gemm_workspace(weights_.layers[0], c, tokens, ctx.pool().num_threads(), &gemm_bytes));
   }
   // The rotary tables: one per distinct theta (ModernBERT: global and local),
   // [longest, dim/2] cos and sin each.
@@ -164,9 +164,9 @@ Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences,
       aligned(static_cast<size_t>(longest * c.rotary.dim) * sizeof(float));  // cos and sin
   const size_t rotary_bytes = thetas.size() * table_bytes;
   Buffer work;
-  TESSERA_RETURN_IF_ERROR(
-      Buffer::allocate(ctx.allocator(), activations + bias_bytes + rotary_bytes + gemm_bytes,
-                       "model.activations", &work));
+  TESSERA_RETURN_IF_ERROR(Buffer::allocate(ctx.allocator(),
+                                           activations + bias_bytes + rotary_bytes + gemm_bytes,
+                                           "model.activations", &work));
   const int64_t wide = LayerScratch::wide_width(c);
   const int64_t context = LayerScratch::context_width(c);
   LayerScratch scratch;
@@ -209,8 +209,8 @@ Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences,
     StageSpan span(ctx.profiler(), "model.rotary_tables",
                    "S=" + std::to_string(longest) + ",dim=" + std::to_string(c.rotary.dim));
     for (size_t i = 0; i < thetas.size(); ++i) {
-      auto* cos = reinterpret_cast<float*>(work.as<char>() + activations + bias_bytes +
-                                           i * table_bytes);
+      auto* cos =
+          reinterpret_cast<float*>(work.as<char>() + activations + bias_bytes + i * table_bytes);
       float* sin = cos + longest * (c.rotary.dim / 2);
       LayerAttention a;
       a.rope_theta = thetas[i].first;

@@ -29,14 +29,14 @@ void describe_network(const NetworkConfig& n, ModelExplanation* e) {
             join(n.id2label, ", ") + ")";
   }
   e->facts.emplace_back("head", head);
-  std::string heads = std::to_string(n.num_attention_heads) + " heads of " +
-                      std::to_string(n.head_dim());
+  std::string heads =
+      std::to_string(n.num_attention_heads) + " heads of " + std::to_string(n.head_dim());
   if (n.kv_heads() != n.num_attention_heads) {
     heads += " sharing " + std::to_string(n.kv_heads()) + " key/value heads";
   }
   const std::string norm = n.norm == NormKind::kRmsNorm ? "RMSNorm"
-                           : n.norm_bias              ? "LayerNorm"
-                                                      : "LayerNorm without bias";
+                           : n.norm_bias                ? "LayerNorm"
+                                                        : "LayerNorm without bias";
   std::string ffn = "FFN " + std::to_string(n.intermediate_size) + " " +
                     (n.gated_mlp ? std::string(activation_name(n.activation)) + "-gated"
                                  : std::string(activation_name(n.activation)));
@@ -67,7 +67,8 @@ void describe_network(const NetworkConfig& n, ModelExplanation* e) {
       return d;
     };
     for (int l = 1; l <= n.num_hidden_layers; ++l) {
-      if (l < n.num_hidden_layers && describe(n.layer_attention[l]) == describe(n.layer_attention[begin])) {
+      if (l < n.num_hidden_layers &&
+          describe(n.layer_attention[l]) == describe(n.layer_attention[begin])) {
         continue;
       }
       runs += (runs.empty() ? "" : "; ") + std::string("layer ") + std::to_string(begin) +

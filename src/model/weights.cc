@@ -197,9 +197,9 @@ Status plan_layer(const SafetensorsFile& file, Planner& plan, const WeightNames&
         file, {{w(names.query), {q, h}}, {w(names.key), {kv, h}}, {w(names.value), {kv, h}}},
         qkv_dims, &s->qkv_w));
     if (c.attention_bias) {
-      TESSERA_RETURN_IF_ERROR(plan.add_parts(
-          {{b(names.query), {q}}, {b(names.key), {kv}}, {b(names.value), {kv}}}, qkv_dims,
-          &s->qkv_b));
+      TESSERA_RETURN_IF_ERROR(
+          plan.add_parts({{b(names.query), {q}}, {b(names.key), {kv}}, {b(names.value), {kv}}},
+                         qkv_dims, &s->qkv_b));
     }
   }
   if (c.qk_norm) {
@@ -207,9 +207,8 @@ Status plan_layer(const SafetensorsFile& file, Planner& plan, const WeightNames&
     TESSERA_RETURN_IF_ERROR(plan.add({w(names.q_norm)}, {d}, "head_dim", &s->q_norm));
     TESSERA_RETURN_IF_ERROR(plan.add({w(names.k_norm)}, {d}, "head_dim", &s->k_norm));
   }
-  TESSERA_RETURN_IF_ERROR(
-      add_linear(file, {w(names.attention_out)}, {h, q}, "hidden_size, heads x head_dim",
-                 &s->attn_out_w));
+  TESSERA_RETURN_IF_ERROR(add_linear(file, {w(names.attention_out)}, {h, q},
+                                     "hidden_size, heads x head_dim", &s->attn_out_w));
   if (c.attention_bias) {
     TESSERA_RETURN_IF_ERROR(plan.add({b(names.attention_out)}, {h}, "hidden_size", &s->attn_out_b));
   }
@@ -218,16 +217,16 @@ Status plan_layer(const SafetensorsFile& file, Planner& plan, const WeightNames&
   }
   const char* ffn_dims = "intermediate_size, hidden_size";
   if (!names.ffn_gate.empty()) {  // [gate; up] from two tensors
-    TESSERA_RETURN_IF_ERROR(add_linear(file, {w(names.ffn_gate), w(names.ffn_in)}, {inter, h},
-                                       ffn_dims, &s->ffn_in_w));
+    TESSERA_RETURN_IF_ERROR(
+        add_linear(file, {w(names.ffn_gate), w(names.ffn_in)}, {inter, h}, ffn_dims, &s->ffn_in_w));
   } else {
     TESSERA_RETURN_IF_ERROR(
         add_linear(file, {w(names.ffn_in)}, {c.ffn_in_rows(), h}, ffn_dims, &s->ffn_in_w));
   }
   if (c.mlp_bias) {
     if (!names.ffn_gate.empty()) {
-      TESSERA_RETURN_IF_ERROR(
-          plan.add({b(names.ffn_gate), b(names.ffn_in)}, {inter}, "intermediate_size", &s->ffn_in_b));
+      TESSERA_RETURN_IF_ERROR(plan.add({b(names.ffn_gate), b(names.ffn_in)}, {inter},
+                                       "intermediate_size", &s->ffn_in_b));
     } else {
       TESSERA_RETURN_IF_ERROR(
           plan.add({b(names.ffn_in)}, {c.ffn_in_rows()}, "intermediate_size", &s->ffn_in_b));
@@ -295,8 +294,8 @@ Status load_network_weights(const SafetensorsFile& file, const NetworkConfig& co
 
   std::vector<LayerSlots> slots(config.num_hidden_layers);
   for (int l = 0; l < config.num_hidden_layers; ++l) {
-    TESSERA_RETURN_IF_ERROR(plan_layer(file, plan, names, config, l,
-                                       prefix + layer_prefix(names.layer, l), &slots[l]));
+    TESSERA_RETURN_IF_ERROR(
+        plan_layer(file, plan, names, config, l, prefix + layer_prefix(names.layer, l), &slots[l]));
   }
   // A checkpoint with more layers than num_hidden_layers disagrees with its config.
   const std::string extra = prefix + layer_prefix(names.layer, config.num_hidden_layers) +

@@ -254,9 +254,9 @@ TEST_P(LongContext, MatchTransformersAt8192Tokens) {
       ASSERT_TRUE(encoder->embed(ids, d, ctx, pooled.data()).ok());
       const double cos = cosine(pooled.data(), c["pooled"].get<std::vector<float>>());
       EXPECT_GE(cos, kMinPooledCosine) << backend;
-      std::cout << "[ long     ] " << GetParam() << " only:" << backend << " 8192 tokens: hidden max abs "
-                << std::setprecision(3) << worst << ", pooled cosine " << std::setprecision(9)
-                << cos << "\n";
+      std::cout << "[ long     ] " << GetParam() << " only:" << backend
+                << " 8192 tokens: hidden max abs " << std::setprecision(3) << worst
+                << ", pooled cosine " << std::setprecision(9) << cos << "\n";
     }
   }
 }
@@ -370,25 +370,25 @@ TEST(ArchitectureLoad, AVocabularyPastTheEmbeddingsIsRefused) {
 
 TEST(ArchitectureLoad, RotaryAndWindowConfigsWeCannotRunAreRefusedNamingTheField) {
   testing::TempDir a, b, c, d, e, f;
-  testing::expect_status(
-      load_edited(
-          "tiny-qwen3",
-          [](json* c) { (*c)["rope_parameters"] = {{"rope_type", "yarn"}, {"factor", 4.0}}; }, &a),
-      StatusCode::kUnsupported, {"rope_parameters", "rope_type \"yarn\"", "\"linear\""});
   testing::expect_status(load_edited(
-                             "tiny-modernbert-layertypes",
+                             "tiny-qwen3",
                              [](json* c) {
-                               (*c)["rope_parameters"]["sliding_attention"]["rope_type"] =
-                                   "dynamic";
+                               (*c)["rope_parameters"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
                              },
-                             &b),
+                             &a),
                          StatusCode::kUnsupported,
-                         {"rope_parameters.sliding_attention", "\"dynamic\""});
+                         {"rope_parameters", "rope_type \"yarn\"", "\"linear\""});
   testing::expect_status(
       load_edited(
           "tiny-modernbert-layertypes",
-          [](json* c) { (*c)["layer_types"][1] = "chunked_attention"; }, &c),
-      StatusCode::kUnsupported, {"layer_types[1]", "chunked_attention", "sliding_attention"});
+          [](json* c) { (*c)["rope_parameters"]["sliding_attention"]["rope_type"] = "dynamic"; },
+          &b),
+      StatusCode::kUnsupported, {"rope_parameters.sliding_attention", "\"dynamic\""});
+  testing::expect_status(load_edited(
+                             "tiny-modernbert-layertypes",
+                             [](json* c) { (*c)["layer_types"][1] = "chunked_attention"; }, &c),
+                         StatusCode::kUnsupported,
+                         {"layer_types[1]", "chunked_attention", "sliding_attention"});
   testing::expect_status(
       load_edited(
           "tiny-nomic-bert-hub", [](json* c) { (*c)["rotary_scaling_factor"] = 2.0; }, &d),
@@ -397,10 +397,10 @@ TEST(ArchitectureLoad, RotaryAndWindowConfigsWeCannotRunAreRefusedNamingTheField
       load_edited(
           "tiny-nomic-bert-hub", [](json* c) { (*c)["rotary_emb_interleaved"] = true; }, &e),
       StatusCode::kUnsupported, {"rotary_emb_interleaved"});
-  testing::expect_status(
-      load_edited(
-          "tiny-qwen3", [](json* c) { (*c)["num_key_value_heads"] = 3; }, &f),
-      StatusCode::kInvalidArgument, {"num_attention_heads = 4", "num_key_value_heads = 3"});
+  testing::expect_status(load_edited(
+                             "tiny-qwen3", [](json* c) { (*c)["num_key_value_heads"] = 3; }, &f),
+                         StatusCode::kInvalidArgument,
+                         {"num_attention_heads = 4", "num_key_value_heads = 3"});
 }
 
 TEST(ArchitectureLoad, HeadsOnTheNewArchitecturesAreRefused) {
@@ -408,8 +408,7 @@ TEST(ArchitectureLoad, HeadsOnTheNewArchitecturesAreRefused) {
   testing::expect_status(
       load_edited(
           "tiny-modernbert",
-          [](json* c) { (*c)["architectures"] = {"ModernBertForSequenceClassification"}; },
-          &dir),
+          [](json* c) { (*c)["architectures"] = {"ModernBertForSequenceClassification"}; }, &dir),
       StatusCode::kUnsupported, {"sequence classification", "modernbert", "embedding model only"});
 }
 

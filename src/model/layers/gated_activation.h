@@ -1,7 +1,7 @@
 // The gated FFN's middle step (SwiGLU, GeGLU): out = act(gate) * up, where
 // the FFN's first product wrote each token's row as [gate | up] (2I wide)
 // and out is I wide. One pass over the rows, split over the pool's threads.
-// The activations use short polynomial exp / erf (relative error ~1e-7,
+// The activations use short polynomial exp / erfc (relative error ~1e-7,
 // vectorized), not libm's scalar calls: at long sequences this pass touches
 // T x I elements per layer and libm's expf alone would cost ~20% of the
 // layer.

@@ -35,8 +35,7 @@ std::array<Projection, 4> projections(const LayerWeights& w, const NetworkConfig
 }
 
 // y[T, n] = epilogue(x[T, k] W^T), W: [n, k] (PyTorch Linear layout), packed f32 or bf16.
-Status project(const LayerRun& run, const char* part, const void* x, const Projection& p,
-               void* y) {
+Status project(const LayerRun& run, const char* part, const void* x, const Projection& p, void* y) {
   const PackedWeights& w = *p.w;
   const int64_t tokens = run.batch->tokens;
   std::string shape =
@@ -128,8 +127,8 @@ Status run_ffn_part(const LayerRun& run, const float* x) {
   if (c.gated_mlp) {
     StageSpan span(run.ctx->profiler(), run.stage("ffn_gate"),
                    std::string(activation_name(c.activation)));
-    gated_activation(run.ctx->pool(), c.activation, activation_type(w), s.wide,
-                     run.batch->tokens, c.intermediate_size, s.context);
+    gated_activation(run.ctx->pool(), c.activation, activation_type(w), s.wide, run.batch->tokens,
+                     c.intermediate_size, s.context);
     inner = s.context;
   }
   return project(run, "ffn_out_gemm", inner, proj[3], s.hidden);

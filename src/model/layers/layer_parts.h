@@ -48,8 +48,8 @@ struct LayerScratch {
   float* hidden = nullptr;  // [T, H]: the residual stream, the layer's input and output
   float* normed = nullptr;  // [T, H]: a pre-norm layer's normalized input (pre-norm only)
   // Sized for f32; with bf16 weights these hold bf16 values.
-  void* context = nullptr;  // [T, context_width]: attention output, then a gated FFN's f
-  void* wide = nullptr;     // [T, wide_width]: QKV, then the FFN's first product
+  void* context = nullptr;         // [T, context_width]: attention output, then a gated FFN's f
+  void* wide = nullptr;            // [T, wide_width]: QKV, then the FFN's first product
   void* gemm_workspace = nullptr;  // linear()'s workspace, reused by every product
   size_t gemm_workspace_bytes = 0;
   static int64_t wide_width(const NetworkConfig& c) {

@@ -25,7 +25,8 @@ class ModernBert final : public Architecture {
                      NetworkConfig* c) const override {
     using config_fields::get_bool;
     c->hidden_act_field = "hidden_activation";
-    TESSERA_RETURN_IF_ERROR(config_fields::get_string(j, path, "hidden_activation", &c->hidden_act));
+    TESSERA_RETURN_IF_ERROR(
+        config_fields::get_string(j, path, "hidden_activation", &c->hidden_act));
     c->layer_norm_eps = 1e-5f;
     TESSERA_RETURN_IF_ERROR(config_fields::get_epsilon(j, path, "norm_eps", &c->layer_norm_eps));
     c->norm_bias = false;
@@ -87,8 +88,8 @@ class ModernBert final : public Architecture {
         } else if (t == "sliding_attention") {
           c->layer_attention.push_back(sliding);
         } else {
-          return unsupported(path + ": layer_types[" + std::to_string(i) + "] = " +
-                             json_input::render(t) +
+          return unsupported(path + ": layer_types[" + std::to_string(i) +
+                             "] = " + json_input::render(t) +
                              " is not supported; supported: \"full_attention\", "
                              "\"sliding_attention\"");
         }

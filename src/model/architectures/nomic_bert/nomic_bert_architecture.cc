@@ -24,8 +24,8 @@ class NomicBert final : public Architecture {
   Status read_config(const nlohmann::json& j, const std::string& path,
                      NetworkConfig* c) const override {
     using config_fields::get_bool;
-    TESSERA_RETURN_IF_ERROR(
-        config_fields::get_epsilon(j, path, "layer_norm_eps|layer_norm_epsilon", &c->layer_norm_eps));
+    TESSERA_RETURN_IF_ERROR(config_fields::get_epsilon(j, path, "layer_norm_eps|layer_norm_epsilon",
+                                                       &c->layer_norm_eps));
     if (j.contains("activation_function")) {
       // The remote code's gated MLP: fc2(act(fc12 x) * fc11 x).
       std::string act;
@@ -44,15 +44,17 @@ class NomicBert final : public Architecture {
       bool on = false;
       TESSERA_RETURN_IF_ERROR(get_bool(j, path, off, &on));
       if (on) {
-        return unsupported(path + ": " + off + " = true is not supported (nomic-embed-text's "
+        return unsupported(path + ": " + off +
+                           " = true is not supported (nomic-embed-text's "
                            "checkpoints have false)");
       }
     }
     for (const char* absent : {"rotary_scaling_factor", "rotary_emb_scale_base"}) {
       const auto it = j.find(absent);
       if (it != j.end() && !it->is_null()) {
-        return unsupported(path + ": " + absent + " = " + json_input::render(*it) +
-                           " is not supported (dynamic NTK / xPos rotary scaling); supported: null");
+        return unsupported(
+            path + ": " + absent + " = " + json_input::render(*it) +
+            " is not supported (dynamic NTK / xPos rotary scaling); supported: null");
       }
     }
     bool qkv_bias = false, fc1_bias = false, fc2_bias = false;
@@ -67,11 +69,10 @@ class NomicBert final : public Architecture {
     c->gated_mlp = true;
     c->absolute_positions = false;
     c->type_vocab_size = 2;
-    TESSERA_RETURN_IF_ERROR(config_fields::get_int(j, path, "type_vocab_size", false,
-                                                   &c->type_vocab_size));
-    float fraction = 1.0f;
     TESSERA_RETURN_IF_ERROR(
-        config_fields::get_positive(j, path, "rotary_emb_fraction", &fraction));
+        config_fields::get_int(j, path, "type_vocab_size", false, &c->type_vocab_size));
+    float fraction = 1.0f;
+    TESSERA_RETURN_IF_ERROR(config_fields::get_positive(j, path, "rotary_emb_fraction", &fraction));
     c->rotary.dim = static_cast<int>(fraction * static_cast<float>(c->head_dim()));
     LayerAttention a;
     a.rope_theta = 1000.0f;  // transformers' NomicBertConfig default

@@ -19,13 +19,15 @@ class Qwen3 final : public Architecture {
     c->hidden_act = "silu";
     TESSERA_RETURN_IF_ERROR(config_fields::get_string(j, path, "hidden_act", &c->hidden_act));
     c->layer_norm_eps = 1e-6f;
-    TESSERA_RETURN_IF_ERROR(config_fields::get_epsilon(j, path, "rms_norm_eps", &c->layer_norm_eps));
+    TESSERA_RETURN_IF_ERROR(
+        config_fields::get_epsilon(j, path, "rms_norm_eps", &c->layer_norm_eps));
     c->attention_bias = false;
     TESSERA_RETURN_IF_ERROR(config_fields::get_bool(j, path, "attention_bias", &c->attention_bias));
     bool sliding = false;
     TESSERA_RETURN_IF_ERROR(config_fields::get_bool(j, path, "use_sliding_window", &sliding));
     if (sliding) {
-      return unsupported(path + ": use_sliding_window = true is not supported (Qwen3-Embedding "
+      return unsupported(path +
+                         ": use_sliding_window = true is not supported (Qwen3-Embedding "
                          "checkpoints have false)");
     }
     c->block = BlockKind::kPreNorm;
