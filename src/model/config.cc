@@ -338,8 +338,9 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
                        " runs as an embedding model only (a *Model class with a "
                        "sentence-transformers Pooling module)");
   }
-  if (!splade_dir.empty())
+  if (!splade_dir.empty()) {
     TESSERA_RETURN_IF_ERROR(load_splade_pooling(splade_dir + "/config.json"));
+  }
   c.sparse = c.network.head == HeadKind::kMaskedLm;
   if (!splade_dir.empty() && !c.sparse) {
     return unsupported(modules_path + ": SpladePooling needs a masked-LM checkpoint; " +

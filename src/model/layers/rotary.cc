@@ -46,7 +46,7 @@ void prepare_qk(ThreadPool& pool, const QkPrepare& p, DType type, void* qkv, int
   const int heads = p.hq + p.hkv;  // Q's heads, then K's; V follows untouched
   const int64_t width = static_cast<int64_t>(p.hq + 2 * p.hkv) * p.d;
   const int half = p.rope.dim / 2;
-  for_row_blocks(pool, tokens, 2 * heads * p.d, [&](int64_t t0, int64_t t1) {
+  for_row_blocks(pool, tokens, int64_t{2} * heads * p.d, [&](int64_t t0, int64_t t1) {
     std::vector<float> staged(type == DType::kBF16 ? p.d : 0);
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t pos = positions[t];

@@ -192,8 +192,9 @@ Status PostProcessor::read(const JsonFields& f, const json& root, PostProcessor*
   PostProcessor p;
   PostProcessorReader reader(f, &p);
   const auto it = root.find("post_processor");
-  if (it != root.end() && !it->is_null())
+  if (it != root.end() && !it->is_null()) {
     TESSERA_RETURN_IF_ERROR(reader.read(*it, "post_processor"));
+  }
   TESSERA_RETURN_IF_ERROR(reader.finish());
   if (p.trim_) p.description_ += " (trim_offsets)";
   *out = std::move(p);
