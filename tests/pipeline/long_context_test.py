@@ -180,7 +180,14 @@ class LongContext(unittest.TestCase):
         self.assertLess(np.abs(unit(docs[0]["embedding"]) - row).max(), MAX_DIFF)
 
     def test_whole_context_is_one_sequence(self):
-        for model_dir, context, own_specials in LONG_CONTEXT_MODELS:
+        models = LONG_CONTEXT_MODELS
+        if os.environ.get("TESSERA_TEST_SANITIZED"):
+            # Under ASan the 8,192-token models cost ~2 min here; their
+            # forward at that length runs sanitized in model_test
+            # (TinyModels/LongContext.*), the framing in the 256-token ones.
+            models = [m for m in models if m[1] <= 512]
+            print("sanitized run: 8,192-token models left to the release suite", file=sys.stderr)
+        for model_dir, context, own_specials in models:
             for shape in ("own", "eos", "bare"):
                 with self.subTest(model=model_dir, template=shape), \
                         tempfile.TemporaryDirectory() as work:
