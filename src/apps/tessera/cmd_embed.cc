@@ -234,9 +234,9 @@ int run_embed(AppState& state, EmbedOptions& opt) {
     return fail(Status(run_status.code(), run_status.message() + what), kExitFatal);
   }
 
-  std::fprintf(stderr, "%sweights: %s\n",
+  std::fprintf(stderr, "%sweights: %s, loaded in %.2f s\n",
                pipeline::format_summary(stats, ctx.allocator().peak_bytes()).c_str(),
-               describe_weights(model.encoder()).c_str());
+               describe_weights(model.encoder()).c_str(), load_seconds);
   int64_t job_skipped = stats.skipped;
   if (job != nullptr && job->start() == pipeline::ResumableJob::Start::kContinue) {
     const pipeline::JobTotals total = job->totals(stats);
