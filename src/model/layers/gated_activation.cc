@@ -1,5 +1,6 @@
 #include "model/layers/gated_activation.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -11,9 +12,11 @@ namespace {
 
 // exp(x) = 2^k * exp(r), r = x - k ln2 in [-ln2/2, ln2/2], exp(r) by a
 // degree-6 Taylor polynomial (relative error < 2e-7 there); clamped so that
-// 2^k stays a normal float.
+// 2^k stays a normal float (a NaN clamps to -87, as fmin/fmax did). std::max
+// / std::min, not std::fmax / std::fmin: GCC calls libm for those without
+// -ffinite-math-only, which kept these loops scalar (two calls per element).
 inline float fast_exp(float x) {
-  x = std::fmin(std::fmax(x, -87.0f), 88.0f);
+  x = std::min(88.0f, std::max(-87.0f, x));
   const float k = std::nearbyint(x * 1.44269504088896341f);
   const float r = std::fma(k, -0.693145751953125f, std::fma(k, -1.428606765330187e-06f, x));
   float p = 1.0f / 720.0f;
