@@ -2,7 +2,7 @@
 
 Usage (from the repository root; .venv-bench from bench/embed/setup-venv.sh):
   .venv-bench/bin/python bench/long_context/make_models.py [--out build/bench-long] \
-      [--only modernbert-base,qwen3-0.6b] [--qwen3-layers 28]
+      [--only modernbert-base,nomic-bert-base,qwen3-0.6b] [--qwen3-layers 28]
 
 Writes sentence-transformers folders under OUT (build/ is gitignored: never
 commit them), each built with transformers' own classes and save_pretrained,
@@ -11,11 +11,15 @@ random weights (timing only: the outputs mean nothing):
                    layers, 12 heads, intermediate 1152 (GeGLU), local_attention
                    128, global every 3rd layer, thetas 160000 / 10000, vocab
                    50368, max 8192; mean pooling.
+  nomic-bert-base  NomicBertModel in nomic-embed-text-v1.5's shape: hidden 768,
+                   12 layers, 12 heads, intermediate 3072 (SwiGLU), rotary theta
+                   1000, post-norm, vocab 30528, max 8192; mean pooling;
+                   tiny-nomic-bert's WordPiece tokenizer files.
   qwen3-0.6b       Qwen3Model in Qwen3-Embedding-0.6B's shape: hidden 1024, 28
                    layers (--qwen3-layers), 16 q / 8 kv heads, head_dim 128,
                    intermediate 3072, rope theta 1e6, tie_word_embeddings,
                    vocab 151669, max 32768; last-token pooling.
-The tokenizer files are data/models/tiny-modernbert's (byte-level BPE, 805
+The tokenizer files (but NomicBERT's) are data/models/tiny-modernbert's (byte-level BPE, 805
 tokens: ids stay below every vocab here). The benchmarks feed token ids, so the
 tokenizer only has to load; tiny-qwen3's own tokenizer needs the Split
 pre-tokenizer. The folder's name and config are what the C++ bench and the
@@ -32,6 +36,7 @@ import transformers
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 TOKENIZER_FROM = os.path.join(REPO, "data/models/tiny-modernbert")
+NOMIC_TOKENIZER_FROM = os.path.join(REPO, "data/models/tiny-nomic-bert")
 TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"]
 
 
@@ -45,6 +50,15 @@ def modernbert_base():
         sep_token_id=802, tie_word_embeddings=True), transformers.ModernBertModel, "mean", 8192
 
 
+def nomic_bert_base():
+    return transformers.NomicBertConfig(
+        vocab_size=30528, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+        intermediate_size=3072, hidden_act="silu", max_position_embeddings=8192,
+        type_vocab_size=2, layer_norm_eps=1e-12, pad_token_id=0,
+        rope_parameters={"rope_type": "default", "rope_theta": 1000.0}), \
+        transformers.NomicBertModel, "mean", 8192
+
+
 def qwen3(layers):
     return transformers.Qwen3Config(
         vocab_size=151669, hidden_size=1024, num_hidden_layers=layers, num_attention_heads=16,
@@ -54,7 +68,7 @@ def qwen3(layers):
         bos_token_id=800, eos_token_id=800), transformers.Qwen3Model, "lasttoken", 32768
 
 
-def write_folder(folder, cfg, cls, pooling, max_len, seed):
+def write_folder(folder, cfg, cls, pooling, max_len, seed, tokenizer_from=TOKENIZER_FROM):
     torch.manual_seed(seed)
     model = cls(cfg).eval()
     if os.path.isdir(folder):
@@ -62,7 +76,7 @@ def write_folder(folder, cfg, cls, pooling, max_len, seed):
     os.makedirs(folder)
     model.save_pretrained(folder, safe_serialization=True)
     for f in TOKENIZER_FILES:
-        shutil.copy(os.path.join(TOKENIZER_FROM, f), folder)
+        shutil.copy(os.path.join(tokenizer_from, f), folder)
     # The tokenizer's own limit would cap max_seq_length: lift it to the model's.
     tc_path = os.path.join(folder, "tokenizer_config.json")
     with open(tc_path) as f:
@@ -92,14 +106,17 @@ def write_folder(folder, cfg, cls, pooling, max_len, seed):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(REPO, "build/bench-long"))
-    ap.add_argument("--only", default="modernbert-base,qwen3-0.6b")
+    ap.add_argument("--only", default="modernbert-base,nomic-bert-base,qwen3-0.6b")
     ap.add_argument("--qwen3-layers", type=int, default=28)
     args = ap.parse_args()
     makers = {"modernbert-base": lambda: modernbert_base(),
+              "nomic-bert-base": lambda: nomic_bert_base(),
               "qwen3-0.6b": lambda: qwen3(args.qwen3_layers)}
     for i, name in enumerate(args.only.split(",")):
         cfg, cls, pooling, max_len = makers[name]()
-        write_folder(os.path.join(args.out, name), cfg, cls, pooling, max_len, seed=31 + i)
+        tok = NOMIC_TOKENIZER_FROM if name.startswith("nomic") else TOKENIZER_FROM
+        write_folder(os.path.join(args.out, name), cfg, cls, pooling, max_len, seed=31 + i,
+                     tokenizer_from=tok)
 
 
 if __name__ == "__main__":
