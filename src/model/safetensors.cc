@@ -1,6 +1,7 @@
 #include "model/safetensors.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -215,6 +216,15 @@ const SafeTensor* SafetensorsFile::find(std::string_view name) const {
       std::lower_bound(tensors_.begin(), tensors_.end(), name,
                        [](const SafeTensor& t, std::string_view n) { return t.name < n; });
   return it != tensors_.end() && it->name == name ? &*it : nullptr;
+}
+
+void SafetensorsFile::release(const SafeTensor& t) const {
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(t.data);
+  const uintptr_t first = (begin + page - 1) / page * page;
+  const uintptr_t last = (begin + t.bytes) / page * page;
+  // Advice only: a failure leaves the pages resident, which is still correct.
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 Status SafetensorsFile::read_f32(const SafeTensor& t, float* dst) const {

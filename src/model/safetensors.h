@@ -26,7 +26,7 @@ struct SafeTensor {
   std::string dtype;                 // as written: "F32", "BF16", "I64", ...
   std::optional<DType> float_dtype;  // F32 / F16 / BF16; empty for the others
   std::vector<int64_t> shape;
-  const uint8_t* data = nullptr;     // inside the mapping; may be unaligned
+  const uint8_t* data = nullptr;  // inside the mapping; may be unaligned
   size_t bytes = 0;
   int64_t numel() const;
   std::string shape_string() const;  // "[384, 1536]"
@@ -51,6 +51,11 @@ class SafetensorsFile {
 
   // Converts a F32 / F16 / BF16 tensor into dst (t.numel() floats).
   Status read_f32(const SafeTensor& t, float* dst) const;
+  // Drops the resident pages that lie wholly inside t's bytes (a tensor
+  // already converted): the mapping stays valid, a later read pages them in
+  // again. Keeps a load's resident memory near the converted weights instead
+  // of weights + file.
+  void release(const SafeTensor& t) const;
 
  private:
   SafetensorsFile() = default;

@@ -80,6 +80,7 @@ class Planner {
   Status copy_into(float* arena) const {
     for (const Piece& p : pieces_) {
       TESSERA_RETURN_IF_ERROR(file_.read_f32(*p.tensor, arena + p.dst_offset));
+      file_.release(*p.tensor);  // converted: its file pages need not stay resident
     }
     return Status::Ok();
   }

@@ -58,11 +58,31 @@ TEST(Safetensors, ReadsF32F16Bf16AndOtherDtypes) {
   EXPECT_EQ(f->find("missing"), nullptr);
 }
 
+TEST(Safetensors, AReleasedTensorReadsTheSameAgain) {
+  // Several pages of one tensor, so release() has whole pages to drop.
+  TempDir dir;
+  std::vector<float> values(5 * 4096);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.5f - 7.0f;
+  const std::vector<FakeTensor> tensors = {{"big", {5, 4096}, values, "F32"},
+                                           {"small", {2}, {1.0f, 2.0f}, "F32"}};
+  std::unique_ptr<SafetensorsFile> f;
+  ASSERT_TRUE(open_bytes(dir, testing::make_safetensors(tensors), &f).ok());
+  for (const FakeTensor& t : tensors) {
+    const SafeTensor* st = f->find(t.name);
+    ASSERT_NE(st, nullptr);
+    std::vector<float> first(st->numel()), again(st->numel());
+    ASSERT_TRUE(f->read_f32(*st, first.data()).ok());
+    f->release(*st);
+    ASSERT_TRUE(f->read_f32(*st, again.data()).ok());
+    EXPECT_EQ(first, again) << t.name;
+    EXPECT_EQ(first, t.values) << t.name;
+  }
+}
+
 TEST(Safetensors, NonFloatTensorsLoadButDoNotConvert) {
   TempDir dir;
-  const std::string header =
-      R"({"ids":{"dtype":"I64","shape":[2],"data_offsets":[0,16]},)"
-      R"("empty":{"dtype":"F32","shape":[0,4],"data_offsets":[16,16]}})";
+  const std::string header = R"({"ids":{"dtype":"I64","shape":[2],"data_offsets":[0,16]},)"
+                             R"("empty":{"dtype":"F32","shape":[0,4],"data_offsets":[16,16]}})";
   std::unique_ptr<SafetensorsFile> f;
   ASSERT_TRUE(open_bytes(dir, testing::safetensors_bytes(header, std::string(16, '\1')), &f).ok());
   const SafeTensor* ids = f->find("ids");
@@ -160,9 +180,8 @@ TEST(Safetensors, ShapeWhoseElementCountOverflowsInt64) {
 
 TEST(Safetensors, OverlappingOffsets) {
   TempDir dir;
-  const std::string header =
-      R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-      R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})";
+  const std::string header = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                             R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})";
   expect_error(open_bytes(dir, testing::safetensors_bytes(header, std::string(12, '\0'))),
                StatusCode::kInvalidArgument, {"'a'", "'b'", "overlap"});
 }
