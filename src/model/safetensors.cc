@@ -219,12 +219,15 @@ const SafeTensor* SafetensorsFile::find(std::string_view name) const {
 }
 
 void SafetensorsFile::release(const SafeTensor& t) const {
-  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const auto begin = reinterpret_cast<uintptr_t>(t.data);
-  const uintptr_t first = (begin + page - 1) / page * page;
-  const uintptr_t last = (begin + t.bytes) / page * page;
+  // Offsets from the mapping's start, which mmap aligned to a page.
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = static_cast<size_t>(t.data - base_);
+  const size_t first = (begin + page - 1) / page * page;
+  const size_t last = (begin + t.bytes) / page * page;
   // Advice only: a failure leaves the pages resident, which is still correct.
-  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+  if (last > first) {
+    ::madvise(const_cast<uint8_t*>(base_) + first, last - first, MADV_DONTNEED);
+  }
 }
 
 Status SafetensorsFile::read_f32(const SafeTensor& t, float* dst) const {
