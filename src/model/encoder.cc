@@ -140,16 +140,18 @@ Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences,
   }
   // The rotary tables: one per distinct theta (ModernBERT: global and local),
   // [longest, dim/2] cos and sin each.
-  std::vector<std::pair<float, float>> thetas;  // (theta, linear factor)
-  const auto rope_of = [&c](int l) {
-    const LayerAttention a = c.attention_of(l);
-    return std::make_pair(a.rope_theta, a.rope_linear_factor);
-  };
+  // Layers sharing a rotary base and factor share a table (ModernBERT: two).
+  std::vector<LayerAttention> ropes;
+  std::vector<size_t> rope_of(c.num_hidden_layers, 0);
   if (c.rotary.dim > 0) {
     for (int l = 0; l < c.num_hidden_layers; ++l) {
-      if (std::find(thetas.begin(), thetas.end(), rope_of(l)) == thetas.end()) {
-        thetas.push_back(rope_of(l));
-      }
+      const LayerAttention a = c.attention_of(l);
+      const auto same = [&a](const LayerAttention& r) {
+        return r.rope_theta == a.rope_theta && r.rope_linear_factor == a.rope_linear_factor;
+      };
+      const auto it = std::find_if(ropes.begin(), ropes.end(), same);
+      rope_of[l] = static_cast<size_t>(it - ropes.begin());
+      if (it == ropes.end()) ropes.push_back(a);
     }
   }
   constexpr size_t kAlign = TrackingAllocator::kAlignment;
@@ -162,7 +164,7 @@ Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences,
           : 0;
   const size_t table_bytes =
       aligned(static_cast<size_t>(longest * c.rotary.dim) * sizeof(float));  // cos and sin
-  const size_t rotary_bytes = thetas.size() * table_bytes;
+  const size_t rotary_bytes = ropes.size() * table_bytes;
   Buffer work;
   TESSERA_RETURN_IF_ERROR(Buffer::allocate(ctx.allocator(),
                                            activations + bias_bytes + rotary_bytes + gemm_bytes,
@@ -205,17 +207,14 @@ Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences,
     v.strides = {heads * longest * longest, longest * longest, 1, longest};
   }
   std::vector<RotaryTable> tables;
-  if (!thetas.empty()) {
+  if (!ropes.empty()) {
     StageSpan span(ctx.profiler(), "model.rotary_tables",
                    "S=" + std::to_string(longest) + ",dim=" + std::to_string(c.rotary.dim));
-    for (size_t i = 0; i < thetas.size(); ++i) {
+    for (size_t i = 0; i < ropes.size(); ++i) {
       auto* cos =
           reinterpret_cast<float*>(work.as<char>() + activations + bias_bytes + i * table_bytes);
       float* sin = cos + longest * (c.rotary.dim / 2);
-      LayerAttention a;
-      a.rope_theta = thetas[i].first;
-      a.rope_linear_factor = thetas[i].second;
-      fill_rotary_table(c.rotary.dim, a, longest, cos, sin);
+      fill_rotary_table(c.rotary.dim, ropes[i], longest, cos, sin);
       tables.push_back({cos, sin, c.rotary.dim});
     }
   }
@@ -243,11 +242,8 @@ Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences,
           } else {
             std::memcpy(row, word, static_cast<size_t>(h) * sizeof(float));
           }
-          if (w.embeddings_ln_gamma == nullptr) continue;
-          if (c.norm == NormKind::kRmsNorm) {
-            rms_norm_row_to(row, row, w.embeddings_ln_gamma, c.layer_norm_eps, h);
-          } else {
-            layer_norm_row(row, w.embeddings_ln_gamma, w.embeddings_ln_beta, c.layer_norm_eps, h);
+          if (w.embeddings_ln_gamma != nullptr) {
+            norm_row(c, row, row, w.embeddings_ln_gamma, w.embeddings_ln_beta);
           }
         }
       }
@@ -261,7 +257,7 @@ Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences,
     run.batch = &batch;
     run.scratch = &scratch;
     if (!tables.empty()) {
-      run.rope = tables[std::find(thetas.begin(), thetas.end(), rope_of(l)) - thetas.begin()];
+      run.rope = tables[rope_of[l]];
     }
     run.attention = &attention;
     run.ctx = &ctx;

@@ -134,20 +134,22 @@ Status run_ffn_part(const LayerRun& run, const float* x) {
   return project(run, "ffn_out_gemm", inner, proj[3], s.hidden);
 }
 
+void norm_row(const NetworkConfig& c, const float* x, float* y, const float* gamma,
+              const float* beta) {
+  if (c.norm == NormKind::kRmsNorm) {
+    rms_norm_row_to(x, y, gamma, c.layer_norm_eps, c.hidden_size);
+  } else {
+    layer_norm_row_to(x, y, gamma, beta, c.layer_norm_eps, c.hidden_size);
+  }
+}
+
 void norm_rows(const LayerRun& run, const std::string& stage, const float* src, float* dst,
                const float* gamma, const float* beta) {
   const NetworkConfig& c = *run.config;
   const int64_t h = c.hidden_size;
-  const float eps = c.layer_norm_eps;
   StageSpan span(run.ctx->profiler(), stage);
   for_row_blocks(run.ctx->pool(), run.batch->tokens, 2 * h, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      if (c.norm == NormKind::kRmsNorm) {
-        rms_norm_row_to(src + r * h, dst + r * h, gamma, eps, h);
-      } else {
-        layer_norm_row_to(src + r * h, dst + r * h, gamma, beta, eps, h);
-      }
-    }
+    for (int64_t r = r0; r < r1; ++r) norm_row(c, src + r * h, dst + r * h, gamma, beta);
   });
 }
 

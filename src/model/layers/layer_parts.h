@@ -89,6 +89,10 @@ Status layer_gemm_workspace(const LayerWeights& w, const NetworkConfig& c, int64
 Status run_attention_part(const LayerRun& run, const float* x);
 // hidden += FFN(x); x: [T, H] f32.
 Status run_ffn_part(const LayerRun& run, const float* x);
+// y = norm(x) over one row of hidden_size floats (y == x: in place): the
+// config's norm kind (LayerNorm, with beta when not nullptr; RMSNorm) and eps.
+void norm_row(const NetworkConfig& c, const float* x, float* y, const float* gamma,
+              const float* beta);
 // dst[t] = norm(src[t]) for every token (src == dst: in place), the
 // config's norm kind, gamma and optional beta; profiled as `stage`.
 void norm_rows(const LayerRun& run, const std::string& stage, const float* src, float* dst,

@@ -60,18 +60,9 @@ class ModernBert final : public Architecture {
         TESSERA_RETURN_IF_ERROR(read_rope_object(*params, path, "rope_parameters", &sliding));
       }
     } else {
-      TESSERA_RETURN_IF_ERROR(
-          config_fields::get_positive(j, path, "global_rope_theta", &global.rope_theta));
-      TESSERA_RETURN_IF_ERROR(
-          config_fields::get_positive(j, path, "local_rope_theta", &sliding.rope_theta));
-      const auto scaling = j.find("rope_scaling");
-      if (scaling != j.end() && !scaling->is_null()) {
-        const float g = global.rope_theta, l = sliding.rope_theta;
-        TESSERA_RETURN_IF_ERROR(read_rope_object(*scaling, path, "rope_scaling", &global));
-        TESSERA_RETURN_IF_ERROR(read_rope_object(*scaling, path, "rope_scaling", &sliding));
-        global.rope_theta = g;
-        sliding.rope_theta = l;
-      }
+      // The Hub shape: a base per layer type, and any rope_scaling for both.
+      TESSERA_RETURN_IF_ERROR(read_rope(j, path, "global_rope_theta", &global));
+      TESSERA_RETURN_IF_ERROR(read_rope(j, path, "local_rope_theta", &sliding));
     }
 
     c->layer_attention.clear();
