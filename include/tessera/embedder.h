@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,6 +30,21 @@ struct EmbedderOptions {
   int max_tokens = 0;
   int stride = -1;           // tokens shared by neighbouring chunks; < 0: the default (32)
   int64_t batch_tokens = 0;  // encoder tokens per batch; 0: 8192, or max_tokens when larger
+};
+
+// Per-call options of embed() and embed_documents(), as
+// sentence-transformers' encode(prompt_name=, prompt=, truncate_dim=).
+struct EmbedOptions {
+  bool truncate = false;       // embed(): cut a text longer than max_tokens() instead of failing
+  bool truncate_left = false;  // cut from the text's start (TEI's truncation_direction "Left")
+  // Prepended to every text before tokenizing, so its tokens count toward
+  // max_tokens(): `prompt` itself, else prompts()[prompt_name] (an unknown
+  // name fails naming the known ones), else default_prompt_name()'s.
+  std::optional<std::string> prompt_name;
+  std::optional<std::string> prompt;
+  // Matryoshka: keep each vector's first `dimensions` values, re-normalised
+  // when normalized(); 0: all dim(). Must be in [1, dim()].
+  int dimensions = 0;
 };
 
 // One chunk of a document: [begin, end) in Unicode code points into the
@@ -74,16 +90,29 @@ class Embedder {
   // A reranker's or classifier's output names (config.json id2label), in
   // order; empty for other kinds.
   const std::vector<std::string>& labels() const;
+  // config_sentence_transformers.json's prompts (name -> text) and its
+  // default_prompt_name ("" when none).
+  const std::map<std::string, std::string>& prompts() const;
+  const std::string& default_prompt_name() const;
 
   // One row per text into *out (texts.size() x dim() floats). A text longer
   // than max_tokens() is cut when `truncate`, else the call fails naming it.
   Status embed(const std::vector<std::string>& texts, bool truncate, std::vector<float>* out);
+  // The same with prompts, truncation side and dimensions: texts.size() x
+  // (options.dimensions or dim()) floats.
+  Status embed(const std::vector<std::string>& texts, const EmbedOptions& options,
+               std::vector<float>* out);
 
   // Each document (valid UTF-8) into chunks with offsets and vectors; with
   // `doc_embedding` also the mean vector. A document that cannot be embedded
   // (empty) gets its `problem`; the model failing fails the call.
   Status embed_documents(const std::vector<std::string>& documents, bool doc_embedding,
                          std::vector<EmbeddedDocument>* out);
+  // The same with a prompt before every chunk (its tokens count toward the
+  // window) and shortened vectors; options.truncate* do not apply (documents
+  // are windowed, never cut).
+  Status embed_documents(const std::vector<std::string>& documents, bool doc_embedding,
+                         const EmbedOptions& options, std::vector<EmbeddedDocument>* out);
 
   // Reranker / classifier: raw logits, inputs.size() x labels().size()
   // floats, row i for inputs[i] (no activation: callers apply sigmoid or

@@ -6,11 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "pipeline/document_reader.h"
+#include "pipeline/embedding_output.h"
 #include "pipeline/embedding_writer.h"
 #include "pipeline/encoder_model.h"
 #include "pipeline/model_kind.h"
 #include "pipeline/model_location.h"
 #include "pipeline/pipeline.h"
+#include "pipeline/prompts.h"
 #include "pipeline/text_embedding.h"
 #include "pipeline/text_scoring.h"
 
@@ -27,8 +29,7 @@ class CollectingWriter final : public pipeline::EmbeddingWriter {
   Status write(const pipeline::OutputRow& row, const float* embedding) override {
     const auto doc = row.id->get<int64_t>();
     if (doc < 0 || doc >= static_cast<int64_t>(docs_.size()) || row.chunks > 0) {
-      return internal_error("the pipeline wrote an unexpected row for document " +
-                            row.id->dump());
+      return internal_error("the pipeline wrote an unexpected row for document " + row.id->dump());
     }
     docs_[doc].chunks.push_back({row.begin, row.end, {embedding, embedding + dim_}});
     return Status::Ok();
@@ -83,6 +84,12 @@ bool Embedder::normalized() const { return impl_->model->normalized(); }
 const std::string& Embedder::model_dir() const { return impl_->dir; }
 ModelKind Embedder::kind() const { return pipeline::model_kind(*impl_->model); }
 const std::vector<std::string>& Embedder::labels() const { return impl_->model->labels(); }
+const std::map<std::string, std::string>& Embedder::prompts() const {
+  return impl_->model->prompts().by_name;
+}
+const std::string& Embedder::default_prompt_name() const {
+  return impl_->model->prompts().default_name;
+}
 
 namespace {
 
@@ -101,38 +108,77 @@ Status require_embedding(const pipeline::EmbeddingModel& model, const char* what
 
 Status Embedder::embed(const std::vector<std::string>& texts, bool truncate,
                        std::vector<float>* out) {
+  EmbedOptions options;
+  options.truncate = truncate;
+  return embed(texts, options, out);
+}
+
+namespace {
+
+// The prompt text and the row width `options` ask for, checked.
+Status shape_of(const pipeline::EmbeddingModel& model, const EmbedOptions& options,
+                std::string* prompt, int* dims) {
+  TESSERA_RETURN_IF_ERROR(pipeline::resolve_prompt(
+      model.prompts(), {options.prompt_name, options.prompt}, "prompt_name", prompt));
+  *dims = options.dimensions == 0 ? model.dim() : options.dimensions;
+  return pipeline::check_dimensions(*dims, model.dim(), "dimensions");
+}
+
+}  // namespace
+
+Status Embedder::embed(const std::vector<std::string>& texts, const EmbedOptions& options,
+                       std::vector<float>* out) {
   TESSERA_RETURN_IF_ERROR(require_embedding(*impl_->model, "embed"));
-  const pipeline::TextOptions options = text_options(truncate, impl_->pipeline.batch_tokens);
+  pipeline::TextOptions text = text_options(options.truncate, impl_->pipeline.batch_tokens);
+  text.truncate_left = options.truncate_left;
+  int dims = 0;
+  TESSERA_RETURN_IF_ERROR(shape_of(*impl_->model, options, &text.prompt, &dims));
   std::vector<float> rows(texts.size() * static_cast<size_t>(dim()));
-  TESSERA_RETURN_IF_ERROR(pipeline::embed_texts(*impl_->model, texts, options,
-                                                impl_->runtime.context(), rows.data()));
+  TESSERA_RETURN_IF_ERROR(
+      pipeline::embed_texts(*impl_->model, texts, text, impl_->runtime.context(), rows.data()));
+  pipeline::shorten_rows(rows.data(), static_cast<int64_t>(texts.size()), dim(), dims,
+                         dims != dim() && normalized());
+  rows.resize(texts.size() * static_cast<size_t>(dims));
   *out = std::move(rows);
   return Status::Ok();
 }
 
 Status Embedder::embed_documents(const std::vector<std::string>& documents, bool doc_embedding,
                                  std::vector<EmbeddedDocument>* out) {
+  return embed_documents(documents, doc_embedding, EmbedOptions{}, out);
+}
+
+Status Embedder::embed_documents(const std::vector<std::string>& documents, bool doc_embedding,
+                                 const EmbedOptions& options, std::vector<EmbeddedDocument>* out) {
   TESSERA_RETURN_IF_ERROR(require_embedding(*impl_->model, "embed_documents"));
+  pipeline::PipelineOptions run = impl_->pipeline;
+  int dims = 0;
+  TESSERA_RETURN_IF_ERROR(shape_of(*impl_->model, options, &run.prompt, &dims));
+  run.dimensions = dims;
+  TESSERA_RETURN_IF_ERROR(pipeline::resolve_options(*impl_->model, &run));
   std::vector<EmbeddedDocument> docs(documents.size());
   auto reader = pipeline::DocumentReader::from_texts(documents);
-  CollectingWriter writer(dim(), &docs);
+  CollectingWriter writer(dims, &docs);
   pipeline::PipelineCallbacks callbacks;
   callbacks.on_problem = [&docs](const pipeline::Problem& p) {
     const int64_t i = document_index(p.origin);
     if (i >= 0 && i < static_cast<int64_t>(docs.size())) docs[i].problem = p.message;
   };
   pipeline::PipelineStats stats;
-  TESSERA_RETURN_IF_ERROR(pipeline::run_pipeline(*reader, *impl_->model, impl_->pipeline, writer,
+  TESSERA_RETURN_IF_ERROR(pipeline::run_pipeline(*reader, *impl_->model, run, writer,
                                                  impl_->runtime.context(), callbacks, &stats));
   if (doc_embedding) {
+    // The mean of the chunk rows as returned (shortened), as the pipeline's
+    // own --doc-embedding row.
     for (EmbeddedDocument& d : docs) {
       if (d.chunks.empty()) continue;
       std::vector<float> rows;
-      rows.reserve(d.chunks.size() * dim());
-      for (const EmbeddedChunk& c : d.chunks) rows.insert(rows.end(), c.embedding.begin(), c.embedding.end());
-      d.embedding.resize(dim());
-      pipeline::mean_of_rows(rows.data(), static_cast<int64_t>(d.chunks.size()), dim(),
-                             normalized(), d.embedding.data());
+      rows.reserve(d.chunks.size() * dims);
+      for (const EmbeddedChunk& c : d.chunks)
+        rows.insert(rows.end(), c.embedding.begin(), c.embedding.end());
+      d.embedding.resize(dims);
+      pipeline::mean_of_rows(rows.data(), static_cast<int64_t>(d.chunks.size()), dims, normalized(),
+                             d.embedding.data());
     }
   }
   *out = std::move(docs);
@@ -148,8 +194,8 @@ Status Embedder::score(const std::vector<ScoreInput>& inputs, bool truncate,
   options.field = "inputs";
   options.truncate_hint = "ask for truncation to cut it";
   std::vector<float> scores(inputs.size() * labels().size());
-  TESSERA_RETURN_IF_ERROR(pipeline::score_inputs(*impl_->model, in, options,
-                                                 impl_->runtime.context(), scores.data()));
+  TESSERA_RETURN_IF_ERROR(
+      pipeline::score_inputs(*impl_->model, in, options, impl_->runtime.context(), scores.data()));
   *out = std::move(scores);
   return Status::Ok();
 }

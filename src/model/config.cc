@@ -134,9 +134,11 @@ Status read_head(const json& j, const std::string& path, NetworkConfig* c) {
   return Status::Ok();
 }
 
-Status load_pooling(const std::string& path, int hidden_size, Pooling* out) {
+Status load_pooling(const std::string& path, int hidden_size, Pooling* out,
+                    bool* include_prompt) {
   json j;
   TESSERA_RETURN_IF_ERROR(read_json(path, &j));
+  TESSERA_RETURN_IF_ERROR(get_bool(j, path, "include_prompt", include_prompt));
   int dim = hidden_size;
   TESSERA_RETURN_IF_ERROR(get_int(j, path, "word_embedding_dimension", false, &dim));
   if (dim != hidden_size) {
@@ -170,6 +172,39 @@ Status load_pooling(const std::string& path, int hidden_size, Pooling* out) {
                        "pooling_mode_mean_tokens, pooling_mode_max_tokens, pooling_mode_lasttoken");
   }
   *out = on[0]->pooling;
+  return Status::Ok();
+}
+
+// config_sentence_transformers.json: "prompts" {name: text} and
+// "default_prompt_name" (null or one of them); a missing file has none.
+Status load_prompts(const std::string& path, Prompts* out) {
+  if (!fs::exists(path)) return Status::Ok();
+  json j;
+  TESSERA_RETURN_IF_ERROR(read_json(path, &j));
+  auto prompts = j.find("prompts");
+  if (prompts != j.end() && !prompts->is_null()) {
+    if (!prompts->is_object()) {
+      return invalid_argument(path + ": prompts must be an object {name: text}, got " +
+                              json_input::describe(*prompts));
+    }
+    for (const auto& [name, text] : prompts->items()) {
+      if (!text.is_string()) {
+        return invalid_argument(path + ": prompts." + name + " must be a string, got " +
+                                json_input::describe(text));
+      }
+      out->by_name[name] = text.get<std::string>();
+    }
+  }
+  auto def = j.find("default_prompt_name");
+  if (def != j.end() && !def->is_null()) {
+    if (!def->is_string() || out->by_name.count(def->get<std::string>()) == 0) {
+      std::string names;
+      for (const auto& [name, text] : out->by_name) names += (names.empty() ? "" : ", ") + name;
+      return invalid_argument(path + ": default_prompt_name = " + json_input::describe(*def) +
+                              " is not one of the prompts {" + names + "}");
+    }
+    out->default_name = def->get<std::string>();
+  }
   return Status::Ok();
 }
 
@@ -320,8 +355,8 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
   }
   TESSERA_RETURN_IF_ERROR(load_network_config(c.transformer_dir + "/config.json", &c.network));
   if (!pooling_dir.empty()) {
-    TESSERA_RETURN_IF_ERROR(
-        load_pooling(pooling_dir + "/config.json", c.network.hidden_size, &c.pooling));
+    TESSERA_RETURN_IF_ERROR(load_pooling(pooling_dir + "/config.json", c.network.hidden_size,
+                                         &c.pooling, &c.prompts.pooled));
   } else if (c.network.head == HeadKind::kSequenceClassification) {
     c.pooling = Pooling::kCls;  // what the classifier reads
   }
@@ -360,6 +395,7 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
                               std::to_string(c.network.max_position_embeddings) + ")");
     }
   }
+  TESSERA_RETURN_IF_ERROR(load_prompts(model_dir + "/config_sentence_transformers.json", &c.prompts));
   c.weights_path = c.transformer_dir + "/model.safetensors";
   if (!fs::exists(c.weights_path)) {
     return not_found(c.weights_path + ": missing (tessera reads safetensors weights only)");

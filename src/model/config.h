@@ -4,6 +4,7 @@
 // Normalize module and sentence_bert_config.json.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -118,9 +119,20 @@ struct NetworkConfig {
 enum class Pooling { kCls, kMean, kMax, kLastToken };
 const char* pooling_name(Pooling p);
 
+// config_sentence_transformers.json's prompts: texts prepended to an input
+// before tokenization (sentence-transformers' encode(prompt_name=...)).
+struct Prompts {
+  std::map<std::string, std::string> by_name;
+  std::string default_name;  // "": none (default_prompt_name null or absent)
+  // 1_Pooling's include_prompt: false (INSTRUCTOR-style) pools without the
+  // prompt's tokens, which tessera does not do; a prompt is refused then.
+  bool pooled = true;
+};
+
 struct ModelConfig {
   NetworkConfig network;
   Pooling pooling = Pooling::kMean;
+  Prompts prompts;
   bool normalize = false;
   bool sparse = false;          // SPLADE pooling (sentence-transformers SparseEncoder or kMaskedLm)
   int max_seq_length = 0;       // tokens, specials included

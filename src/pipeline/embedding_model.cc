@@ -19,6 +19,11 @@ const std::vector<std::string>& EmbeddingModel::labels() const {
   return kNoLabels;
 }
 
+const model::Prompts& EmbeddingModel::prompts() const {
+  static const model::Prompts kNoPrompts;
+  return kNoPrompts;
+}
+
 Status EmbeddingModel::encode_pair(std::string_view, std::string_view, size_t,
                                    std::vector<int32_t>*, std::vector<int32_t>*) const {
   return no_head("a text pair");

@@ -28,6 +28,9 @@ class EmbeddingModel {
   // / [SEP]; none / <|endoftext|>; none / none): how every text and window
   // is framed (frame_window).
   virtual const model::SequenceFrame& frame() const = 0;
+  // config_sentence_transformers.json's prompts (pipeline/prompts.h); a
+  // model without any has an empty table.
+  virtual const model::Prompts& prompts() const;
   // Document tokens without specials, byte offsets into `text`. Called from
   // several threads at once.
   virtual Status tokenize(std::string_view text, std::vector<model::TokenSpan>* out) const = 0;

@@ -24,6 +24,7 @@ class EncoderModel final : public EmbeddingModel {
   int max_seq_length() const override { return encoder_->max_seq_length(); }
   bool normalized() const override { return encoder_->config().normalize; }
   const model::SequenceFrame& frame() const override { return encoder_->tokenizer().frame(); }
+  const model::Prompts& prompts() const override { return encoder_->config().prompts; }
   Status tokenize(std::string_view text, std::vector<model::TokenSpan>* out) const override {
     return encoder_->tokenizer().tokenize(text, out);
   }

@@ -10,6 +10,7 @@
 
 #include "model/stage_span.h"
 #include "pipeline/batching.h"
+#include "pipeline/embedding_output.h"
 #include "pipeline/utf8_text.h"
 #include "tessera/allocator.h"
 #include "tessera/profiler.h"
@@ -47,11 +48,6 @@ std::string stage_key(const std::string& name) {
   return "layer" + name.substr(i);
 }
 
-WindowOptions with_specials(WindowOptions window, const model::SequenceFrame& frame) {
-  window.specials = frame.specials();
-  return window;
-}
-
 bool all_finite(const float* v, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     if (!std::isfinite(v[i])) return false;
@@ -67,7 +63,8 @@ class Runner {
       : reader_(reader),
         model_(model),
         options_(options),
-        window_(with_specials(options.window, model.frame())),
+        window_(options.window),
+        dims_(options.dimensions > 0 ? options.dimensions : model.dim()),
         writer_(writer),
         ctx_(ctx),
         callbacks_(callbacks),
@@ -171,7 +168,7 @@ class Runner {
       sequences.resize(batch.chunks.size());
       for (size_t s = 0; s < batch.chunks.size(); ++s) {
         const Chunk& c = chunks[batch.chunks[s]];
-        frame_window(docs[c.doc].tokens, c.window, model_.frame(), &sequences[s]);
+        frame_window(docs[c.doc].tokens, c.window, options_.frame, &sequences[s]);
       }
       TESSERA_RETURN_IF_ERROR(model_.embed(sequences, ctx_, batch_out.as<float>()));
       for (size_t s = 0; s < batch.chunks.size(); ++s) {
@@ -192,17 +189,26 @@ class Runner {
                      const float* embeddings) {
     model::StageSpan span(ctx_.profiler(), "pipeline.write");
     const int dim = model_.dim();
-    std::vector<float> mean(dim);
+    std::vector<float> mean(dims_);
+    std::vector<float> shaped;
+    // A document's rows as the writer gets them: their first dims_ values
+    // (re-normalised when the model normalises).
+    auto shape = [&](const float* rows, int64_t n) {
+      if (dims_ == dim) return rows;
+      shaped.assign(rows, rows + n * dim);
+      shorten_rows(shaped.data(), n, dim, dims_, model_.normalized());
+      return static_cast<const float*>(shaped.data());
+    };
     for (const RoundDoc& rd : docs) {
       if (!rd.problem.empty()) {
         report({rd.doc.origin, rd.problem});
         continue;
       }
-      const float* rows = embeddings + rd.first_chunk * dim;
-      if (!all_finite(rows, rd.num_chunks * dim)) {
+      if (!all_finite(embeddings + rd.first_chunk * dim, rd.num_chunks * dim)) {
         report({rd.doc.origin, "the model produced a non-finite embedding"});
         continue;
       }
+      const float* rows = shape(embeddings + rd.first_chunk * dim, rd.num_chunks);
       const CodePointIndex cp(rd.doc.text);
       auto offsets = [&](const Chunk& c) {
         return std::pair<int64_t, int64_t>(cp.at(rd.tokens[c.window.begin].begin),
@@ -211,14 +217,14 @@ class Runner {
       if (options_.doc_embedding) {
         OutputRow row{&rd.doc.id, 0, rd.num_chunks, offsets(chunks[rd.first_chunk]).first,
                       offsets(chunks[rd.first_chunk + rd.num_chunks - 1]).second};
-        mean_of_rows(rows, rd.num_chunks, dim, model_.normalized(), mean.data());
+        mean_of_rows(rows, rd.num_chunks, dims_, model_.normalized(), mean.data());
         TESSERA_RETURN_IF_ERROR(writer_.write(row, mean.data()));
         ++stats_.rows;
       } else {
         for (int64_t k = 0; k < rd.num_chunks; ++k) {
           const auto [begin, end] = offsets(chunks[rd.first_chunk + k]);
           OutputRow row{&rd.doc.id, k, 0, begin, end};
-          TESSERA_RETURN_IF_ERROR(writer_.write(row, rows + k * dim));
+          TESSERA_RETURN_IF_ERROR(writer_.write(row, rows + k * dims_));
           ++stats_.rows;
         }
       }
@@ -249,7 +255,8 @@ class Runner {
   DocumentReader& reader_;
   EmbeddingModel& model_;
   const PipelineOptions& options_;
-  const WindowOptions window_;  // options_.window, its specials the model's frame's
+  const WindowOptions window_;  // options_.window, its specials options_.frame's
+  const int dims_;              // values per written row
   EmbeddingWriter& writer_;
   Context& ctx_;
   const PipelineCallbacks& callbacks_;
@@ -280,7 +287,24 @@ Status resolve_options(const EmbeddingModel& model, PipelineOptions* options) {
     return invalid_argument("--max-tokens = " + std::to_string(options->window.max_tokens) +
                             " exceeds the model's max_seq_length " + std::to_string(limit));
   }
-  options->window.specials = model.frame().specials();
+  if (options->dimensions != 0) {
+    TESSERA_RETURN_IF_ERROR(check_dimensions(options->dimensions, model.dim(), "--dimensions"));
+  }
+  options->frame = model.frame();
+  if (!options->prompt.empty()) {
+    std::vector<model::TokenSpan> spans;
+    Status s = model.tokenize(options->prompt, &spans);
+    if (!s.ok()) return invalid_argument("the prompt: the tokenizer refused it: " + s.message());
+    auto& prefix = options->frame.prefix;
+    for (const model::TokenSpan& t : spans) prefix.push_back(t.id);
+  }
+  options->window.specials = options->frame.specials();
+  if (options->window.max_tokens < options->window.specials + 1) {
+    return invalid_argument("--max-tokens = " + std::to_string(options->window.max_tokens) +
+                            " leaves no room for text after the " +
+                            std::to_string(options->window.specials) +
+                            " tokens of the model's specials and the prompt");
+  }
   if (options->window.stride < 0) {
     options->window.stride =
         std::min(kDefaultStride, (options->window.max_tokens - options->window.specials) / 4);

@@ -32,6 +32,15 @@ struct PipelineOptions {
   // or window.max_tokens when that is larger.
   int64_t batch_tokens = 0;
   bool doc_embedding = false;  // one row per document: mean of its chunks
+  // Prepended to every chunk ([CLS] prompt chunk [SEP]; pipeline/prompts.h
+  // says which): tokenized alone, so it counts toward max_tokens.
+  std::string prompt;
+  // Rows the writer gets keep their first `dimensions` values, re-normalised
+  // when the model normalises (a document's mean is of those rows); 0: all.
+  int dimensions = 0;
+  // Filled by resolve_options: the model's frame with the prompt's ids
+  // after its prefix; every window is framed by it.
+  model::SequenceFrame frame;
   // A round ends after this much text (~64k tokens: seconds of work, so the
   // documents count moves often) or this many documents.
   int64_t round_bytes = 256 << 10;

@@ -14,9 +14,9 @@ namespace {
 
 // How the token count of a too-long text is qualified: "([CLS] and [SEP]
 // included)", as for every BERT-style model until now.
-std::string included(int specials) {
-  if (specials == 2) return "([CLS] and [SEP] included)";
-  return "(" + specials_phrase(specials) + " included)";
+std::string included(int specials, bool prompt) {
+  const std::string what = specials == 2 ? "[CLS] and [SEP]" : specials_phrase(specials);
+  return "(" + what + (prompt ? " and the prompt" : "") + " included)";
 }
 
 }  // namespace
@@ -40,18 +40,21 @@ Status frame_texts(const EmbeddingModel& model, const std::vector<std::string>& 
     const std::string name =
         texts.size() == 1 ? options.field : options.field + "[" + std::to_string(i) + "]";
     if (failed != nullptr) *failed = i;
-    Status s = model.tokenize(texts[i], &spans);
+    Status s = options.prompt.empty() ? model.tokenize(texts[i], &spans)
+                                      : model.tokenize(options.prompt + texts[i], &spans);
     if (!s.ok()) {
       return invalid_argument(name + ": the tokenizer refused this text: " + s.message());
     }
     const size_t content = static_cast<size_t>(limit - specials);
     if (spans.size() > content && !options.truncate) {
       return invalid_argument(name + " has " + std::to_string(spans.size() + specials) +
-                              " tokens " + included(specials) + " but the model takes at most " +
-                              std::to_string(limit) + " (max_length); " + options.truncate_hint);
+                              " tokens " + included(specials, !options.prompt.empty()) +
+                              " but the model takes at most " + std::to_string(limit) +
+                              " (max_length); " + options.truncate_hint);
     }
-    const Window all{0,
-                     std::min(static_cast<int64_t>(spans.size()), static_cast<int64_t>(content))};
+    const auto n = static_cast<int64_t>(spans.size());
+    const int64_t kept = std::min(n, static_cast<int64_t>(content));
+    const Window all = options.truncate_left ? Window{n - kept, n} : Window{0, kept};
     std::vector<int32_t>& seq = (*sequences)[i];
     frame_window(spans, all, frame, &seq);
     if (seq.empty()) {

@@ -18,6 +18,10 @@ namespace tessera::pipeline {
 
 struct TextOptions {
   bool truncate = false;        // cut a text longer than max_tokens instead of failing
+  bool truncate_left = false;   // cut from its start (TEI's truncation_direction "Left")
+  // Prepended to every text before tokenizing (pipeline/prompts.h), so its
+  // tokens count toward max_tokens and are cut first when truncating left.
+  std::string prompt;
   int max_tokens = 0;           // per text, the specials included; 0: the model's limit
   int64_t batch_tokens = 8192;  // encoder tokens per batch
   std::string field = "texts";  // names the input in messages: "texts[3]" ("texts" if one)
