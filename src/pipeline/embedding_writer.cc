@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "pipeline/atomic_file.h"
 
@@ -17,9 +19,16 @@ constexpr size_t kNpyHeaderBytes = 128;
 constexpr char kNpyMagic[] = "\x93NUMPY\x01\x00";
 constexpr size_t kNpyMagicBytes = 8;
 
-std::string npy_header(int64_t rows, int dim) {
-  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(rows) +
-                     ", " + std::to_string(dim) + "), }";
+// The .npy dtype of a row's values.
+const char* npy_descr(Precision p) {
+  if (p == Precision::kFloat32) return "<f4";
+  return is_signed(p) ? "|i1" : "|u1";
+}
+
+std::string npy_header(int64_t rows, int64_t values, Precision p) {
+  std::string dict = std::string("{'descr': '") + npy_descr(p) +
+                     "', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " +
+                     std::to_string(values) + "), }";
   const size_t dict_bytes = kNpyHeaderBytes - kNpyMagicBytes - 2;  // 2: header length field
   dict.resize(dict_bytes - 1, ' ');
   dict += '\n';
@@ -27,6 +36,51 @@ std::string npy_header(int64_t rows, int dim) {
   header += static_cast<char>(dict_bytes & 0xff);
   header += static_cast<char>(dict_bytes >> 8);
   return header + dict;
+}
+
+// The one place rows are quantized for every writer: quantize_embeddings on
+// each row as it arrives (float32 rows pass through untouched).
+class RowQuantizer {
+ public:
+  RowQuantizer(int dim, RowEncoding encoding) : dim_(dim), encoding_(std::move(encoding)) {}
+  Precision precision() const { return encoding_.precision; }
+  bool quantized() const { return encoding_.precision != Precision::kFloat32; }
+  // Bytes of one stored row.
+  size_t row_bytes() const {
+    return static_cast<size_t>(quantized_row_bytes(encoding_.precision, dim_));
+  }
+  // Values of one stored row (the .npy's second dimension).
+  int64_t row_values() const {
+    return quantized() ? static_cast<int64_t>(row_bytes()) : static_cast<int64_t>(dim_);
+  }
+  // The stored bytes of `row` (dim floats), valid until the next call.
+  Status encode(const float* row, const uint8_t** bytes) {
+    if (!quantized()) {
+      *bytes = reinterpret_cast<const uint8_t*>(row);
+      return Status::Ok();
+    }
+    TESSERA_RETURN_IF_ERROR(
+        quantize_embeddings(row, 1, dim_, encoding_.precision, encoding_.ranges, &buffer_));
+    *bytes = buffer_.data();
+    return Status::Ok();
+  }
+
+ private:
+  int dim_;
+  RowEncoding encoding_;
+  std::vector<uint8_t> buffer_;
+};
+
+Status check_encoding(int dim, const RowEncoding& encoding) {
+  const Precision p = encoding.precision;
+  if (p != Precision::kInt8 && p != Precision::kUint8) return Status::Ok();
+  if (encoding.ranges.size() != 2 * static_cast<size_t>(dim)) {
+    return invalid_argument(std::string(precision_name(p)) + " rows of " + std::to_string(dim) +
+                            " dimensions need ranges of 2 x " + std::to_string(dim) +
+                            " values (per-dimension min, then max); got " +
+                            std::to_string(encoding.ranges.size()));
+  }
+  return Status::Ok();
 }
 
 void append_float(std::string* s, float v) {
@@ -37,10 +91,17 @@ void append_float(std::string* s, float v) {
 
 class JsonlWriter final : public EmbeddingWriter {
  public:
-  JsonlWriter(int dim, std::unique_ptr<AtomicFile> file, int64_t rows)
-      : dim_(dim), rows_(rows), file_(std::move(file)) {}
+  JsonlWriter(int dim, const RowEncoding& encoding, std::unique_ptr<AtomicFile> file, int64_t rows)
+      : dim_(dim), quantizer_(dim, encoding), rows_(rows), file_(std::move(file)) {}
   Status write(const OutputRow& row, const float* embedding) override {
-    std::string line = format_row(row, embedding, dim_);
+    std::string line;
+    if (quantizer_.quantized()) {
+      const uint8_t* bytes = nullptr;
+      TESSERA_RETURN_IF_ERROR(quantizer_.encode(embedding, &bytes));
+      line = format_quantized_row(row, quantizer_.precision(), bytes, dim_);
+    } else {
+      line = format_row(row, embedding, dim_);
+    }
     line += '\n';
     ++rows_;
     if (file_ != nullptr) return file_->write(line);
@@ -65,18 +126,19 @@ class JsonlWriter final : public EmbeddingWriter {
 
  private:
   int dim_;
+  RowQuantizer quantizer_;
   int64_t rows_;
   std::unique_ptr<AtomicFile> file_;  // null: stdout
 };
 
 class NpyWriter final : public EmbeddingWriter {
  public:
-  explicit NpyWriter(int dim) : dim_(dim) {}
+  NpyWriter(int dim, const RowEncoding& encoding) : dim_(dim), quantizer_(dim, encoding) {}
   Status open(const std::string& path, const WriterOptions& options) {
     if (!options.resumable) {
       TESSERA_RETURN_IF_ERROR(npy_.open(path));
       TESSERA_RETURN_IF_ERROR(index_.open(npy_index_path(path)));
-      return npy_.write(npy_header(0, dim_));
+      return npy_.write(header(0));
     }
     const OutputPosition& at = options.resume_at;
     if (at.bytes == 0) {
@@ -87,12 +149,14 @@ class NpyWriter final : public EmbeddingWriter {
     TESSERA_RETURN_IF_ERROR(npy_.open_resumable(path, at.bytes));
     TESSERA_RETURN_IF_ERROR(index_.open_resumable(npy_index_path(path), at.index_bytes));
     rows_ = at.rows;
-    if (at.bytes == 0) return npy_.write(npy_header(0, dim_));
+    if (at.bytes == 0) return npy_.write(header(0));
     return Status::Ok();
   }
   Status write(const OutputRow& row, const float* embedding) override {
+    const uint8_t* bytes = nullptr;
+    TESSERA_RETURN_IF_ERROR(quantizer_.encode(embedding, &bytes));
     TESSERA_RETURN_IF_ERROR(
-        npy_.write(std::string_view(reinterpret_cast<const char*>(embedding), row_bytes())));
+        npy_.write(std::string_view(reinterpret_cast<const char*>(bytes), row_bytes())));
     std::string line = format_row(row, nullptr, dim_, rows_++);
     line += '\n';
     return index_.write(line);
@@ -100,42 +164,54 @@ class NpyWriter final : public EmbeddingWriter {
   // The header is rewritten at every sync, so a synced partial .npy is a
   // valid .npy of the rows so far.
   Status sync(OutputPosition* at) override {
-    TESSERA_RETURN_IF_ERROR(npy_.write_at(0, npy_header(rows_, dim_)));
+    TESSERA_RETURN_IF_ERROR(npy_.write_at(0, header(rows_)));
     at->rows = rows_;
     TESSERA_RETURN_IF_ERROR(npy_.sync(&at->bytes));
     return index_.sync(&at->index_bytes);
   }
   Status finish() override {
-    TESSERA_RETURN_IF_ERROR(npy_.write_at(0, npy_header(rows_, dim_)));
+    TESSERA_RETURN_IF_ERROR(npy_.write_at(0, header(rows_)));
     TESSERA_RETURN_IF_ERROR(index_.commit());
     return npy_.commit();
   }
 
  private:
-  size_t row_bytes() const { return sizeof(float) * static_cast<size_t>(dim_); }
+  size_t row_bytes() const { return quantizer_.row_bytes(); }
+  std::string header(int64_t rows) const {
+    return npy_header(rows, quantizer_.row_values(), quantizer_.precision());
+  }
   Status inconsistent(const std::string& path, const OutputPosition& at) const {
     return invalid_argument("cannot resume " + path + ": the checkpoint's position (rows " +
                             std::to_string(at.rows) + ", bytes " + std::to_string(at.bytes) +
-                            ") does not fit a .npy of dim " + std::to_string(dim_) +
+                            ") does not fit a .npy of dim " + std::to_string(dim_) + " " +
+                            precision_name(quantizer_.precision()) + " rows" +
                             " (expected bytes = " + std::to_string(kNpyHeaderBytes) + " + rows * " +
                             std::to_string(row_bytes()) + ")");
   }
 
   int dim_;
+  RowQuantizer quantizer_;
   int64_t rows_ = 0;
   AtomicFile npy_;
   AtomicFile index_;
 };
 
-}  // namespace
-
-std::string format_row(const OutputRow& row, const float* embedding, int dim, int64_t row_number) {
+// {"id": .., "chunk" | "chunks": .., "offsets": [..] and "row" when >= 0,
+// without the closing brace.
+std::string row_fields(const OutputRow& row, int64_t row_number) {
   std::string s = "{\"id\":";
   s += row.id->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   s += row.chunks > 0 ? ",\"chunks\":" + std::to_string(row.chunks)
                       : ",\"chunk\":" + std::to_string(row.chunk);
   s += ",\"offsets\":[" + std::to_string(row.begin) + "," + std::to_string(row.end) + "]";
   if (row_number >= 0) s += ",\"row\":" + std::to_string(row_number);
+  return s;
+}
+
+}  // namespace
+
+std::string format_row(const OutputRow& row, const float* embedding, int dim, int64_t row_number) {
+  std::string s = row_fields(row, row_number);
   if (embedding != nullptr) {
     s += ",\"embedding\":[";
     for (int i = 0; i < dim; ++i) {
@@ -145,6 +221,23 @@ std::string format_row(const OutputRow& row, const float* embedding, int dim, in
     s += ']';
   }
   s += '}';
+  return s;
+}
+
+std::string format_quantized_row(const OutputRow& row, Precision precision, const uint8_t* bytes,
+                                 int dim) {
+  std::string s = row_fields(row, -1);
+  s += ",\"precision\":\"";
+  s += precision_name(precision);
+  s += "\",\"embedding\":[";
+  const int64_t n = quantized_row_bytes(precision, dim);
+  const bool is_int8 = is_signed(precision);
+  for (int64_t i = 0; i < n; ++i) {
+    if (i > 0) s += ',';
+    s += std::to_string(is_int8 ? static_cast<int>(static_cast<int8_t>(bytes[i]))
+                                : static_cast<int>(bytes[i]));
+  }
+  s += "]}";
   return s;
 }
 
@@ -159,6 +252,7 @@ std::string npy_index_path(const std::string& npy_path) {
 
 Status make_jsonl_writer(const std::string& path, int dim, std::unique_ptr<EmbeddingWriter>* out,
                          const WriterOptions& options) {
+  TESSERA_RETURN_IF_ERROR(check_encoding(dim, options.encoding));
   const bool to_stdout = path.empty() || path == "-";
   if (to_stdout && options.resumable) {
     return invalid_argument("--resume needs an output file (-o FILE): stdout cannot be resumed");
@@ -170,7 +264,7 @@ Status make_jsonl_writer(const std::string& path, int dim, std::unique_ptr<Embed
                                               : file->open(path));
   }
   const int64_t rows = options.resumable ? options.resume_at.rows : 0;
-  *out = std::make_unique<JsonlWriter>(dim, std::move(file), rows);
+  *out = std::make_unique<JsonlWriter>(dim, options.encoding, std::move(file), rows);
   return Status::Ok();
 }
 
@@ -179,7 +273,8 @@ Status make_npy_writer(const std::string& path, int dim, std::unique_ptr<Embeddi
   if (path.empty() || path == "-") {
     return invalid_argument("--format npy writes a file: give -o FILE.npy");
   }
-  auto writer = std::make_unique<NpyWriter>(dim);
+  TESSERA_RETURN_IF_ERROR(check_encoding(dim, options.encoding));
+  auto writer = std::make_unique<NpyWriter>(dim, options.encoding);
   TESSERA_RETURN_IF_ERROR(writer->open(path, options));
   *out = std::move(writer);
   return Status::Ok();

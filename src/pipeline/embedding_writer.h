@@ -1,9 +1,17 @@
 // Output of `tessera embed`, one row per chunk (or per document with
 // --doc-embedding), in input order:
 //   jsonl  {"id": <id>, "chunk": k, "offsets": [begin, end], "embedding": [...]}
-//          document rows have "chunks": n instead of "chunk"; to stdout or a file
-//   npy    a float32 [rows, dim] .npy file, plus an index JSONL beside it whose
-//          line r describes row r: {"id", "chunk" | "chunks", "offsets", "row"}
+//          document rows have "chunks": n instead of "chunk"; to stdout or a file.
+//          Quantized rows (RowEncoding below) add "precision": "int8" (the
+//          name, before "embedding") and their "embedding" holds integers:
+//          dim of them for int8 (-128..127) / uint8 (0..255), ceil(dim / 8)
+//          packed bytes for binary (-128..127) / ubinary (0..255). float32
+//          rows have no "precision" and are unchanged.
+//   npy    a [rows, values] .npy file: float32 ('<f4', values = dim), int8
+//          ('|i1') / uint8 ('|u1') with values = dim, or the packed bits of
+//          binary ('|i1') / ubinary ('|u1') with values = ceil(dim / 8); plus
+//          an index JSONL beside it whose line r describes row r: {"id",
+//          "chunk" | "chunks", "offsets", "row"}
 // Offsets are Unicode code points [begin, end) into the original text.
 // Files are written through AtomicFile: they appear only when finish() succeeds.
 // Resumable writers (tessera embed --resume) write "<file>.partial" files
@@ -16,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/quantize.h"
 #include "tessera/status.h"
 
 namespace tessera::pipeline {
@@ -51,6 +60,14 @@ class EmbeddingWriter {
   virtual Status finish() = 0;
 };
 
+// How rows are stored: every row of `dim` floats a writer is given is
+// quantized with quantize_embeddings (include/tessera/quantize.h) first, the
+// one implementation for every writer.
+struct RowEncoding {
+  Precision precision = Precision::kFloat32;
+  std::vector<float> ranges;  // int8 / uint8: 2 x dim (per-dimension min, then max)
+};
+
 struct WriterOptions {
   // Write "<file>.partial" work files that outlive a crash instead of
   // temporary files removed on failure.
@@ -58,9 +75,11 @@ struct WriterOptions {
   // Resumable only: continue the partial files from this position (a
   // checkpoint's), cutting whatever follows it; all zero starts them anew.
   OutputPosition resume_at;
+  RowEncoding encoding;
 };
 
-// path "" (or "-") writes to stdout (not resumable).
+// path "" (or "-") writes to stdout (not resumable). An encoding that cannot
+// quantize rows of `dim` (int8 / uint8 ranges of another size) is refused.
 Status make_jsonl_writer(const std::string& path, int dim, std::unique_ptr<EmbeddingWriter>* out,
                          const WriterOptions& options = {});
 Status make_npy_writer(const std::string& path, int dim, std::unique_ptr<EmbeddingWriter>* out,
@@ -75,5 +94,9 @@ std::string npy_index_path(const std::string& npy_path);
 // `row_number` >= 0 adds "row" (the npy index).
 std::string format_row(const OutputRow& row, const float* embedding, int dim,
                        int64_t row_number = -1);
+// The same for a quantized row: quantized_row_bytes(precision, dim) bytes,
+// written as int8 or uint8 integers after "precision".
+std::string format_quantized_row(const OutputRow& row, Precision precision, const uint8_t* bytes,
+                                 int dim);
 
 }  // namespace tessera::pipeline

@@ -52,7 +52,7 @@ Status ResumableJob::lock(bool create) {
 }
 
 Status ResumableJob::open(const std::string& output, bool npy, int dim, nlohmann::json job,
-                          std::unique_ptr<ResumableJob>* out) {
+                          std::unique_ptr<ResumableJob>* out, const RowEncoding& encoding) {
   std::unique_ptr<ResumableJob> j(new ResumableJob(output, npy));
   j->checkpoint_path_ = checkpoint_path(output);
   if (!exists(j->checkpoint_path_) && !exists(AtomicFile::partial_path(output)) && exists(output)) {
@@ -94,6 +94,7 @@ Status ResumableJob::open(const std::string& output, bool npy, int dim, nlohmann
   WriterOptions options;
   options.resumable = true;
   options.resume_at = j->checkpoint_.output;
+  options.encoding = encoding;
   TESSERA_RETURN_IF_ERROR(npy ? make_npy_writer(output, dim, &j->writer_, options)
                               : make_jsonl_writer(output, dim, &j->writer_, options));
   *out = std::move(j);

@@ -44,11 +44,13 @@ class ResumableJob {
   ResumableJob(const ResumableJob&) = delete;
   ResumableJob& operator=(const ResumableJob&) = delete;
 
-  // `job` is the fingerprint of this run (job_fingerprint()). Errors: the
-  // checkpoint belongs to a different job (names the first field that
-  // differs), is damaged, or the output is being resumed by another process.
+  // `job` is the fingerprint of this run (job_fingerprint()); `encoding`
+  // how the writer stores rows of `dim` values (part of the fingerprint).
+  // Errors: the checkpoint belongs to a different job (names the first field
+  // that differs), is damaged, or the output is being resumed by another
+  // process.
   static Status open(const std::string& output, bool npy, int dim, nlohmann::json job,
-                     std::unique_ptr<ResumableJob>* out);
+                     std::unique_ptr<ResumableJob>* out, const RowEncoding& encoding = {});
 
   Start start() const { return start_; }
   // What earlier runs committed (zero for a new job).
