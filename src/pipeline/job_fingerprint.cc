@@ -24,6 +24,8 @@ constexpr size_t kMaxRendered = 120;
 constexpr size_t kMaxListedInputs = 1000;
 
 // FNV-1a: not cryptographic, only to notice a change between two runs.
+constexpr uint64_t kFnvOffset = 14695981039346656037ull;
+
 uint64_t fnv1a(uint64_t h, std::string_view bytes) {
   constexpr uint64_t kPrime = 1099511628211ull;
   for (const char c : bytes) h = (h ^ static_cast<unsigned char>(c)) * kPrime;
@@ -31,7 +33,7 @@ uint64_t fnv1a(uint64_t h, std::string_view bytes) {
 }
 
 nlohmann::json summarize_inputs(const nlohmann::json& files) {
-  uint64_t h = 14695981039346656037ull;
+  uint64_t h = kFnvOffset;
   int64_t bytes = 0;
   for (const nlohmann::json& f : files) {
     h = fnv1a(h, f.dump() + "\n");
@@ -160,16 +162,27 @@ nlohmann::json job_fingerprint(const JobDescription& job) {
   if (inputs.size() > kMaxListedInputs) inputs = summarize_inputs(inputs);
   std::error_code ec;
   const fs::path dir = fs::weakly_canonical(job.model_dir, ec);
+  nlohmann::json rows = {{"max_tokens", job.window.max_tokens},
+                         {"stride", job.window.stride},
+                         {"doc_embedding", job.doc_embedding},
+                         {"format", job.npy ? "npy" : "jsonl"}};
+  if (!job.prompt.empty()) rows["prompt"] = job.prompt;
+  if (job.dimensions > 0) rows["dimensions"] = job.dimensions;
+  if (!job.precision.empty() && job.precision != "float32") rows["precision"] = job.precision;
+  if (!job.ranges_digest.empty()) rows["quantization_ranges"] = job.ranges_digest;
   return {{"inputs", inputs},
           {"model",
            {{"dir", ec ? job.model_dir : dir.string()},
             {"weights", job.weights},
             {"files", describe_model_dir(job.model_dir)}}},
-          {"rows",
-           {{"max_tokens", job.window.max_tokens},
-            {"stride", job.window.stride},
-            {"doc_embedding", job.doc_embedding},
-            {"format", job.npy ? "npy" : "jsonl"}}}};
+          {"rows", rows}};
+}
+
+std::string content_digest(std::string_view bytes) {
+  char digest[17];
+  std::snprintf(digest, sizeof digest, "%016llx",
+                static_cast<unsigned long long>(fnv1a(kFnvOffset, bytes)));
+  return digest;
 }
 
 std::string describe_difference(const nlohmann::json& checkpoint, const nlohmann::json& now) {

@@ -8,7 +8,11 @@
 // paths; size; mtime in ns; past 1,000 files a count, total and digest),
 // every file of the model directory (relative
 // path, size, mtime), the weight precision, the window options, the row kind
-// (chunks or --doc-embedding) and the output format. Out on purpose:
+// (chunks or --doc-embedding), the output format, and what shapes each row:
+// the prompt text (--prompt / --prompt-name, or the model's default),
+// --dimensions, --precision and a digest of the --quantization-ranges
+// values (these four only when set, so that a checkpoint written before they
+// existed still resumes a job that uses none of them). Out on purpose:
 // --batch-tokens, --attention, --threads and the memory budget: they change
 // speed and rounding only (the last bits of an embedding), and a job killed
 // for memory must be able to continue with a smaller batch.
@@ -18,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pipeline/windowing.h"
@@ -31,7 +36,15 @@ struct JobDescription {
   WindowOptions window;  // resolved (no defaults left)
   bool doc_embedding = false;
   bool npy = false;
+  std::string prompt;         // the text prepended to every chunk; "": none
+  int dimensions = 0;         // rows cut to this many values; 0: the model's all
+  std::string precision;      // quantized rows ("int8", ...); "" or "float32": floats
+  std::string ranges_digest;  // content_digest of the int8 / uint8 ranges; "": none
 };
+
+// A short hex digest of `bytes` (FNV-1a 64: notices a change between runs,
+// not cryptographic).
+std::string content_digest(std::string_view bytes);
 
 // Reads the sizes and times now.
 nlohmann::json job_fingerprint(const JobDescription& job);

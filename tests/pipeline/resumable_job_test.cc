@@ -11,10 +11,10 @@
 #include <iterator>
 #include <string>
 
-#include "support/fake_model.h"
 #include "pipeline/atomic_file.h"
 #include "pipeline/checkpoint.h"
 #include "pipeline/job_fingerprint.h"
+#include "support/fake_model.h"
 #include "temp_dir.h"
 
 namespace tessera::pipeline {
@@ -131,6 +131,42 @@ TEST(JobFingerprint, TheDifferenceNamesTheFileAndBothValues) {
   job.window.stride = 5;
   EXPECT_EQ(describe_difference(after, job_fingerprint(job)),
             "rows.stride: is 5, the checkpoint has 4");
+}
+
+TEST(JobFingerprint, RowOptionsAreInOnlyWhenSet) {
+  TempDir dir;
+  fs::create_directories(dir.path() + "/model");
+  JobDescription job{
+      {dir.write("a.txt", "alpha")}, dir.path() + "/model", "f32", {16, 4}, false, false};
+  const nlohmann::json plain = job_fingerprint(job);
+  // A checkpoint from before these options existed still matches a plain job.
+  for (const char* key : {"prompt", "dimensions", "precision", "quantization_ranges"}) {
+    EXPECT_FALSE(plain["rows"].contains(key)) << key;
+  }
+  job.precision = "float32";
+  EXPECT_EQ(describe_difference(plain, job_fingerprint(job)), "");
+  job.dimensions = 128;
+  EXPECT_EQ(describe_difference(plain, job_fingerprint(job)),
+            "rows.dimensions: is 128, the checkpoint has none");
+  const nlohmann::json with_128 = job_fingerprint(job);
+  job.dimensions = 64;
+  EXPECT_EQ(describe_difference(with_128, job_fingerprint(job)),
+            "rows.dimensions: is 64, the checkpoint has 128");
+  job.dimensions = 0;
+  job.prompt = "query: ";
+  EXPECT_EQ(describe_difference(plain, job_fingerprint(job)),
+            "rows.prompt: is \"query: \", the checkpoint has none");
+  job.prompt.clear();
+  job.precision = "int8";
+  job.ranges_digest = content_digest("ranges one");
+  const nlohmann::json int8 = job_fingerprint(job);
+  EXPECT_EQ(int8["rows"]["precision"], "int8");
+  EXPECT_EQ(content_digest("ranges one").size(), 16u);
+  job.ranges_digest = content_digest("ranges two");
+  EXPECT_EQ(describe_difference(int8, job_fingerprint(job)).substr(0, 26),
+            "rows.quantization_ranges: ");
+  EXPECT_EQ(describe_difference(int8, plain),
+            "rows.precision: none now, the checkpoint has \"int8\"");
 }
 
 TEST(JobFingerprint, ManyInputsAreSummarizedSoTheCheckpointStaysSmall) {
