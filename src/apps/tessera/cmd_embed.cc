@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "embed_resume.h"
+#include "embed_rows.h"
 #include "embed_sparse.h"
 #include "model/encoder.h"
 #include "model_options.h"
@@ -48,6 +49,7 @@ struct EmbedOptions {
   bool sparse = false;
   std::string round_bytes;                 // "": the pipeline's default
   std::string max_document_bytes = "64M";  // pipeline::kDefaultMaxDocumentBytes
+  RowFlags rows;
   pipeline::PipelineOptions pipeline;
 };
 
@@ -89,6 +91,11 @@ Status check_sparse_flags(const EmbedOptions& opt) {
   if (opt.resume || opt.pipeline.doc_embedding) {
     return invalid_argument("--sparse cannot be combined with --resume or --doc-embedding");
   }
+  if (any_row_flag(opt.rows)) {
+    return invalid_argument(
+        "--sparse cannot be combined with --prompt-name, --prompt, --dimensions, --precision or "
+        "--quantization-ranges (options of dense rows)");
+  }
   return Status::Ok();
 }
 
@@ -101,8 +108,9 @@ int run_embed_sparse(AppState& state, EmbedOptions& opt) {
     return fail(s, kExitUsage);
   }
   pipeline::EncoderModel model(std::move(encoder), state.dispatcher());
-  if (Status s = pipeline::require_kind(model, ModelKind::kSparse, "tessera embed --sparse " +
-                                        model_dir, "a SPLADE model (*ForMaskedLM)");
+  if (Status s =
+          pipeline::require_kind(model, ModelKind::kSparse, "tessera embed --sparse " + model_dir,
+                                 "a SPLADE model (*ForMaskedLM)");
       !s.ok()) {
     return fail(s, kExitUsage);
   }
@@ -146,6 +154,8 @@ int run_embed(AppState& state, EmbedOptions& opt) {
   if (max_document_bytes == 0) {
     return fail(invalid_argument("--max-document-bytes = 0: give at least 1"), kExitUsage);
   }
+  RowOptions rows;
+  if (Status s = parse_row_flags(opt.rows, &rows); !s.ok()) return fail(s, kExitUsage);
   // Before any thread exists (state.init() starts the pool), so that every
   // thread inherits the mask and the watcher alone receives SIGINT / SIGTERM.
   SignalWatcher::block_stop_signals();
@@ -167,6 +177,9 @@ int run_embed(AppState& state, EmbedOptions& opt) {
     return fail(s, kExitUsage);
   }
   const double load_seconds = seconds_since(start);
+  if (Status s = resolve_row_flags(opt.rows, model, &rows, &opt.pipeline); !s.ok()) {
+    return fail(s, kExitUsage);
+  }
   if (Status s = pipeline::resolve_options(model, &opt.pipeline); !s.ok()) {
     return fail(s, kExitUsage);
   }
@@ -190,8 +203,13 @@ int run_embed(AppState& state, EmbedOptions& opt) {
         model::weight_precision_name(model.encoder().weight_precision()),
         opt.pipeline.window,
         opt.pipeline.doc_embedding,
-        npy};
-    if (Status s = start_resumable_job(opt.output, description, model.dim(), *reader, &job);
+        npy,
+        rows.prompt,
+        rows.dimensions == model.dim() ? 0 : rows.dimensions,
+        precision_name(rows.encoding.precision),
+        rows.ranges_digest};
+    if (Status s = start_resumable_job(opt.output, description, rows.dimensions, rows.encoding,
+                                       *reader, &job);
         !s.ok()) {
       return fail(s, kExitUsage);
     }
@@ -201,8 +219,11 @@ int run_embed(AppState& state, EmbedOptions& opt) {
     }
     writer = &job->writer();
   } else {
-    Status open_status = npy ? pipeline::make_npy_writer(opt.output, model.dim(), &own_writer)
-                             : pipeline::make_jsonl_writer(opt.output, model.dim(), &own_writer);
+    pipeline::WriterOptions writer_options;
+    writer_options.encoding = rows.encoding;
+    Status open_status =
+        npy ? pipeline::make_npy_writer(opt.output, rows.dimensions, &own_writer, writer_options)
+            : pipeline::make_jsonl_writer(opt.output, rows.dimensions, &own_writer, writer_options);
     if (!open_status.ok()) return fail(open_status, kExitUsage);
     writer = own_writer.get();
   }
@@ -234,9 +255,10 @@ int run_embed(AppState& state, EmbedOptions& opt) {
     return fail(Status(run_status.code(), run_status.message() + what), kExitFatal);
   }
 
-  std::fprintf(stderr, "%sweights: %s, loaded in %.2f s\n",
+  std::fprintf(stderr, "%sweights: %s, loaded in %.2f s\n%s\n",
                pipeline::format_summary(stats, ctx.allocator().peak_bytes()).c_str(),
-               describe_weights(model.encoder()).c_str(), load_seconds);
+               describe_weights(model.encoder()).c_str(), load_seconds,
+               describe_rows(opt.rows, rows).c_str());
   int64_t job_skipped = stats.skipped;
   if (job != nullptr && job->start() == pipeline::ResumableJob::Start::kContinue) {
     const pipeline::JobTotals total = job->totals(stats);
@@ -263,6 +285,7 @@ int run_embed(AppState& state, EmbedOptions& opt) {
     j["peak_tracked_bytes"] = ctx.allocator().peak_bytes();
     j["weight_bytes"] = model.encoder().weight_bytes();
     j["weights"] = model::weight_precision_name(model.encoder().weight_precision());
+    j.update(rows_to_json(opt.rows, rows));  // precision, dimensions, prompt, ...
     std::ofstream f(opt.summary_json);
     f << j.dump(2) << "\n";
     if (!f) {
@@ -293,7 +316,8 @@ void add_embed_command(CLI::App& app, AppState& state) {
   add_model_options(cmd, &opt.model);
   cmd->add_option("--format", opt.format,
                   "jsonl: {\"id\", \"chunk\", \"offsets\", \"embedding\"} per row; npy: float32\n"
-                  "[rows, dim] plus an index NAME.index.jsonl. Default: npy if -o ends in .npy")
+                  "[rows, dim] (or --precision's integers) plus an index NAME.index.jsonl.\n"
+                  "Default: npy if -o ends in .npy")
       ->check(CLI::IsMember({"jsonl", "npy"}));
   cmd->add_option("--stride", opt.pipeline.window.stride,
                   "Most tokens shared by consecutive windows of a long document (default 32,\n"
@@ -321,6 +345,7 @@ void add_embed_command(CLI::App& app, AppState& state) {
                 "SPLADE models (*ForMaskedLM): one sparse vector per document, cut to the\n"
                 "model's max_seq_length, as JSONL {\"id\", \"indices\", \"values\"} (nonzero\n"
                 "token ids ascending and their weights). No windows; .npy output is refused");
+  add_row_flags(cmd, &opt.rows);
   cmd->add_option("--summary-json", opt.summary_json,
                   "Also write the run's figures (counts, seconds, attention, stages) as JSON");
   cmd->add_option("--round-bytes", opt.round_bytes,
@@ -334,7 +359,8 @@ void add_embed_command(CLI::App& app, AppState& state) {
                 "torn tail is cut, the documents already written are skipped, the rest is\n"
                 "appended; OUTPUT appears when all is done. Refused, naming what changed, if the\n"
                 "inputs (paths, sizes, mtimes), the model, --weights, --max-tokens, --stride,\n"
-                "--doc-embedding or the format differ (--batch-tokens, --attention, --threads\n"
+                "--doc-embedding, the format, the prompt, --dimensions, --precision or the\n"
+                "--quantization-ranges values differ (--batch-tokens, --attention, --threads\n"
                 "may). Needs -o FILE and file inputs (not stdin). If OUTPUT exists with no\n"
                 "checkpoint, there is nothing to resume (exit 0)");
   cmd->footer(

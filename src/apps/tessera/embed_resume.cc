@@ -28,11 +28,12 @@ Status check_resume_flags(const std::string& output, const std::vector<std::stri
 }
 
 Status start_resumable_job(const std::string& output, const pipeline::JobDescription& description,
-                           int dim, pipeline::DocumentReader& reader,
+                           int dim, const pipeline::RowEncoding& encoding,
+                           pipeline::DocumentReader& reader,
                            std::unique_ptr<pipeline::ResumableJob>* job) {
   using Start = pipeline::ResumableJob::Start;
   TESSERA_RETURN_IF_ERROR(pipeline::ResumableJob::open(
-      output, description.npy, dim, pipeline::job_fingerprint(description), job));
+      output, description.npy, dim, pipeline::job_fingerprint(description), job, encoding));
   const std::string checkpoint = pipeline::checkpoint_path(output);
   const pipeline::JobTotals& done = (*job)->committed();
   switch ((*job)->start()) {

@@ -22,7 +22,8 @@ Status check_resume_flags(const std::string& output, const std::vector<std::stri
 // moves `reader` past the committed documents. (*job)->start() tells whether
 // anything is left to embed (kNew, kContinue).
 Status start_resumable_job(const std::string& output, const pipeline::JobDescription& description,
-                           int dim, pipeline::DocumentReader& reader,
+                           int dim, const pipeline::RowEncoding& encoding,
+                           pipeline::DocumentReader& reader,
                            std::unique_ptr<pipeline::ResumableJob>* job);
 
 }  // namespace tessera::cli
