@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "model/architectures/architecture.h"
 #include "model/config.h"
@@ -115,6 +116,23 @@ std::string describe_outputs(const ModelConfig& c) {
   return "dense embeddings, " + std::to_string(n.hidden_size) + " dimensions";
 }
 
+// config_sentence_transformers.json's prompts: names and texts (JSON-quoted,
+// so a newline stays on the line; long ones cut), and the default.
+void describe_prompts(const Prompts& p, ModelExplanation* e) {
+  constexpr size_t kShownChars = 60;
+  std::string names;
+  for (const auto& [name, text] : p.by_name) {
+    const std::string shown = text.substr(0, kShownChars);
+    names += (names.empty() ? "" : ", ") + name + " " +
+             nlohmann::json(shown).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+             (shown.size() < text.size() ? "..." : "");
+  }
+  if (names.empty()) names = "none";
+  if (!p.pooled) names += " (pooled without the prompt, include_prompt false: tessera refuses it)";
+  e->facts.emplace_back("prompts", names);
+  e->facts.emplace_back("default prompt", p.default_name.empty() ? "none" : p.default_name);
+}
+
 // Tokenizer::describe()'s "key: value" lines as facts "tokenizer KEY".
 void describe_tokenizer(const Tokenizer& t, ModelExplanation* e) {
   const std::string d = t.describe();
@@ -146,6 +164,7 @@ ModelExplanation explain_model(const std::string& model_dir, Context& ctx) {
                                                             : pooling_name(config.pooling)) +
                                       (config.normalize ? " + normalize" : "") +
                                       ", max_seq_length " + std::to_string(config.max_seq_length));
+  describe_prompts(config.prompts, &e);
   Tokenizer tokenizer;
   e.status = Tokenizer::load(config.transformer_dir, &tokenizer);
   if (!e.status.ok()) return e;
