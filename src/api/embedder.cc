@@ -174,8 +174,9 @@ Status Embedder::embed_documents(const std::vector<std::string>& documents, bool
       if (d.chunks.empty()) continue;
       std::vector<float> rows;
       rows.reserve(d.chunks.size() * dims);
-      for (const EmbeddedChunk& c : d.chunks)
+      for (const EmbeddedChunk& c : d.chunks) {
         rows.insert(rows.end(), c.embedding.begin(), c.embedding.end());
+      }
       d.embedding.resize(dims);
       pipeline::mean_of_rows(rows.data(), static_cast<int64_t>(d.chunks.size()), dims, normalized(),
                              d.embedding.data());

@@ -134,8 +134,7 @@ Status read_head(const json& j, const std::string& path, NetworkConfig* c) {
   return Status::Ok();
 }
 
-Status load_pooling(const std::string& path, int hidden_size, Pooling* out,
-                    bool* include_prompt) {
+Status load_pooling(const std::string& path, int hidden_size, Pooling* out, bool* include_prompt) {
   json j;
   TESSERA_RETURN_IF_ERROR(read_json(path, &j));
   TESSERA_RETURN_IF_ERROR(get_bool(j, path, "include_prompt", include_prompt));
@@ -200,7 +199,7 @@ Status load_prompts(const std::string& path, Prompts* out) {
     if (!def->is_string() || out->by_name.count(def->get<std::string>()) == 0) {
       std::string names;
       for (const auto& [name, text] : out->by_name) names += (names.empty() ? "" : ", ") + name;
-      return invalid_argument(path + ": default_prompt_name = " + json_input::describe(*def) +
+      return invalid_argument(path + ": default_prompt_name = " + json_input::render(*def) +
                               " is not one of the prompts {" + names + "}");
     }
     out->default_name = def->get<std::string>();
@@ -395,7 +394,8 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
                               std::to_string(c.network.max_position_embeddings) + ")");
     }
   }
-  TESSERA_RETURN_IF_ERROR(load_prompts(model_dir + "/config_sentence_transformers.json", &c.prompts));
+  TESSERA_RETURN_IF_ERROR(
+      load_prompts(model_dir + "/config_sentence_transformers.json", &c.prompts));
   c.weights_path = c.transformer_dir + "/model.safetensors";
   if (!fs::exists(c.weights_path)) {
     return not_found(c.weights_path + ": missing (tessera reads safetensors weights only)");

@@ -112,9 +112,9 @@ TEST(Config, BadFields) {
                {"layer_norm_eps"});
   expect_error(load_with("config.json", "model_type", 7), StatusCode::kInvalidArgument,
                {"model_type", "string"});
-  expect_error(load_with("sentence_bert_config.json", "max_seq_length", 100),
-               StatusCode::kInvalidArgument,
-               {"sentence_bert_config.json", "max_seq_length = 100", "max_position_embeddings = 16"});
+  expect_error(
+      load_with("sentence_bert_config.json", "max_seq_length", 100), StatusCode::kInvalidArgument,
+      {"sentence_bert_config.json", "max_seq_length = 100", "max_position_embeddings = 16"});
   expect_error(load_with("1_Pooling/config.json", "pooling_mode_max_tokens", true),
                StatusCode::kUnsupported,
                {"1_Pooling/config.json", "pooling_mode_mean_tokens, pooling_mode_max_tokens"});
@@ -151,12 +151,53 @@ TEST(Config, MissingOrCorruptFiles) {
     TempDir dir;
     TinyBert().write(dir.path().string());
     json modules = read_json(dir.file("modules.json"));
-    modules.push_back({{"idx", 3}, {"name", "3"}, {"path", "3_Dense"},
+    modules.push_back({{"idx", 3},
+                       {"name", "3"},
+                       {"path", "3_Dense"},
                        {"type", "sentence_transformers.models.Dense"}});
     testing::write_file(dir.file("modules.json"), modules.dump());
     expect_error(load_model_config(dir.path().string(), &c), StatusCode::kUnsupported,
                  {"modules.json", "Dense", "supported"});
   }
+}
+
+}  // namespace
+}  // namespace tessera::model
+
+namespace tessera::model {
+namespace {
+
+TEST(ConfigPrompts, ReadFromConfigSentenceTransformers) {
+  const std::string dir = std::string(TESSERA_SOURCE_DIR) + "/data/models/tiny-qwen3";
+  ModelConfig c;
+  ASSERT_TRUE(load_model_config(dir, &c).ok());
+  ASSERT_EQ(c.prompts.by_name.size(), 2u);
+  EXPECT_EQ(c.prompts.by_name.at("document"), "");
+  EXPECT_EQ(c.prompts.by_name.at("query").rfind("Instruct: ", 0), 0u);
+  EXPECT_EQ(c.prompts.default_name, "");  // default_prompt_name: null
+  EXPECT_TRUE(c.prompts.pooled);
+}
+
+TEST(ConfigPrompts, BadPromptsAreRefusedNamingTheField) {
+  const auto with_st_config = [](const json& st) {
+    TempDir dir;
+    TinyBert().write(dir.path().string());
+    testing::write_file(dir.file("config_sentence_transformers.json"), st.dump());
+    ModelConfig c;
+    Status s = load_model_config(dir.path().string(), &c);
+    return std::make_pair(s, c.prompts);
+  };
+  auto [ok, prompts] = with_st_config(
+      {{"prompts", {{"query", "q: "}, {"passage", "p: "}}}, {"default_prompt_name", "passage"}});
+  ASSERT_TRUE(ok.ok()) << ok.to_string();
+  EXPECT_EQ(prompts.default_name, "passage");
+  expect_error(with_st_config({{"prompts", {{"query", 3}}}}).first, StatusCode::kInvalidArgument,
+               {"config_sentence_transformers.json", "prompts.query must be a string"});
+  expect_error(
+      with_st_config({{"prompts", {{"query", "q: "}}}, {"default_prompt_name", "doc"}}).first,
+      StatusCode::kInvalidArgument, {"default_prompt_name = \"doc\"", "{query}"});
+  expect_error(with_st_config({{"prompts", "query"}}).first, StatusCode::kInvalidArgument,
+               {"prompts must be an object"});
 }
 
 }  // namespace
