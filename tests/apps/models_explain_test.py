@@ -1,4 +1,5 @@
-"""`tessera models` and `tessera models --explain DIR` (issue 30).
+"""`tessera models` and `tessera models --explain DIR` (issue 30), with the
+prompts of config_sentence_transformers.json (issue 32).
 
 Usage: models_explain_test.py TESSERA_BINARY SOURCE_DIR
 Every tiny model of data/models is recognised with its architecture, head,
@@ -48,6 +49,15 @@ def main():
         assert facts["status"].startswith("ok"), (name, facts["status"])
         j = run(binary, "models", "--explain", str(source / "data" / "models" / name), "--json")
         assert j.returncode == 0 and json.loads(j.stdout)["ok"] is True, (name, j.stdout)
+    # config_sentence_transformers.json's prompts (issue 32): names, quoted
+    # texts (a newline stays escaped on the line) and the default.
+    r = run(binary, "models", "--explain", str(source / "data" / "models" / "tiny-qwen3"))
+    facts = {k.strip(): v.strip() for k, v in
+             (line.split(":", 1) for line in r.stdout.splitlines() if ":" in line)}
+    assert facts["prompts"].startswith('document "", query "Instruct: Given a web search'), facts
+    assert facts["default prompt"] == "none", facts
+    r = run(binary, "models", "--explain", str(source / "data" / "models" / "tiny-bert"))
+    assert "prompts:          none" in r.stdout, r.stdout
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         r = run(binary, "models", "--explain", str(tmp))
