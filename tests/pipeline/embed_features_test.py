@@ -11,6 +11,7 @@ data/features/expected.json (tools/make_feature_oracle.py).
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -215,6 +216,20 @@ class EmbedFeatures(FeatureRun):
         plain = load_jsonl(out)
         self.assertEqual(len(plain), len(by_name))
         self.assertLess(cosine(plain[0]["embedding"], by_name[0]["embedding"]), 0.9999)
+        # A default_prompt_name applies with neither flag; --prompt '' turns it off.
+        with_default = self.path("qwen-default")
+        shutil.copytree(model, with_default)
+        config = os.path.join(with_default, "config_sentence_transformers.json")
+        with open(config, encoding="utf-8") as f:
+            st = json.load(f)
+        st["default_prompt_name"] = "query"
+        with open(config, "w", encoding="utf-8") as f:
+            json.dump(st, f)
+        proc, out = self.embed_ok("qwen-default.jsonl", "--model", with_default)
+        self.assertIn("prompt default_prompt_name query: ", proc.stderr)
+        self.assertEqual(load_jsonl(out), by_name)
+        _, out = self.embed_ok("qwen-default-off.jsonl", "--model", with_default, "--prompt", "")
+        self.assertEqual(load_jsonl(out), plain)
         # Unknown names are refused listing the model's; the default model has none.
         proc, out = self.embed("bad-name.jsonl", "--model", model, "--prompt-name", "passage")
         self.assertEqual(proc.returncode, 2, proc.stderr)

@@ -168,7 +168,7 @@ TEST(EmbeddingWriter, QuantizedNpyHasTheDtypeAndShapeOfEachPrecision) {
   TempDir dir;
   const nlohmann::json id = "q";
   const int dim = 10;
-  std::vector<float> rows(2 * dim);
+  std::vector<float> rows(size_t{2} * dim);
   for (int i = 0; i < 2 * dim; ++i) rows[i] = static_cast<float>((i * 7) % 11) / 5.0f - 1.0f;
   std::vector<float> ranges;
   ASSERT_TRUE(quantization_ranges(rows.data(), 2, dim, &ranges).ok());
@@ -188,7 +188,8 @@ TEST(EmbeddingWriter, QuantizedNpyHasTheDtypeAndShapeOfEachPrecision) {
     options.encoding = {c.p, ranges};
     std::unique_ptr<EmbeddingWriter> w;
     ASSERT_TRUE(make_npy_writer(path, dim, &w, options).ok());
-    for (int r = 0; r < 2; ++r) ASSERT_TRUE(w->write({&id, r, 0, 0, 1}, &rows[r * dim]).ok());
+    for (int r = 0; r < 2; ++r)
+      ASSERT_TRUE(w->write({&id, r, 0, 0, 1}, &rows[size_t{dim} * r]).ok());
     ASSERT_TRUE(w->finish().ok());
     const std::string bytes = slurp(path);
     const std::string header = quantized_npy_header(bytes);
