@@ -42,30 +42,35 @@ std::string show_prompt(const std::string& text) {
 
 void add_row_flags(CLI::App* cmd, RowFlags* flags) {
   cmd->add_option_function<std::string>(
-      "--prompt-name", [flags](const std::string& v) { flags->prompt_name = v; },
-      "Prepend the model's prompt NAME to every text (config_sentence_transformers.json's\n"
-      "\"prompts\", as sentence-transformers' encode(prompt_name=...); `tessera models\n"
-      "--explain DIR` lists them). Default: the model's default_prompt_name, if any");
+         "--prompt-name", [flags](const std::string& v) { flags->prompt_name = v; },
+         "Prepend the model's prompt NAME to every text (config_sentence_transformers.json's\n"
+         "\"prompts\", as sentence-transformers' encode(prompt_name=...); `tessera models\n"
+         "--explain DIR` lists them). Default: the model's default_prompt_name, if any")
+      ->type_name("NAME");
   cmd->add_option_function<std::string>(
-      "--prompt", [flags](const std::string& v) { flags->prompt = v; },
-      "Prepend TEXT to every text, e.g. \"query: \" (--prompt '' turns the model's default\n"
-      "prompt off). Each chunk is [CLS] prompt chunk [SEP]: the prompt's tokens count\n"
-      "toward --max-tokens and are pooled with the chunk's");
+         "--prompt", [flags](const std::string& v) { flags->prompt = v; },
+         "Prepend TEXT to every text, e.g. \"query: \" (--prompt '' turns the model's default\n"
+         "prompt off). Each chunk is [CLS] prompt chunk [SEP] (BERT's specials): the\n"
+         "prompt's tokens count toward --max-tokens and are pooled with the chunk's")
+      ->type_name("TEXT");
   cmd->add_option("--dimensions", flags->dimensions,
                   "Keep the first N values of every row, re-normalised when the model normalises\n"
-                  "(Matryoshka models; --doc-embedding averages the shortened rows). Default: all");
+                  "(Matryoshka models; --doc-embedding averages the shortened rows). Default: all")
+      ->type_name("N");
   cmd->add_option("--precision", flags->precision,
                   "float32 | int8 | uint8 | binary | ubinary (sentence-transformers'\n"
                   "quantize_embeddings): int8 / uint8 cut each dimension's range (from\n"
                   "--quantization-ranges) into 256 buckets; binary / ubinary keep the sign bits,\n"
                   "8 per byte. JSONL rows get \"precision\" and integer \"embedding\"s; .npy is\n"
                   "int8 or uint8, [rows, dims] or [rows, ceil(dims / 8)] for the bits")
+      ->type_name("P")
       ->capture_default_str();
   cmd->add_option(kRangesFlag, flags->quantization_ranges,
                   "For --precision int8 / uint8 (required): a float32 .npy of shape (2, dims),\n"
                   "the per-dimension min and max of calibration embeddings made with the same\n"
                   "--prompt and --dimensions, e.g. np.save('ranges.npy', np.vstack((e.min(0),\n"
-                  "e.max(0))).astype('float32')) or tessera.quantization_ranges(e) in Python");
+                  "e.max(0))).astype('float32')) or tessera.quantization_ranges(e) in Python")
+      ->type_name("FILE.npy");
 }
 
 bool any_row_flag(const RowFlags& flags) {
