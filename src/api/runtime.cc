@@ -2,6 +2,7 @@
 // commands, the server and library users share.
 #include "tessera/runtime.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -82,6 +83,29 @@ void load_tuning(const std::string& option, Context& ctx, Dispatcher& dispatcher
 // limit: running on at that edge would fail later and less clearly (the
 // next allocation, or OpenMP's own threads, which exit the process when they
 // cannot start). So the runtime is refused, naming how many could start.
+// A policy under which no backend of this build could ever run is refused
+// where it is given, not at the first call. Names of backends absent from
+// this build are fine while another can run (a shared policy may name cuda.*
+// on a CPU build); per problem the dispatcher may still find none eligible.
+Status check_policy_can_run(const Policy& policy, const Registry& registry) {
+  auto listed = [](const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  std::string known;
+  for (Backend* b : registry.backends()) {
+    const std::string name(b->name());
+    const Availability av = b->availability();
+    if ((policy.only.empty() || listed(policy.only, name)) && !listed(policy.deny, name) &&
+        av.available) {
+      return Status::Ok();
+    }
+    known += (known.empty() ? "" : ", ") + name + (av.available ? "" : " (unavailable here)");
+  }
+  return invalid_argument("attention: policy '" + policy.to_string() +
+                          "' leaves no backend that can run on this machine (this build has " +
+                          known + "; `tessera backends` says more)");
+}
+
 Status check_threads_started(int asked, const ThreadPool& pool) {
   if (pool.num_threads() == pool.requested_threads()) return Status::Ok();
   const std::string what = asked == 0 ? "threads = 0 (one per hardware thread: " +
@@ -118,6 +142,7 @@ Status Runtime::create(const RuntimeOptions& options, std::unique_ptr<Runtime>* 
   }
   ctx_options.reuse_memory_bytes = options.memory_reuse_bytes;
   register_builtin_backends(impl->registry);
+  TESSERA_RETURN_IF_ERROR(check_policy_can_run(impl->policy, impl->registry));
   impl->context = std::make_unique<Context>(ctx_options);
   TESSERA_RETURN_IF_ERROR(check_threads_started(options.threads, impl->context->pool()));
   impl->dispatcher = std::make_unique<Dispatcher>(impl->registry, impl->policy);

@@ -1,5 +1,7 @@
 // tessera backends [--explain SHAPE] [--json]
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -52,9 +54,16 @@ int list_backends(AppState& state, bool json) {
   const std::string record_path = canary_record_path(state.observe);
   CanaryRecords canary;
   if (Status s = load_canary_records(record_path, &canary); !s.ok()) return fail(s);
+  // AVAILABLE comes last: its reasons ("no: this CPU has no AMX-BF16 tiles
+  // ...") are long and would push every later column out of line.
+  int features_width = static_cast<int>(std::strlen("FEATURES"));
+  for (Backend* b : state.registry().backends()) {
+    features_width = std::max(features_width,
+                              static_cast<int>(join(features_of(b->capabilities()), ",").size()));
+  }
   if (!json) {
-    std::printf("%-18s %-7s %-5s %-12s %-14s %-9s %-13s %s\n", "NAME", "DEVICE", "PRIO", "MATURITY",
-                "DTYPES", "HEAD DIM", "AVAILABLE", "FEATURES");
+    std::printf("%-18s %-7s %-5s %-12s %-14s %-9s %-*s %s\n", "NAME", "DEVICE", "PRIO", "MATURITY",
+                "DTYPES", "HEAD DIM", features_width, "FEATURES", "AVAILABLE");
   }
   for (Backend* b : state.registry().backends()) {
     const Capabilities caps = b->capabilities();
@@ -77,11 +86,11 @@ int list_backends(AppState& state, bool json) {
       continue;
     }
     std::printf(
-        "%-18.*s %-7s %-5d %-12.*s %-14s %-9s %-13s %s\n", static_cast<int>(b->name().size()),
+        "%-18.*s %-7s %-5d %-12.*s %-14s %-9s %-*s %s\n", static_cast<int>(b->name().size()),
         b->name().data(), b->device().to_string().c_str(), b->priority(),
         static_cast<int>(maturity_name(caps.maturity).size()), maturity_name(caps.maturity).data(),
-        join(dtypes_of(caps), ",").c_str(), head_dims.c_str(),
-        av.available ? "yes" : ("no: " + av.reason).c_str(), join(features_of(caps), ",").c_str());
+        join(dtypes_of(caps), ",").c_str(), head_dims.c_str(), features_width,
+        join(features_of(caps), ",").c_str(), av.available ? "yes" : ("no: " + av.reason).c_str());
   }
   if (json) {
     std::printf("%s\n", rows.dump(2).c_str());

@@ -28,6 +28,10 @@ int run_cli(int argc, char** argv) {
       "Attention backends are interchangeable parts behind one contract; the dispatcher picks\n"
       "one per machine and per problem and falls back when a part fails."};
   app.require_subcommand(1);
+  // Global options may also follow the subcommand (`tessera serve --threads 1`):
+  // an option a subcommand does not know falls through to here. Subcommands
+  // inherit this setting, so it must be set before they are added.
+  app.fallthrough();
   app.set_help_all_flag("--help-all", "Show help for every command");
   AppState state;
   app.add_option("--attention", state.options.attention,
