@@ -39,7 +39,8 @@ How it works (docs/SCALING.md, docs/DECISIONS.md "tessera.ray"):
   each actor passes them to Embedder.embed_documents and quantizes its rows
   with tessera.quantize_embeddings (the C++ core's), int8 / uint8 with the
   fixed ranges of --quantization-ranges, so a row is still a function of its
-  shard alone. Quantized rows are JSON ints; Parquet columns of int8 or uint8.
+  shard alone. Quantized JSONL rows carry "precision" and ints (the CLI's);
+  Parquet columns of int8 or uint8, the precision in the schema's metadata.
 - A malformed document (a line that is not JSON, no "text", a "text" that is
   not a string, an id that is neither string nor number, invalid UTF-8, an
   empty text) is reported (origin, id, problem) and skipped; the job goes on.
@@ -267,14 +268,16 @@ def read_shard(shard):
 # ---------------------------------------------------------------- the actor
 
 
-def _format_row(doc_id, chunk_key, chunk, begin, end, embedding):
-    if embedding.dtype.kind == "f":
+def _format_row(doc_id, chunk_key, chunk, begin, end, embedding, precision="float32"):
+    if precision == "float32":
         values = ",".join("%.9g" % v for v in embedding.astype(np.float64).tolist())
-    else:  # quantized: ints, as `tessera embed --precision`
+        tag = ""
+    else:  # as `tessera embed --precision`: the name, then the ints
         values = ",".join(map(str, embedding.tolist()))
+        tag = ',"precision":"' + precision + '"'
     return ('{"id":' + json.dumps(doc_id, ensure_ascii=False) + ',"' + chunk_key + '":' +
-            str(chunk) + ',"offsets":[' + str(begin) + "," + str(end) + '],"embedding":[' +
-            values + "]}")
+            str(chunk) + ',"offsets":[' + str(begin) + "," + str(end) + "]" + tag +
+            ',"embedding":[' + values + "]}")
 
 
 def _read_ranges(path, flag):
@@ -459,7 +462,7 @@ class ShardEmbedder:
                     else:
                         chunk, chunks, key = r["chunk"], 0, "chunk"
                     line = (_format_row(doc_id, key, chunks if self.doc_embedding else chunk,
-                                        begin, end, r["embedding"])
+                                        begin, end, r["embedding"], self.precision)
                             if self.output_format == "jsonl" else "")
                     self._append(out, shard_index, seq, chunk, origin, doc_id, None, begin, end,
                                  chunks, line, r["embedding"])
@@ -511,7 +514,7 @@ class _JsonlOutput:
 
 
 class _ParquetOutput:
-    def __init__(self, path, embedding_type, doc_embedding):
+    def __init__(self, path, embedding_type, doc_embedding, precision):
         import pyarrow as pa
         import pyarrow.parquet as pq
         self.path, self.partial = path, path + ".partial"
@@ -523,7 +526,7 @@ class _ParquetOutput:
             ("chunks" if doc_embedding else "chunk", pa.int64()),
             ("offsets", pa.list_(pa.int64(), 2)),
             ("embedding", embedding_type),
-        ])
+        ], metadata={"precision": precision})  # int8 and binary are both list<int8>
         self.writer = pq.ParquetWriter(self.partial, self.schema)
 
     def write(self, table, good):
@@ -574,13 +577,14 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
     on_skip(origin, id, problem): called for each skipped document, in input
         order (default: a line on stderr).
     prompt_name / prompt: before every chunk, as Embedder.embed_documents
-        (`tessera embed --prompt-name / --prompt`); prompt wins, with a warning.
+        (`tessera embed --prompt-name / --prompt`); one of them, as the CLI.
     dimensions: keep each row's first N values (Matryoshka), re-normalised
         when the model normalises (`--dimensions`).
     precision: "float32", "int8", "uint8", "binary" or "ubinary", as
         tessera.quantize_embeddings; int8 / uint8 need quantization_ranges (a
         float32 [2, dims] array, or a .npy file of one), the same for every
-        shard. JSONL rows then hold ints; the Parquet column is
+        shard. JSONL rows then hold "precision" and ints (as `tessera embed`);
+        the Parquet column is
         fixed_size_list<int8> (int8, binary) or <uint8> (uint8, ubinary), of
         dims values or ceil(dims / 8) packed bytes.
     Returns a dict: documents, skipped (a list of {"origin", "id", "problem"}),
@@ -593,9 +597,8 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
     precision, ranges, dimensions = _check_output_options(precision, quantization_ranges,
                                                          dimensions)
     if prompt is not None and prompt_name is not None:
-        warnings.warn(f"tessera-ray: both prompt and prompt_name given: prompt_name "
-                      f"'{prompt_name}' is ignored in favour of prompt", stacklevel=2)
-        prompt_name = None
+        raise InputError(f"prompt_name = '{prompt_name}' and prompt = {prompt!r}: give one (a "
+                         "prompt name, or the prompt's text), as `tessera embed`")
     shards = plan_shards([os.fspath(i) for i in inputs], batch_size)
     if not ray.is_initialized():
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -646,7 +649,7 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
             if writer is None:
                 writer = (_JsonlOutput(output) if fmt == "jsonl" else
                           _ParquetOutput(output, table.schema.field("embedding").type,
-                                         doc_embedding))
+                                         doc_embedding, precision))
             writer.write(table, good)
             report["rows"] += int(pc.sum(good).as_py() or 0)
             bad = table.filter(pc.invert(good))
@@ -731,7 +734,7 @@ def _parser():
                         "and \"document\" always exist, \"\" unless it defines them) before "
                         "every chunk")
     e.add_argument("--prompt", default=None, metavar="TEXT",
-                   help="this text before every chunk (wins over --prompt-name)")
+                   help="this text before every chunk (instead of a --prompt-name)")
     e.add_argument("--dimensions", type=int, default=None, metavar="N",
                    help="keep each row's first N values (Matryoshka), re-normalised when the "
                         "model normalises")
@@ -797,6 +800,11 @@ def main(argv=None):
     if (args.address == "local" and args.model and "://" not in args.model and
             not os.path.isdir(args.model)):  # (on a cluster it is the workers' path)
         print(f"tessera-ray: --model: {args.model}: no such directory", file=sys.stderr)
+        return 2
+    if args.prompt_name is not None and args.prompt is not None:
+        print(f"tessera-ray: --prompt-name = \"{args.prompt_name}\" and --prompt = "
+              f"{json.dumps(args.prompt)}: give one (a prompt name, or the prompt's text)",
+              file=sys.stderr)
         return 2
     problem = _unknown_prompt_name(args.prompt_name, args.prompt, args.model)
     if problem:

@@ -212,6 +212,7 @@ def assert_same_quantized_rows(got, want, near_zero):
     the chunks differently, so the floats differ in their last bits)."""
     assert [(g["id"], g["chunk"], g["offsets"]) for g in got] == \
         [(w["id"], w["chunk"], w["offsets"]) for w in want]
+    assert [g.get("precision") for g in got] == [w.get("precision") for w in want]
     g = np.array([r["embedding"] for r in got])
     w = np.array([r["embedding"] for r in want])
     assert g.shape == w.shape and g.dtype.kind == "i"  # JSON ints
@@ -222,10 +223,10 @@ def assert_same_quantized_rows(got, want, near_zero):
         assert np.all(np.abs(near_zero[bits == 1]) < 1e-3)
 
 
-def with_embeddings(rows, quantized):
-    """Embedder.embed_documents' rows as JSONL rows, with these embeddings."""
+def with_embeddings(rows, quantized, precision):
+    """Embedder.embed_documents' rows as `tessera embed --precision` writes them."""
     return [{"id": r["id"], "chunk": r["chunk"], "offsets": list(r["offsets"]),
-             "embedding": q.tolist()} for r, q in zip(rows, quantized)]
+             "precision": precision, "embedding": q.tolist()} for r, q in zip(rows, quantized)]
 
 
 def test_prompt_dimensions_and_quantized_output(ray_session, generated, cli, embedder,
@@ -252,7 +253,7 @@ def test_prompt_dimensions_and_quantized_output(ray_session, generated, cli, emb
     ranges = tmp_path / "ranges.npy"
     np.save(ranges, tessera.quantization_ranges(rows))
     want = with_embeddings(floats, tessera.quantize_embeddings(rows, "int8",
-                                                               ranges=np.load(ranges)))
+                                                               ranges=np.load(ranges)), "int8")
     report = tray.embed_corpus([part], tmp_path / "int8.jsonl", workers=2, batch_size=20,
                                progress=False, prompt="query: ", dimensions=128,
                                precision="int8", quantization_ranges=ranges)
@@ -266,6 +267,12 @@ def test_prompt_dimensions_and_quantized_output(ray_session, generated, cli, emb
                              capture_output=True, text=True)
         assert run.returncode == 0, run.stderr
         assert_same_quantized_rows(got, read_jsonl(tmp_path / "cli.jsonl"), None)
+        # Where the values agree, the lines are the CLI's, byte for byte.
+        lines = zip((tmp_path / "int8.jsonl").read_text().splitlines(),
+                    (tmp_path / "cli.jsonl").read_text().splitlines())
+        same = [(a, b) for a, b in lines
+                if json.loads(a)["embedding"] == json.loads(b)["embedding"]]
+        assert len(same) > len(got) // 2 and all(a == b for a, b in same)
 
     # Parquet: binary is fixed_size_list<int8>[ceil(100 / 8)], the packed bits
     # minus 128; MiniLM's "query" prompt is "" (sentence-transformers').
@@ -273,13 +280,14 @@ def test_prompt_dimensions_and_quantized_output(ray_session, generated, cli, emb
                       progress=False, prompt_name="query", dimensions=100, precision="binary")
     table = pq.read_table(tmp_path / "binary.parquet")
     assert table.schema.field("embedding").type == pa.list_(pa.int8(), 13)
+    assert table.schema.metadata[b"precision"] == b"binary"
     short = embedder.embed_documents(texts, ids=ids, truncate_dim=100)
     near = np.stack([r["embedding"] for r in short])
-    got = [{"id": json.loads(i), "chunk": c, "offsets": o, "embedding": e}
+    got = [{"id": json.loads(i), "chunk": c, "offsets": o, "precision": "binary", "embedding": e}
            for i, c, o, e in zip(table.column("id").to_pylist(), table.column("chunk").to_pylist(),
                                  table.column("offsets").to_pylist(),
                                  table.column("embedding").to_pylist())]
-    want = with_embeddings(short, tessera.quantize_embeddings(near, "binary"))
+    want = with_embeddings(short, tessera.quantize_embeddings(near, "binary"), "binary")
     assert_same_quantized_rows(got, want, near)
 
 
@@ -307,7 +315,9 @@ def test_cli_help_and_input_errors(tmp_path):
              "--quantization-ranges: only --precision int8 and uint8 use ranges"),
             (["--dimensions", "0"], "--dimensions: 0 must be an int, at least 1"),
             (["--prompt-name", "passage"], "--prompt-name: 'passage' is not one of the model's "
-             "prompts ['document', 'query']")):
+             "prompts ['document', 'query']"),
+            (["--prompt-name", "query", "--prompt", "q: "],
+             '--prompt-name = "query" and --prompt = "q: ": give one')):
         run = subprocess.run([sys.executable, "-m", "tessera.ray", "embed", str(doc),
                               str(tmp_path / "out.jsonl"), *extra], capture_output=True, text=True)
         assert run.returncode == 2 and message in run.stderr, (extra, run.stderr)
