@@ -99,7 +99,6 @@ class Embedder:
         if self.default_prompt_name is not None and self.default_prompt_name not in self.prompts:
             raise ValueError(f"default_prompt_name: '{self.default_prompt_name}' is not one of "
                              f"the prompts {list(self.prompts)}")
-        self.truncate_dim = None
         self.truncate_dim = self._check_truncate_dim(truncate_dim)
 
     @property
