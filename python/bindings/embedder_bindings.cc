@@ -1,9 +1,11 @@
 // tessera.Embedder's compiled half: texts -> one row each, documents ->
-// chunks with code-point offsets and vectors (tessera/_embedder.py adds
-// sentence-transformers' encode() on top). Rows come back as numpy arrays
+// chunks with code-point offsets and vectors, each with a prompt and
+// Matryoshka dimensions (EmbedOptions); tessera/_embedder.py adds
+// sentence-transformers' encode() on top. Rows come back as numpy arrays
 // that own the vectors the C++ API filled, without a copy.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -51,21 +53,42 @@ void load(EmbedderHandle* self, RuntimeHandle& runtime, const std::string& model
   new (self) EmbedderHandle{&runtime, std::move(e)};
 }
 
-nb::object embed(EmbedderHandle& self, const std::vector<std::string>& texts, bool truncate) {
+// EmbedOptions from the Python keywords (tessera/_embedder.py resolves
+// sentence-transformers' prompt rules and passes the prompt's text).
+EmbedOptions embed_options(bool truncate, const std::optional<std::string>& prompt_name,
+                           const std::optional<std::string>& prompt, int dimensions) {
+  EmbedOptions o;
+  o.truncate = truncate;
+  o.prompt_name = prompt_name;
+  o.prompt = prompt;
+  o.dimensions = dimensions;
+  return o;
+}
+
+size_t row_width(const EmbedderHandle& self, int dimensions) {
+  return static_cast<size_t>(dimensions > 0 ? dimensions : self.embedder->dim());
+}
+
+nb::object embed(EmbedderHandle& self, const std::vector<std::string>& texts, bool truncate,
+                 const std::optional<std::string>& prompt_name,
+                 const std::optional<std::string>& prompt, int dimensions) {
+  const EmbedOptions options = embed_options(truncate, prompt_name, prompt, dimensions);
   std::vector<float> rows;
-  run_unlocked(*self.runtime, [&] { return self.embedder->embed(texts, truncate, &rows); });
-  const size_t dim = static_cast<size_t>(self.embedder->dim());
-  return nb::cast(owned_matrix(std::move(rows), texts.size(), dim));
+  run_unlocked(*self.runtime, [&] { return self.embedder->embed(texts, options, &rows); });
+  return nb::cast(owned_matrix(std::move(rows), texts.size(), row_width(self, dimensions)));
 }
 
 // One dict per document: offsets [n, 2] int64 (code points, [begin, end)),
 // embeddings [n, dim] float32, embedding (the mean) or None, problem or None.
 nb::list embed_documents(EmbedderHandle& self, const std::vector<std::string>& documents,
-                         bool doc_embedding) {
+                         bool doc_embedding, const std::optional<std::string>& prompt_name,
+                         const std::optional<std::string>& prompt, int dimensions) {
+  const EmbedOptions options = embed_options(false, prompt_name, prompt, dimensions);
   std::vector<EmbeddedDocument> docs;
-  run_unlocked(*self.runtime,
-               [&] { return self.embedder->embed_documents(documents, doc_embedding, &docs); });
-  const size_t dim = static_cast<size_t>(self.embedder->dim());
+  run_unlocked(*self.runtime, [&] {
+    return self.embedder->embed_documents(documents, doc_embedding, options, &docs);
+  });
+  const size_t dim = row_width(self, dimensions);
   nb::list out;
   for (EmbeddedDocument& d : docs) {
     const size_t n = d.chunks.size();
@@ -126,10 +149,17 @@ void bind_embedder(nb::module_& m) {
       .def_prop_ro("model_dir", [](EmbedderHandle& e) { return e.embedder->model_dir(); })
       .def_prop_ro("kind", [](EmbedderHandle& e) { return model_kind_name(e.embedder->kind()); })
       .def_prop_ro("labels", [](EmbedderHandle& e) { return e.embedder->labels(); })
+      // config_sentence_transformers.json's prompts and default_prompt_name
+      // ("" when none), as the model directory has them.
+      .def_prop_ro("prompts", [](EmbedderHandle& e) { return e.embedder->prompts(); })
+      .def_prop_ro("default_prompt_name",
+                   [](EmbedderHandle& e) { return e.embedder->default_prompt_name(); })
       .def("score", &score, "inputs"_a, "truncate"_a = true)
       .def("embed_sparse", &embed_sparse, "texts"_a, "truncate"_a = true)
-      .def("embed", &embed, "texts"_a, "truncate"_a = false)
-      .def("embed_documents", &embed_documents, "documents"_a, "doc_embedding"_a = false);
+      .def("embed", &embed, "texts"_a, "truncate"_a = false, "prompt_name"_a = nb::none(),
+           "prompt"_a = nb::none(), "dimensions"_a = 0)
+      .def("embed_documents", &embed_documents, "documents"_a, "doc_embedding"_a = false,
+           "prompt_name"_a = nb::none(), "prompt"_a = nb::none(), "dimensions"_a = 0);
 }
 
 }  // namespace tessera::python

@@ -11,4 +11,5 @@ NB_MODULE(_tessera, m) {
   m.attr("__version__") = tessera::library_version();
   tessera::python::bind_runtime(m);
   tessera::python::bind_embedder(m);
+  tessera::python::bind_quantize(m);
 }

@@ -49,5 +49,6 @@ nanobind::dict dict_of(Items&&... items) {
 
 void bind_runtime(nanobind::module_& m);
 void bind_embedder(nanobind::module_& m);
+void bind_quantize(nanobind::module_& m);
 
 }  // namespace tessera::python

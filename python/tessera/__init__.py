@@ -8,6 +8,8 @@ The C++ core (tessera._tessera) is reached through:
   SPLADE models) and tessera's chunked ``embed_documents``;
 - ``CrossEncoder``: sentence-transformers' ``predict`` and ``rank`` for
   rerankers and classifiers;
+- ``quantize_embeddings`` / ``quantization_ranges``: sentence-transformers'
+  int8, uint8, binary and ubinary embeddings, computed by the C++ core;
 - ``Runtime`` / ``runtime()`` / ``configure()``: the dispatcher's policy,
   threads, memory budget, and what it recorded (``stats``, ``memory``,
   ``profile``, ``spans``); ``backends()`` and ``explain()``;
@@ -21,6 +23,7 @@ from ._runtime import configure, runtime
 from ._attention import explain, scaled_dot_product_attention
 from ._embedder import Embedder
 from ._cross_encoder import CrossEncoder
+from ._quantize import quantization_ranges, quantize_embeddings
 
 
 def backends(rt=None):
@@ -37,6 +40,8 @@ __all__ = [
     "backends",
     "configure",
     "explain",
+    "quantization_ranges",
+    "quantize_embeddings",
     "runtime",
     "scaled_dot_product_attention",
 ]

@@ -3,7 +3,9 @@ of Ray actors, on one machine or a Ray cluster.
 
     python -m tessera.ray embed INPUT... OUTPUT [--address auto|local] [--workers N]
                                                 [--threads-per-worker T] [--model DIR]
-                                                [--batch-size N]
+                                                [--batch-size N] [--prompt-name NAME]
+                                                [--prompt TEXT] [--dimensions N]
+                                                [--precision P] [--quantization-ranges F]
 
 or from Python:
 
@@ -33,6 +35,12 @@ How it works (docs/SCALING.md, docs/DECISIONS.md "tessera.ray"):
   output is the same bytes every run.
 - The driver writes OUTPUT (.jsonl: the CLI's rows; .parquet: the same fields
   as columns) to OUTPUT.partial and renames it when the job is done.
+- --prompt-name / --prompt, --dimensions and --precision are `tessera embed`'s:
+  each actor passes them to Embedder.embed_documents and quantizes its rows
+  with tessera.quantize_embeddings (the C++ core's), int8 / uint8 with the
+  fixed ranges of --quantization-ranges, so a row is still a function of its
+  shard alone. Quantized JSONL rows carry "precision" and ints (the CLI's);
+  Parquet columns of int8 or uint8, the precision in the schema's metadata.
 - A malformed document (a line that is not JSON, no "text", a "text" that is
   not a string, an id that is neither string nor number, invalid UTF-8, an
   empty text) is reported (origin, id, problem) and skipped; the job goes on.
@@ -260,11 +268,84 @@ def read_shard(shard):
 # ---------------------------------------------------------------- the actor
 
 
-def _format_row(doc_id, chunk_key, chunk, begin, end, embedding):
-    floats = embedding.astype(np.float64).tolist()
+def _format_row(doc_id, chunk_key, chunk, begin, end, embedding, precision="float32"):
+    if precision == "float32":
+        values = ",".join("%.9g" % v for v in embedding.astype(np.float64).tolist())
+        tag = ""
+    else:  # as `tessera embed --precision`: the name, then the ints
+        values = ",".join(map(str, embedding.tolist()))
+        tag = ',"precision":"' + precision + '"'
     return ('{"id":' + json.dumps(doc_id, ensure_ascii=False) + ',"' + chunk_key + '":' +
-            str(chunk) + ',"offsets":[' + str(begin) + "," + str(end) + '],"embedding":[' +
-            ",".join("%.9g" % v for v in floats) + "]}")
+            str(chunk) + ',"offsets":[' + str(begin) + "," + str(end) + "]" + tag +
+            ',"embedding":[' + values + "]}")
+
+
+def _read_ranges(path, flag):
+    """--quantization-ranges FILE: a float32 .npy of shape (2, dims) (per-
+    dimension min, then max), checked as `tessera embed` checks it."""
+    what = f"{flag} {path}"
+    try:
+        a = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise InputError(f"{what}: not a readable .npy file: {e}") from e
+    if a.dtype != np.dtype("<f4"):
+        raise InputError(f"{what}: dtype {a.dtype.str}, expected float32 ('<f4'); save it with "
+                         ".astype('float32')")
+    return _check_ranges(a, what)
+
+
+def _check_ranges(a, what):
+    if a.ndim != 2 or a.shape[0] != 2 or a.shape[1] < 1:
+        raise InputError(f"{what}: shape {a.shape}, expected (2, dims): per-dimension min "
+                         "(row 0) and max (row 1)")
+    bad = np.flatnonzero(~np.isfinite(a).all(axis=0) | (a[1] < a[0]))
+    if len(bad):
+        d = int(bad[0])
+        raise InputError(f"{what}: dimension {d} has min {a[0, d]} and max {a[1, d]} (both must "
+                         "be finite, min <= max)")
+    return np.ascontiguousarray(a, dtype=np.float32)
+
+
+# The options' names in errors: the CLI's flags, or embed_corpus's keywords.
+_FLAGS = {"precision": "--precision", "ranges": "--quantization-ranges",
+          "dimensions": "--dimensions"}
+_KEYWORDS = {"precision": "precision", "ranges": "quantization_ranges",
+             "dimensions": "dimensions"}
+
+
+def _check_output_options(precision, quantization_ranges, dimensions, names=_KEYWORDS):
+    """(precision, ranges: float32 [2, dims] or None, dimensions or 0),
+    checked on the driver before Ray starts; InputError names the option.
+    quantization_ranges: a path to a .npy file or an array."""
+    import tessera
+    precision = "float32" if precision is None else precision
+    try:
+        tessera._tessera.quantized_dtype(precision)
+    except (ValueError, TypeError) as e:
+        raise InputError(f"{names['precision']}: {e}") from None
+    if dimensions is not None and (isinstance(dimensions, bool) or not isinstance(dimensions, int)
+                                   or dimensions < 1):
+        raise InputError(f"{names['dimensions']}: {dimensions!r} must be an int, at least 1")
+    ranges = None
+    if precision in ("int8", "uint8"):
+        if quantization_ranges is None:
+            raise InputError(
+                f"{names['precision']} {precision} needs {names['ranges']} (a float32 .npy of "
+                "shape (2, dims): per-dimension min and max of representative embeddings, e.g. "
+                "np.save(path, tessera.quantization_ranges(rows))): every actor must use the "
+                "same ranges")
+        if isinstance(quantization_ranges, (str, os.PathLike)):
+            ranges = _read_ranges(os.fspath(quantization_ranges), names["ranges"])
+        else:
+            ranges = _check_ranges(np.asarray(quantization_ranges, dtype=np.float32),
+                                   names["ranges"])
+        if dimensions and ranges.shape[1] != dimensions:
+            raise InputError(f"{names['ranges']}: {ranges.shape[1]} dimensions, but "
+                             f"{names['dimensions']} is {dimensions}")
+    elif quantization_ranges is not None:
+        raise InputError(f"{names['ranges']}: only {names['precision']} int8 and uint8 use "
+                         f"ranges, not {precision}")
+    return precision, ranges, dimensions or 0
 
 
 def _local_model_dir(model):
@@ -301,12 +382,29 @@ class ShardEmbedder:
 
     def __init__(self, model=None, threads=1, weights=None, max_tokens=0, stride=-1,
                  batch_tokens=0, doc_embedding=False, output_format="jsonl",
-                 fault_after_batches=0, fault_marker=None):
+                 fault_after_batches=0, fault_marker=None, prompt_name=None, prompt=None,
+                 dimensions=0, precision="float32", quantization_ranges=None):
         import tessera
         self.runtime = tessera.Runtime(threads=threads)
         self.embedder = tessera.Embedder(_local_model_dir(model), runtime=self.runtime,
                                          weights=weights, max_tokens=max_tokens, stride=stride,
                                          batch_tokens=batch_tokens)
+        dim = self.embedder.dim
+        if dimensions and not 1 <= dimensions <= dim:
+            raise ValueError(f"dimensions = {dimensions}: must be in [1, {dim}] (the model "
+                             f"outputs {dim} dimensions)")
+        self.dims = dimensions or dim
+        if quantization_ranges is not None and quantization_ranges.shape[1] != self.dims:
+            raise ValueError(f"quantization ranges of {quantization_ranges.shape[1]} dimensions "
+                             f"for rows of {self.dims}")
+        # (an unknown prompt_name fails here, once, naming the model's prompts)
+        self.embedder._resolve_prompt(prompt, prompt_name)
+        self.prompt_name, self.prompt = prompt_name, prompt
+        self.precision, self.ranges = precision, quantization_ranges
+        # Values per row: dims floats, or the quantized row's bytes.
+        self.dtype = np.dtype(tessera._tessera.quantized_dtype(precision))
+        self.width = (self.dims if precision == "float32" else
+                      tessera._tessera.quantized_row_bytes(precision, self.dims))
         self.doc_embedding = doc_embedding
         self.output_format = output_format
         self.fault_after_batches = fault_after_batches
@@ -328,9 +426,10 @@ class ShardEmbedder:
 
     def __call__(self, batch):
         import pyarrow as pa
+
+        import tessera
         self._maybe_fail()
         out = {c: [] for c in _RESULT_COLUMNS}
-        dim = self.embedder.dim
         for shard_index, plan in zip(batch["shard"], batch["plan"]):
             shard_index = int(shard_index)
             docs = read_shard(json.loads(str(plan)))
@@ -339,7 +438,13 @@ class ShardEmbedder:
             # The whole shard in one call: the Embedder batches it by tokens.
             rows = self.embedder.embed_documents(
                 [docs[k][3] for k in good], ids=good, doc_embedding=self.doc_embedding,
-                on_skip=lambda k, problem: skipped.__setitem__(k, problem))
+                on_skip=lambda k, problem: skipped.__setitem__(k, problem),
+                prompt_name=self.prompt_name, prompt=self.prompt, truncate_dim=self.dims)
+            if self.precision != "float32" and rows:
+                quantized = tessera.quantize_embeddings(np.stack([r["embedding"] for r in rows]),
+                                                        self.precision, ranges=self.ranges)
+                for r, q in zip(rows, quantized):
+                    r["embedding"] = q
             by_doc = {}
             for r in rows:
                 by_doc.setdefault(r["id"], []).append(r)
@@ -348,7 +453,7 @@ class ShardEmbedder:
                 doc_rows = by_doc.get(k, [])
                 if problem is not None:
                     self._append(out, shard_index, seq, -1, origin, doc_id, problem, 0, 0, 0,
-                                 "", np.zeros(dim, np.float32))
+                                 "", np.zeros(self.width, self.dtype))
                     continue
                 for r in doc_rows:
                     begin, end = r["offsets"]
@@ -357,17 +462,17 @@ class ShardEmbedder:
                     else:
                         chunk, chunks, key = r["chunk"], 0, "chunk"
                     line = (_format_row(doc_id, key, chunks if self.doc_embedding else chunk,
-                                        begin, end, r["embedding"])
+                                        begin, end, r["embedding"], self.precision)
                             if self.output_format == "jsonl" else "")
                     self._append(out, shard_index, seq, chunk, origin, doc_id, None, begin, end,
                                  chunks, line, r["embedding"])
         columns = {c: out[c] for c in _RESULT_COLUMNS if c != "embedding"}
         columns["problem"] = pa.array(out["problem"], pa.string())
         if self.output_format == "parquet":  # (JSONL rows are in "json" already)
-            emb = (np.stack(out["embedding"]).astype(np.float32) if out["embedding"]
-                   else np.zeros((0, dim), np.float32))
+            emb = (np.stack(out["embedding"]).astype(self.dtype) if out["embedding"]
+                   else np.zeros((0, self.width), self.dtype))
             columns["embedding"] = pa.FixedSizeListArray.from_arrays(
-                pa.array(emb.reshape(-1), pa.float32()), dim)
+                pa.array(emb.reshape(-1), pa.from_numpy_dtype(self.dtype)), self.width)
         return pa.table(columns)
 
     @staticmethod
@@ -409,17 +514,19 @@ class _JsonlOutput:
 
 
 class _ParquetOutput:
-    def __init__(self, path, dim, doc_embedding):
+    def __init__(self, path, embedding_type, doc_embedding, precision):
         import pyarrow as pa
         import pyarrow.parquet as pq
         self.path, self.partial = path, path + ".partial"
         self.doc_embedding = doc_embedding
+        # embedding: fixed_size_list<float>[dims], or of int8 / uint8 for the
+        # quantized precisions ([ceil(dims / 8)] packed bits for binary).
         self.schema = pa.schema([
             ("id", pa.string()),
             ("chunks" if doc_embedding else "chunk", pa.int64()),
             ("offsets", pa.list_(pa.int64(), 2)),
-            ("embedding", pa.list_(pa.float32(), dim)),
-        ])
+            ("embedding", embedding_type),
+        ], metadata={"precision": precision})  # int8 and binary are both list<int8>
         self.writer = pq.ParquetWriter(self.partial, self.schema)
 
     def write(self, table, good):
@@ -450,7 +557,8 @@ class _ParquetOutput:
 def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=None,
                  batch_size=256, doc_embedding=False, weights=None, max_tokens=0, stride=-1,
                  batch_tokens=0, max_retries=3, progress=None, on_skip=None,
-                 _fault_after_batches=0, _fault_marker=None):
+                 prompt_name=None, prompt=None, dimensions=None, precision="float32",
+                 quantization_ranges=None, _fault_after_batches=0, _fault_marker=None):
     """Embeds the documents of `inputs` (files or directories) into `output`
     (.jsonl: `tessera embed`'s rows; .parquet: id (the id as JSON text), chunk
     (chunks with doc_embedding), offsets, embedding) on the Ray cluster this
@@ -468,6 +576,17 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
         is a terminal; the CLI prints it unless --quiet).
     on_skip(origin, id, problem): called for each skipped document, in input
         order (default: a line on stderr).
+    prompt_name / prompt: before every chunk, as Embedder.embed_documents
+        (`tessera embed --prompt-name / --prompt`); one of them, as the CLI.
+    dimensions: keep each row's first N values (Matryoshka), re-normalised
+        when the model normalises (`--dimensions`).
+    precision: "float32", "int8", "uint8", "binary" or "ubinary", as
+        tessera.quantize_embeddings; int8 / uint8 need quantization_ranges (a
+        float32 [2, dims] array, or a .npy file of one), the same for every
+        shard. JSONL rows then hold "precision" and ints (as `tessera embed`);
+        the Parquet column is
+        fixed_size_list<int8> (int8, binary) or <uint8> (uint8, ubinary), of
+        dims values or ceil(dims / 8) packed bytes.
     Returns a dict: documents, skipped (a list of {"origin", "id", "problem"}),
     rows, shards, seconds, output."""
     import ray
@@ -475,6 +594,11 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
     output = os.fspath(output)
     fmt = "parquet" if output.endswith(".parquet") else "jsonl"
     started = time.monotonic()
+    precision, ranges, dimensions = _check_output_options(precision, quantization_ranges,
+                                                         dimensions)
+    if prompt is not None and prompt_name is not None:
+        raise InputError(f"prompt_name = '{prompt_name}' and prompt = {prompt!r}: give one (a "
+                         "prompt name, or the prompt's text), as `tessera embed`")
     shards = plan_shards([os.fspath(i) for i in inputs], batch_size)
     if not ray.is_initialized():
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -503,7 +627,9 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
                                    "stride": stride, "batch_tokens": batch_tokens,
                                    "doc_embedding": doc_embedding, "output_format": fmt,
                                    "fault_after_batches": _fault_after_batches,
-                                   "fault_marker": _fault_marker},
+                                   "fault_marker": _fault_marker, "prompt_name": prompt_name,
+                                   "prompt": prompt, "dimensions": dimensions,
+                                   "precision": precision, "quantization_ranges": ranges},
             batch_size=1, batch_format="pyarrow", compute=ray.data.ActorPoolStrategy(size=workers),
             num_cpus=threads_per_worker, max_restarts=max_retries, max_task_retries=max_retries)
 
@@ -522,8 +648,8 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
             good = pc.is_null(table.column("problem"))
             if writer is None:
                 writer = (_JsonlOutput(output) if fmt == "jsonl" else
-                          _ParquetOutput(output, table.schema.field("embedding").type.list_size,
-                                         doc_embedding))
+                          _ParquetOutput(output, table.schema.field("embedding").type,
+                                         doc_embedding, precision))
             writer.write(table, good)
             report["rows"] += int(pc.sum(good).as_py() or 0)
             bad = table.filter(pc.invert(good))
@@ -603,10 +729,50 @@ def _parser():
     e.add_argument("--max-tokens", type=int, default=0, help="tokens per chunk (0: model limit)")
     e.add_argument("--stride", type=int, default=-1, help="tokens chunks share (-1: 32)")
     e.add_argument("--weights", choices=("f32", "bf16"), default=None, help="weight precision")
+    e.add_argument("--prompt-name", default=None, metavar="NAME",
+                   help="a prompt of the model (config_sentence_transformers.json; \"query\" "
+                        "and \"document\" always exist, \"\" unless it defines them) before "
+                        "every chunk")
+    e.add_argument("--prompt", default=None, metavar="TEXT",
+                   help="this text before every chunk (instead of a --prompt-name)")
+    e.add_argument("--dimensions", type=int, default=None, metavar="N",
+                   help="keep each row's first N values (Matryoshka), re-normalised when the "
+                        "model normalises")
+    e.add_argument("--precision", default="float32",
+                   choices=("float32", "int8", "uint8", "binary", "ubinary"),
+                   help="quantized rows, as sentence-transformers' quantize_embeddings: JSON "
+                        "ints, Parquet int8 / uint8 (default: float32)")
+    e.add_argument("--quantization-ranges", default=None, metavar="FILE.npy",
+                   help="int8 / uint8: float32 array of shape (2, dims), the per-dimension min "
+                        "and max of representative embeddings (required for them)")
     e.add_argument("--max-retries", type=int, default=3,
                    help="restarts of a dead actor and retries of its task (default: 3)")
     e.add_argument("--quiet", action="store_true", help="no progress lines")
     return p
+
+
+def _unknown_prompt_name(prompt_name, prompt, model):
+    """Why --prompt-name is not one of a local model's prompts, or None: a
+    check before Ray starts (the actors check it again, for any model)."""
+    if prompt_name is None or prompt is not None:
+        return None
+    if model is None:
+        from tessera._embedder import default_model_dir
+        model = default_model_dir()
+    if not model or "://" in model or not os.path.isdir(model):
+        return None
+    known = {"query": "", "document": ""}  # sentence-transformers' own (Embedder.prompts)
+    try:
+        with open(os.path.join(model, "config_sentence_transformers.json"), encoding="utf-8") as f:
+            known.update(json.load(f).get("prompts") or {})
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError, AttributeError):
+        return None  # the actors' Embedder reports it
+    if prompt_name in known:
+        return None
+    return (f"'{prompt_name}' is not one of the model's prompts {sorted(known)} "
+            "(config_sentence_transformers.json)")
 
 
 def main(argv=None):
@@ -626,12 +792,23 @@ def main(argv=None):
             return 2
     try:
         plan_shards(inputs, args.batch_size)  # input errors before starting Ray
+        _precision, ranges, _dims = _check_output_options(
+            args.precision, args.quantization_ranges, args.dimensions, _FLAGS)
     except InputError as e:
         print(f"tessera-ray: {e}", file=sys.stderr)
         return 2
     if (args.address == "local" and args.model and "://" not in args.model and
             not os.path.isdir(args.model)):  # (on a cluster it is the workers' path)
         print(f"tessera-ray: --model: {args.model}: no such directory", file=sys.stderr)
+        return 2
+    if args.prompt_name is not None and args.prompt is not None:
+        print(f"tessera-ray: --prompt-name = \"{args.prompt_name}\" and --prompt = "
+              f"{json.dumps(args.prompt)}: give one (a prompt name, or the prompt's text)",
+              file=sys.stderr)
+        return 2
+    problem = _unknown_prompt_name(args.prompt_name, args.prompt, args.model)
+    if problem:
+        print(f"tessera-ray: --prompt-name: {problem}", file=sys.stderr)
         return 2
 
     import logging
@@ -661,7 +838,8 @@ def main(argv=None):
             model=args.model, batch_size=args.batch_size, doc_embedding=args.doc_embedding,
             weights=args.weights, max_tokens=args.max_tokens, stride=args.stride,
             batch_tokens=args.batch_tokens or 0, max_retries=args.max_retries,
-            progress=not args.quiet)
+            progress=not args.quiet, prompt_name=args.prompt_name, prompt=args.prompt,
+            dimensions=args.dimensions, precision=args.precision, quantization_ranges=ranges)
     except InputError as e:
         print(f"tessera-ray: {e}", file=sys.stderr)
         return 2

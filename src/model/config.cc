@@ -175,8 +175,11 @@ Status load_pooling(const std::string& path, int hidden_size, Pooling* out, bool
 }
 
 // config_sentence_transformers.json: "prompts" {name: text} and
-// "default_prompt_name" (null or one of them); a missing file has none.
+// "default_prompt_name" (null or one of them). As in sentence-transformers
+// 6.3, every model has "query" and "document" prompts, empty unless the file
+// gives them (so encode_query / prompt_name "query" work on any model).
 Status load_prompts(const std::string& path, Prompts* out) {
+  out->by_name = {{"query", ""}, {"document", ""}};
   if (!fs::exists(path)) return Status::Ok();
   json j;
   TESSERA_RETURN_IF_ERROR(read_json(path, &j));

@@ -121,6 +121,8 @@ const char* pooling_name(Pooling p);
 
 // config_sentence_transformers.json's prompts: texts prepended to an input
 // before tokenization (sentence-transformers' encode(prompt_name=...)).
+// "query" and "document" always exist (empty unless the model sets them),
+// as in sentence-transformers 6.3.
 struct Prompts {
   std::map<std::string, std::string> by_name;
   std::string default_name;  // "": none (default_prompt_name null or absent)

@@ -59,18 +59,24 @@ TEST_F(EmbedOptionsTest, APromptIsPrependedToTheText) {
   const std::vector<float> b = embed({"query: " + kTexts[0], "query: " + kTexts[1]}, {});
   EXPECT_LE(worst_diff(a, b), 1e-6);
   EXPECT_GT(worst_diff(a, embed(kTexts, {})), 1e-3);  // the prompt changed the vectors
-  EXPECT_TRUE(embedder_->prompts().empty());          // this model defines none
+  // This model defines none: "query" and "document" exist, empty, as in
+  // sentence-transformers, so asking for them changes nothing.
+  EXPECT_EQ(embedder_->prompts().size(), 2u);
+  EXPECT_EQ(embedder_->prompts().at("query"), "");
   EXPECT_EQ(embedder_->default_prompt_name(), "");
+  EmbedOptions query;
+  query.prompt_name = "query";
+  EXPECT_LE(worst_diff(embed(kTexts, query), embed(kTexts, {})), 1e-7);
 }
 
 TEST_F(EmbedOptionsTest, AnUnknownPromptNameIsRefusedNamingTheKnownOnes) {
   EmbedOptions options;
-  options.prompt_name = "query";
+  options.prompt_name = "passage";
   std::vector<float> rows;
   const Status s = embedder_->embed(kTexts, options, &rows);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("prompt_name = \"query\""), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find("its prompts: none"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("prompt_name = \"passage\""), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("its prompts: document, query"), std::string::npos) << s.message();
 }
 
 TEST_F(EmbedOptionsTest, DimensionsKeepTheFirstValuesRenormalised) {

@@ -191,11 +191,13 @@ TEST(ConfigPrompts, BadPromptsAreRefusedNamingTheField) {
       {{"prompts", {{"query", "q: "}, {"passage", "p: "}}}, {"default_prompt_name", "passage"}});
   ASSERT_TRUE(ok.ok()) << ok.to_string();
   EXPECT_EQ(prompts.default_name, "passage");
+  EXPECT_EQ(prompts.by_name.size(), 3u);  // with the implicit, empty "document"
+  EXPECT_EQ(prompts.by_name.at("document"), "");
   expect_error(with_st_config({{"prompts", {{"query", 3}}}}).first, StatusCode::kInvalidArgument,
                {"config_sentence_transformers.json", "prompts.query must be a string"});
   expect_error(
       with_st_config({{"prompts", {{"query", "q: "}}}, {"default_prompt_name", "doc"}}).first,
-      StatusCode::kInvalidArgument, {"default_prompt_name = \"doc\"", "{query}"});
+      StatusCode::kInvalidArgument, {"default_prompt_name = \"doc\"", "{document, query}"});
   expect_error(with_st_config({{"prompts", "query"}}).first, StatusCode::kInvalidArgument,
                {"prompts must be an object"});
 }

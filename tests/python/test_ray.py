@@ -201,6 +201,96 @@ def test_malformed_documents_are_reported_not_fatal(ray_session, cli, tmp_path):
     assert report["rows"] == 3 and report["documents"] == 10
 
 
+def cli_knows(cli, flag):
+    run = subprocess.run([cli, "embed", "--help"], capture_output=True, text=True)
+    return flag in run.stdout + run.stderr
+
+
+def assert_same_quantized_rows(got, want, near_zero):
+    """Same ids, chunks and offsets; int8 / uint8 values at most one bucket
+    apart, binary bits only where the float is near zero (Ray's shards batch
+    the chunks differently, so the floats differ in their last bits)."""
+    assert [(g["id"], g["chunk"], g["offsets"]) for g in got] == \
+        [(w["id"], w["chunk"], w["offsets"]) for w in want]
+    assert [g.get("precision") for g in got] == [w.get("precision") for w in want]
+    g = np.array([r["embedding"] for r in got])
+    w = np.array([r["embedding"] for r in want])
+    assert g.shape == w.shape and g.dtype.kind == "i"  # JSON ints
+    if near_zero is None:
+        assert np.abs(g - w).max() <= 1 and (g != w).mean() < 0.01
+    else:
+        bits = np.unpackbits((g ^ w).astype(np.uint8), axis=1)[:, :near_zero.shape[1]]
+        assert np.all(np.abs(near_zero[bits == 1]) < 1e-3)
+
+
+def with_embeddings(rows, quantized, precision):
+    """Embedder.embed_documents' rows as `tessera embed --precision` writes them."""
+    return [{"id": r["id"], "chunk": r["chunk"], "offsets": list(r["offsets"]),
+             "precision": precision, "embedding": q.tolist()} for r, q in zip(rows, quantized)]
+
+
+def test_prompt_dimensions_and_quantized_output(ray_session, generated, cli, embedder,
+                                                tmp_path):
+    # issue 32: --prompt / --prompt-name, --dimensions, --precision (and
+    # --quantization-ranges) against Embedder.embed_documents +
+    # tessera.quantize_embeddings in this process, and against `tessera
+    # embed` with the same flags when this build's CLI has them.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import tessera
+    src, _ = generated
+    part = tmp_path / "part.jsonl"
+    with open(src, encoding="utf-8") as f:
+        lines = f.readlines()[100:160]  # record 125 is long: several chunks
+    part.write_text("".join(lines))
+    records = [json.loads(line) for line in lines]
+    texts, ids = [r["text"] for r in records], [r["id"] for r in records]
+
+    floats = embedder.embed_documents(texts, ids=ids, prompt="query: ", truncate_dim=128)
+    assert len(floats) > len(texts)
+    rows = np.stack([r["embedding"] for r in floats])
+    ranges = tmp_path / "ranges.npy"
+    np.save(ranges, tessera.quantization_ranges(rows))
+    want = with_embeddings(floats, tessera.quantize_embeddings(rows, "int8",
+                                                               ranges=np.load(ranges)), "int8")
+    report = tray.embed_corpus([part], tmp_path / "int8.jsonl", workers=2, batch_size=20,
+                               progress=False, prompt="query: ", dimensions=128,
+                               precision="int8", quantization_ranges=ranges)
+    got = read_jsonl(tmp_path / "int8.jsonl")
+    assert report["rows"] == len(want) and len(got[0]["embedding"]) == 128
+    assert_same_quantized_rows(got, want, None)
+    flags = ["--prompt", "query: ", "--dimensions", "128", "--precision", "int8",
+             "--quantization-ranges", str(ranges)]
+    if cli_knows(cli, "--quantization-ranges"):
+        run = subprocess.run([cli, "embed", str(part), "-o", str(tmp_path / "cli.jsonl"), *flags],
+                             capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        assert_same_quantized_rows(got, read_jsonl(tmp_path / "cli.jsonl"), None)
+        # Where the values agree, the lines are the CLI's, byte for byte.
+        lines = zip((tmp_path / "int8.jsonl").read_text().splitlines(),
+                    (tmp_path / "cli.jsonl").read_text().splitlines())
+        same = [(a, b) for a, b in lines
+                if json.loads(a)["embedding"] == json.loads(b)["embedding"]]
+        assert len(same) > len(got) // 2 and all(a == b for a, b in same)
+
+    # Parquet: binary is fixed_size_list<int8>[ceil(100 / 8)], the packed bits
+    # minus 128; MiniLM's "query" prompt is "" (sentence-transformers').
+    tray.embed_corpus([part], tmp_path / "binary.parquet", workers=2, batch_size=20,
+                      progress=False, prompt_name="query", dimensions=100, precision="binary")
+    table = pq.read_table(tmp_path / "binary.parquet")
+    assert table.schema.field("embedding").type == pa.list_(pa.int8(), 13)
+    assert table.schema.metadata[b"precision"] == b"binary"
+    short = embedder.embed_documents(texts, ids=ids, truncate_dim=100)
+    near = np.stack([r["embedding"] for r in short])
+    got = [{"id": json.loads(i), "chunk": c, "offsets": o, "precision": "binary", "embedding": e}
+           for i, c, o, e in zip(table.column("id").to_pylist(), table.column("chunk").to_pylist(),
+                                 table.column("offsets").to_pylist(),
+                                 table.column("embedding").to_pylist())]
+    want = with_embeddings(short, tessera.quantize_embeddings(near, "binary"), "binary")
+    assert_same_quantized_rows(got, want, near)
+
+
 def test_cli_help_and_input_errors(tmp_path):
     run = subprocess.run([sys.executable, "-m", "tessera.ray", "embed", "--help"],
                          capture_output=True, text=True)
@@ -212,6 +302,25 @@ def test_cli_help_and_input_errors(tmp_path):
     run = subprocess.run([sys.executable, "-m", "tessera.ray", "embed", str(missing),
                           str(tmp_path / "out.csv")], capture_output=True, text=True)
     assert run.returncode == 2 and "must end in .jsonl or .parquet" in run.stderr
+    # issue 32's options are checked before Ray starts, naming the flag.
+    doc = tmp_path / "doc.txt"
+    doc.write_text("a document")
+    np.save(tmp_path / "f64.npy", np.zeros((2, 384)))
+    for extra, message in (
+            (["--precision", "int8"], "--precision int8 needs --quantization-ranges"),
+            (["--precision", "uint8", "--quantization-ranges", str(tmp_path / "f64.npy")],
+             "--quantization-ranges " + str(tmp_path / "f64.npy") + ": dtype <f8, expected "
+             "float32"),
+            (["--precision", "binary", "--quantization-ranges", str(tmp_path / "f64.npy")],
+             "--quantization-ranges: only --precision int8 and uint8 use ranges"),
+            (["--dimensions", "0"], "--dimensions: 0 must be an int, at least 1"),
+            (["--prompt-name", "passage"], "--prompt-name: 'passage' is not one of the model's "
+             "prompts ['document', 'query']"),
+            (["--prompt-name", "query", "--prompt", "q: "],
+             '--prompt-name = "query" and --prompt = "q: ": give one')):
+        run = subprocess.run([sys.executable, "-m", "tessera.ray", "embed", str(doc),
+                              str(tmp_path / "out.jsonl"), *extra], capture_output=True, text=True)
+        assert run.returncode == 2 and message in run.stderr, (extra, run.stderr)
 
 
 def test_plan_is_deterministic_and_cuts_at_lines(tmp_path):
