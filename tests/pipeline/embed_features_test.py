@@ -230,15 +230,23 @@ class EmbedFeatures(FeatureRun):
         self.assertEqual(load_jsonl(out), by_name)
         _, out = self.embed_ok("qwen-default-off.jsonl", "--model", with_default, "--prompt", "")
         self.assertEqual(load_jsonl(out), plain)
-        # Unknown names are refused listing the model's; the default model has none.
+        # Unknown names are refused listing the model's.
         proc, out = self.embed("bad-name.jsonl", "--model", model, "--prompt-name", "passage")
         self.assertEqual(proc.returncode, 2, proc.stderr)
         self.assertIn('--prompt-name = "passage"', proc.stderr)
         self.assertIn("its prompts: document, query", proc.stderr)
         self.assertFalse(os.path.exists(out))
-        proc, _ = self.embed("bad-name.jsonl", "--prompt-name", "query")
-        self.assertEqual(proc.returncode, 2, proc.stderr)
-        self.assertIn("its prompts: none", proc.stderr)
+        # As in sentence-transformers 6.3 every model has "query" and
+        # "document", empty unless its config sets them: on the default model
+        # they embed without a prompt.
+        summary = self.path("minilm-query.summary.json")
+        proc, out = self.embed_ok("minilm-query.jsonl", "--prompt-name", "query",
+                                  "--summary-json", summary)
+        self.assertIn("no prompt", proc.stderr)
+        self.assertEqual(load_jsonl(out), self.full)
+        with open(summary, encoding="utf-8") as f:
+            s = json.load(f)
+        self.assertEqual((s["prompt_name"], s["prompt"]), ("query", None))
 
     def test_npy_and_jsonl_of_each_precision(self):
         for precision in PRECISIONS:
