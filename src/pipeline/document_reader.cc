@@ -42,6 +42,12 @@ Status DocumentReader::open(const std::vector<std::string>& inputs, const Reader
       continue;
     }
     std::error_code ec;
+    // A path that is not there is a typo in the command, not a bad document:
+    // refused before any work (the CLI's exit 2, nothing written).
+    if (!fs::exists(input, ec) && !ec) {
+      return not_found(input + ": no such file or directory (inputs are files, directories or "
+                       "'-' for stdin)");
+    }
     if (!fs::is_directory(input, ec)) {
       r->inputs_.push_back({input, has_extension(input, ".jsonl")});
       const auto size = fs::file_size(input, ec);

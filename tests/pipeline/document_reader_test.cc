@@ -20,9 +20,7 @@ struct ReadAll {
   std::vector<std::string> sequence;  // origins in the order they came
 };
 
-ReadAll read_all(const std::vector<std::string>& inputs, ReaderOptions options = {}) {
-  std::unique_ptr<DocumentReader> reader;
-  EXPECT_TRUE(DocumentReader::open(inputs, options, &reader).ok());
+ReadAll drain_reader(DocumentReader* reader) {
   ReadAll r;
   while (true) {
     Document doc;
@@ -38,6 +36,12 @@ ReadAll read_all(const std::vector<std::string>& inputs, ReaderOptions options =
     }
   }
   return r;
+}
+
+ReadAll read_all(const std::vector<std::string>& inputs, ReaderOptions options = {}) {
+  std::unique_ptr<DocumentReader> reader;
+  EXPECT_TRUE(DocumentReader::open(inputs, options, &reader).ok());
+  return drain_reader(reader.get());
 }
 
 TEST(DocumentReader, WalksDirectoriesInSortedOrderAndKeepsDocumentTypes) {
@@ -96,10 +100,13 @@ TEST(DocumentReader, BadFilesAreProblemsNotErrors) {
   TempDir dir;
   const std::string good = dir.write("good.txt", "hello");
   const std::string latin1 = dir.write("latin1.txt", "caf\xE9 au lait");
-  const std::string missing = dir.path() + "/missing.txt";
+  const std::string missing = dir.write("missing.txt", "here when the inputs are opened");
   const std::string empty_dir = dir.path() + "/empty";
   std::filesystem::create_directories(empty_dir);
-  const ReadAll r = read_all({latin1, missing, good, empty_dir});
+  std::unique_ptr<DocumentReader> reader;
+  ASSERT_TRUE(DocumentReader::open({latin1, missing, good, empty_dir}, {}, &reader).ok());
+  std::filesystem::remove(missing);  // gone before it is read: a problem, not an error
+  const ReadAll r = drain_reader(reader.get());
   ASSERT_EQ(r.docs.size(), 1u);
   EXPECT_EQ(r.docs[0].id, good);
   ASSERT_EQ(r.problems.size(), 3u);
@@ -111,6 +118,16 @@ TEST(DocumentReader, BadFilesAreProblemsNotErrors) {
       << r.problems[1].message;
   EXPECT_EQ(r.problems[2].origin, missing);
   EXPECT_NE(r.problems[2].message.find("cannot open"), std::string::npos);
+}
+
+TEST(DocumentReader, AMissingInputIsRefusedAtOpen) {
+  TempDir dir;
+  const std::string good = dir.write("good.txt", "hello");
+  std::unique_ptr<DocumentReader> reader;
+  const Status s = DocumentReader::open({good, dir.path() + "/typo.txt"}, {}, &reader);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_NE(s.message().find("typo.txt: no such file or directory"), std::string::npos)
+      << s.message();
 }
 
 TEST(DocumentReader, ReadsStdinAsTextOrJsonl) {

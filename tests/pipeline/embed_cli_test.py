@@ -233,12 +233,18 @@ class EmbedCli(unittest.TestCase):
                                  b'{"id": "nt"}\n{"id": 5, "text": "also fine"}\n')
             out = os.path.join(d, "out", "emb.jsonl")
             os.mkdir(os.path.dirname(out))
+            # A named input that is not there is a usage error: exit 2,
+            # nothing written (issue 34).
             proc = run(["embed", d, os.path.join(d, "missing.txt"), "-o", out])
+            self.assertEqual(proc.returncode, 2, proc.stderr)
+            self.assertIn("missing.txt: no such file or directory", proc.stderr)
+            self.assertFalse(os.path.exists(out))
+            proc = run(["embed", d, "-o", out])
             self.assertEqual(proc.returncode, 3, proc.stderr)
             for needle in ("latin1.txt: not valid UTF-8 at byte 3", "empty.txt: empty document",
                            "blank.md: empty document: no tokens", "records.jsonl:2: malformed JSON",
-                           'records.jsonl:3: missing "text"', "missing.txt: cannot open",
-                           "embedded 3 documents (6 skipped)"):
+                           'records.jsonl:3: missing "text"',
+                           "embedded 3 documents (5 skipped)"):
                 self.assertIn(needle, proc.stderr)
             rows = read_jsonl(out)
             self.assertEqual([r["id"] for r in rows], [os.path.join(d, "good.txt"), "ok", 5])

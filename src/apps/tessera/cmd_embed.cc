@@ -367,7 +367,8 @@ void add_embed_command(CLI::App& app, AppState& state) {
       "Exit codes: 0 every document embedded; 3 some documents were skipped (each reported on\n"
       "stderr: unreadable file, not a regular file (a FIFO, a device), over\n"
       "--max-document-bytes, invalid UTF-8, empty document, malformed JSONL line), the others\n"
-      "written; 2 usage or model error, or a --resume that does not match its checkpoint; 1\n"
+      "written; 2 usage or model error (a named input that does not exist included), or a\n"
+      "--resume that does not match its checkpoint; 1\n"
       "fatal error while embedding or writing (nothing written; with --resume the committed\n"
       "rows are kept for the next run); 130 / 143 stopped by SIGINT / SIGTERM (the same: the\n"
       "unfinished output is removed, --resume keeps the committed rows).");
