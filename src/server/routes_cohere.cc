@@ -19,9 +19,11 @@ namespace {
 constexpr char kCohereTruncateHint[] = "send truncate \"END\" or \"START\" to cut it";
 
 // Cohere's input_type -> the model's prompt (config_sentence_transformers.json):
-// a prompt named as the input_type itself, else search_query -> "query",
-// search_document -> "document" or "passage". No input_type: the model's
-// default prompt; an input_type the model has no prompt for: none.
+// the first non-empty one of a prompt named as the input_type itself, then
+// search_query -> "query", search_document -> "document", "passage" (every
+// model has "query" and "document", empty unless set: e5 sets "query" and
+// "passage"). No input_type: the model's default prompt; an input_type the
+// model has no text for: none.
 ApiError cohere_prompt(const pipeline::EmbeddingModel& model,
                        const std::optional<std::string>& input_type, std::string* text) {
   const model::Prompts& prompts = model.prompts();
@@ -35,7 +37,8 @@ ApiError cohere_prompt(const pipeline::EmbeddingModel& model,
     }
     choice.text = "";
     for (const std::string& name : names) {
-      if (prompts.by_name.count(name) != 0) {
+      const auto it = prompts.by_name.find(name);
+      if (it != prompts.by_name.end() && !it->second.empty()) {
         choice.text.reset();
         choice.name = name;
         break;

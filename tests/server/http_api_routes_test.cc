@@ -308,7 +308,8 @@ TEST(CohereQuantizationRanges, Int8AndUint8OfTheRequestedDimensions) {
 TEST(CohereInputType, MapsToTheModelsPrompts) {
   FakeModel model;
   model::Prompts prompts;
-  prompts.by_name = {{"query", "query: "}, {"passage", "passage: "}};
+  // As an e5 model's: "document" exists but is empty (every model has it).
+  prompts.by_name = {{"query", "query: "}, {"document", ""}, {"passage", "passage: "}};
   prompts.default_name = "query";
   model.set_prompts(prompts);
   TrackingAllocator alloc;
