@@ -21,49 +21,95 @@ std::string included(int specials, bool prompt) {
 
 }  // namespace
 
-Status frame_texts(const EmbeddingModel& model, const std::vector<std::string>& texts,
-                   const TextOptions& options, std::vector<std::vector<int32_t>>* sequences,
-                   int64_t* tokens, size_t* failed) {
-  const int limit = options.max_tokens > 0 ? options.max_tokens : model.max_seq_length();
-  const model::SequenceFrame& frame = model.frame();
-  const int specials = frame.specials();
-  if (limit > model.max_seq_length() || limit < specials + 1) {
-    return invalid_argument("max_tokens = " + std::to_string(limit) + ": must be in [" +
+namespace {
+
+// The limit of options for `model`, checked.
+Status text_limit(const EmbeddingModel& model, const TextOptions& options, int* limit) {
+  *limit = options.max_tokens > 0 ? options.max_tokens : model.max_seq_length();
+  const int specials = model.frame().specials();
+  if (*limit > model.max_seq_length() || *limit < specials + 1) {
+    return invalid_argument("max_tokens = " + std::to_string(*limit) + ": must be in [" +
                             std::to_string(specials + 1) + ", " +
                             std::to_string(model.max_seq_length()) +
                             "] (the model's limit; it adds " + specials_phrase(specials) + ")");
   }
+  return Status::Ok();
+}
+
+// One input's tokens (the prompt's first) -> its framed sequence: cut to
+// `limit` with the specials when asked, else refused naming `name`.
+Status frame_one(const EmbeddingModel& model, const std::vector<model::TokenSpan>& spans, int limit,
+                 const TextOptions& options, const std::string& name, std::vector<int32_t>* seq) {
+  const model::SequenceFrame& frame = model.frame();
+  const int specials = frame.specials();
+  const size_t content = static_cast<size_t>(limit - specials);
+  if (spans.size() > content && !options.truncate) {
+    return invalid_argument(name + " has " + std::to_string(spans.size() + specials) + " tokens " +
+                            included(specials, !options.prompt.empty()) +
+                            " but the model takes at most " + std::to_string(limit) +
+                            " (max_length); " + options.truncate_hint);
+  }
+  const auto n = static_cast<int64_t>(spans.size());
+  const int64_t kept = std::min(n, static_cast<int64_t>(content));
+  const Window all = options.truncate_left ? Window{n - kept, n} : Window{0, kept};
+  frame_window(spans, all, frame, seq);
+  if (seq->empty()) {
+    return invalid_argument(name +
+                            " has no tokens (empty, or only whitespace or control "
+                            "characters) and the model adds no special tokens: "
+                            "nothing to embed");
+  }
+  return Status::Ok();
+}
+
+std::string input_name(const TextOptions& options, size_t count, size_t i) {
+  return count == 1 ? options.field : options.field + "[" + std::to_string(i) + "]";
+}
+
+}  // namespace
+
+Status frame_texts(const EmbeddingModel& model, const std::vector<std::string>& texts,
+                   const TextOptions& options, std::vector<std::vector<int32_t>>* sequences,
+                   int64_t* tokens, size_t* failed) {
+  int limit = 0;
+  TESSERA_RETURN_IF_ERROR(text_limit(model, options, &limit));
   sequences->assign(texts.size(), {});
   *tokens = 0;
   std::vector<model::TokenSpan> spans;
   for (size_t i = 0; i < texts.size(); ++i) {
-    const std::string name =
-        texts.size() == 1 ? options.field : options.field + "[" + std::to_string(i) + "]";
+    const std::string name = input_name(options, texts.size(), i);
     if (failed != nullptr) *failed = i;
     Status s = options.prompt.empty() ? model.tokenize(texts[i], &spans)
                                       : model.tokenize(options.prompt + texts[i], &spans);
     if (!s.ok()) {
       return invalid_argument(name + ": the tokenizer refused this text: " + s.message());
     }
-    const size_t content = static_cast<size_t>(limit - specials);
-    if (spans.size() > content && !options.truncate) {
-      return invalid_argument(name + " has " + std::to_string(spans.size() + specials) +
-                              " tokens " + included(specials, !options.prompt.empty()) +
-                              " but the model takes at most " + std::to_string(limit) +
-                              " (max_length); " + options.truncate_hint);
-    }
-    const auto n = static_cast<int64_t>(spans.size());
-    const int64_t kept = std::min(n, static_cast<int64_t>(content));
-    const Window all = options.truncate_left ? Window{n - kept, n} : Window{0, kept};
-    std::vector<int32_t>& seq = (*sequences)[i];
-    frame_window(spans, all, frame, &seq);
-    if (seq.empty()) {
-      return invalid_argument(name +
-                              " has no tokens (empty, or only whitespace or control "
-                              "characters) and the model adds no special tokens: "
-                              "nothing to embed");
-    }
-    *tokens += static_cast<int64_t>(seq.size());
+    TESSERA_RETURN_IF_ERROR(frame_one(model, spans, limit, options, name, &(*sequences)[i]));
+    *tokens += static_cast<int64_t>((*sequences)[i].size());
+  }
+  return Status::Ok();
+}
+
+Status frame_token_ids(const EmbeddingModel& model, const std::vector<std::vector<int32_t>>& ids,
+                       const TextOptions& options, std::vector<std::vector<int32_t>>* sequences,
+                       int64_t* tokens, size_t* failed) {
+  int limit = 0;
+  TESSERA_RETURN_IF_ERROR(text_limit(model, options, &limit));
+  std::vector<model::TokenSpan> prompt;
+  if (!options.prompt.empty()) {
+    Status s = model.tokenize(options.prompt, &prompt);
+    if (!s.ok()) return invalid_argument("the prompt: the tokenizer refused it: " + s.message());
+  }
+  sequences->assign(ids.size(), {});
+  *tokens = 0;
+  std::vector<model::TokenSpan> spans;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (failed != nullptr) *failed = i;
+    spans = prompt;
+    for (int32_t id : ids[i]) spans.push_back({id, -1, -1});
+    TESSERA_RETURN_IF_ERROR(frame_one(model, spans, limit, options,
+                                      input_name(options, ids.size(), i), &(*sequences)[i]));
+    *tokens += static_cast<int64_t>((*sequences)[i].size());
   }
   return Status::Ok();
 }

@@ -37,6 +37,14 @@ Status frame_texts(const EmbeddingModel& model, const std::vector<std::string>& 
                    const TextOptions& options, std::vector<std::vector<int32_t>>* sequences,
                    int64_t* tokens, size_t* failed = nullptr);
 
+// Token-id inputs (OpenAI's input: [[int]]): each list is the content of
+// one sequence, framed, cut and refused exactly as a text's tokens are by
+// frame_texts; the prompt's tokens go before it. The ids are the caller's
+// to check against the vocabulary.
+Status frame_token_ids(const EmbeddingModel& model, const std::vector<std::vector<int32_t>>& ids,
+                       const TextOptions& options, std::vector<std::vector<int32_t>>* sequences,
+                       int64_t* tokens, size_t* failed = nullptr);
+
 // Runs framed sequences through `run` in length-sorted batches of at most
 // batch_tokens tokens (one longer sequence runs alone), `width` floats per
 // output row from a tracked batch buffer; sink(i, row) gets sequence i's

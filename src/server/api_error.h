@@ -14,6 +14,7 @@ struct ApiError {
   std::string field;  // "inputs[3]", "encoding_format"; empty when no field is at fault
   std::string message;
   int retry_after_seconds = 0;  // > 0: sent as Retry-After (429, 503 when it may pass)
+  std::string code;             // OpenAI's error code ("model_not_found"); empty: null
 
   bool ok() const { return status == 0; }
 };

@@ -67,6 +67,10 @@ struct RouteName {
   const char* method;
   const char* path;
 };
+// GET /v1/models/{id}: its metrics label and its pattern (an id may hold
+// slashes: "BAAI/bge-small-en-v1.5").
+constexpr char kModelRoute[] = "/v1/models/{id}";
+constexpr char kModelPrefix[] = "/v1/models/";
 // Every route served: TEI's for an embedding model (POST / and /invocations
 // are its default task, /embed; GET / and /ping its health), OpenAI's, and
 // tessera's own (/embed_documents).
@@ -77,6 +81,9 @@ constexpr RouteName kRoutes[] = {{"POST", "/embed"},
                                  {"POST", "/decode"},
                                  {"POST", "/v1/embeddings"},
                                  {"POST", "/embeddings"},
+                                 {"GET", "/v1/models"},
+                                 {"GET", kModelRoute},
+                                 {"POST", "/v2/embed"},
                                  {"POST", "/embed_documents"},
                                  {"POST", "/"},
                                  {"POST", "/invocations"},
@@ -94,6 +101,7 @@ std::string route_label(const std::string& path) {
   for (const RouteName& r : kRoutes) {
     if (path == r.path) return r.path;
   }
+  if (path.rfind(kModelPrefix, 0) == 0) return kModelRoute;
   return "other";
 }
 
@@ -132,8 +140,11 @@ bool is_openai_route(const std::string& path) {
   return path.rfind("/v1/", 0) == 0 || path == "/embeddings";
 }
 
+bool is_cohere_route(const std::string& path) { return path.rfind("/v2/", 0) == 0; }
+
 std::string error_body_for(const std::string& path, const ApiError& e) {
-  return is_openai_route(path) ? openai_error_body(e) : tei_error_body(e);
+  if (is_openai_route(path)) return openai_error_body(e);
+  return is_cohere_route(path) ? cohere_error_body(e) : tei_error_body(e);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -160,6 +171,11 @@ class EmbeddingServer::Impl {
               [this](int status) { metrics_.count_response("other", status, 0); },
               options_.start_thread) {
     if (!options_.api_key.empty()) auth_ = ApiKeyCheck(options_.api_key);
+    if (info_.started_at == 0) {
+      info_.started_at = std::chrono::duration_cast<std::chrono::seconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+    }
     connections_ = &http_.reactor();
     configure();
   }
@@ -265,6 +281,13 @@ class EmbeddingServer::Impl {
     post("/v1/embeddings", handle_openai_embeddings);
     post("/embeddings", handle_openai_embeddings);
     post("/embed_documents", handle_embed_documents);
+    post("/v2/embed", handle_cohere_embed);
+    get("/v1/models", handle_openai_models);
+    http_.Get("/v1/models/(.+)", [this](const httplib::Request& req, httplib::Response& res) {
+      const auto start = std::chrono::steady_clock::now();
+      Reply reply = handle_openai_model(rc_, req.matches[1].str());
+      send(req, res, std::move(reply), kModelRoute, seconds_since(start));
+    });
     post("/tokenize", handle_tokenize);
     post("/decode", handle_decode);
     post("/predict", handle_predict);

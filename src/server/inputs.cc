@@ -1,17 +1,19 @@
 #include "server/inputs.h"
 
-#include <limits>
-
+#include "pipeline/prompts.h"
 #include "pipeline/text_embedding.h"
 
 namespace tessera::server {
 
 namespace {
 
-pipeline::TextOptions options_for(bool truncate, const std::string& field,
+pipeline::TextOptions options_for(const Framing& framing, const std::string& field,
                                   const char* truncate_hint) {
   pipeline::TextOptions options;
-  options.truncate = truncate;
+  options.truncate = framing.truncate;
+  options.truncate_left = framing.truncate_left;
+  options.prompt = framing.prompt;
+  options.max_tokens = framing.max_tokens;
   options.field = field;
   options.truncate_hint = truncate_hint;
   return options;
@@ -25,13 +27,43 @@ ApiError framing_error(const Status& s, const std::string& field, size_t inputs,
 
 }  // namespace
 
+ApiError resolve_prompt_text(const pipeline::EmbeddingModel& model,
+                             const std::optional<std::string>& name, const std::string& field,
+                             std::string* text) {
+  pipeline::PromptChoice choice;
+  choice.name = name;
+  const Status s = pipeline::resolve_prompt(model.prompts(), choice, field, text);
+  return s.ok() ? no_error() : validation_error(field, s.message());
+}
+
 ApiError prepare_inputs(const pipeline::EmbeddingModel& model,
-                        const std::vector<std::string>& texts, bool truncate,
+                        const std::vector<std::string>& texts, const Framing& framing,
                         const std::string& field, const char* truncate_hint, PreparedInputs* out) {
   size_t failed = 0;
-  const Status s = pipeline::frame_texts(model, texts, options_for(truncate, field, truncate_hint),
+  const Status s = pipeline::frame_texts(model, texts, options_for(framing, field, truncate_hint),
                                          &out->sequences, &out->tokens, &failed);
   return s.ok() ? no_error() : framing_error(s, field, texts.size(), failed);
+}
+
+ApiError prepare_id_inputs(const pipeline::EmbeddingModel& model,
+                           const std::vector<std::vector<int32_t>>& ids, bool one_list,
+                           int64_t vocab_size, const Framing& framing, const std::string& field,
+                           const char* truncate_hint, PreparedInputs* out) {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    for (size_t j = 0; j < ids[i].size(); ++j) {
+      if (ids[i][j] < vocab_size) continue;
+      const std::string list = one_list ? field : field + "[" + std::to_string(i) + "]";
+      const std::string at = list + "[" + std::to_string(j) + "]";
+      return validation_error(at, at + " = " + std::to_string(ids[i][j]) +
+                                      " is not a token id of this model (its vocabulary has " +
+                                      std::to_string(vocab_size) + " ids: 0.." +
+                                      std::to_string(vocab_size - 1) + ")");
+    }
+  }
+  size_t failed = 0;
+  const Status s = pipeline::frame_token_ids(model, ids, options_for(framing, field, truncate_hint),
+                                             &out->sequences, &out->tokens, &failed);
+  return s.ok() ? no_error() : framing_error(s, field, ids.size(), failed);
 }
 
 ApiError prepare_score_inputs(const pipeline::EmbeddingModel& model,
@@ -39,13 +71,13 @@ ApiError prepare_score_inputs(const pipeline::EmbeddingModel& model,
                               const std::string& field, const char* truncate_hint,
                               PreparedInputs* out) {
   size_t failed = 0;
-  const Status s =
-      pipeline::frame_score_inputs(model, inputs, options_for(truncate, field, truncate_hint),
-                                   &out->sequences, &out->type_ids, &out->tokens, &failed);
+  const Status s = pipeline::frame_score_inputs(
+      model, inputs, options_for(Framing{truncate}, field, truncate_hint), &out->sequences,
+      &out->type_ids, &out->tokens, &failed);
   return s.ok() ? no_error() : framing_error(s, field, inputs.size(), failed);
 }
 
-ApiError tokenize_text(const pipeline::EmbeddingModel& model, const std::string& text,
+ApiError tokenize_text(const pipeline::EmbeddingModel& model, const std::string& prompted_text,
                        bool add_special_tokens, const std::string& field,
                        std::vector<model::TokenSpan>* out) {
   out->clear();
@@ -54,7 +86,7 @@ ApiError tokenize_text(const pipeline::EmbeddingModel& model, const std::string&
     for (int32_t id : frame.prefix) out->push_back({id, -1, -1});
   }
   std::vector<model::TokenSpan> tokens;
-  Status s = model.tokenize(text, &tokens);
+  Status s = model.tokenize(prompted_text, &tokens);
   if (!s.ok()) {
     return validation_error(field, field + ": the tokenizer refused this text: " + s.message());
   }

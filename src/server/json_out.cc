@@ -66,9 +66,18 @@ std::string openai_error_body(const ApiError& e) {
              e.status == 414 || e.status == 422 || e.status == 431) {
     type = "invalid_request_error";
   }
-  nlohmann::json err = {{"message", e.message}, {"type", type}, {"code", nullptr}};
+  nlohmann::json err = {
+      {"message", e.message},
+      {"type", type},
+      {"code", e.code.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.code)}};
   err["param"] = e.field.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.field);
   return json_text({{"error", err}});
+}
+
+std::string cohere_error_body(const ApiError& e) {
+  nlohmann::json j = {{"message", e.message}};
+  if (!e.field.empty()) j["field"] = e.field;
+  return json_text(j);
 }
 
 }  // namespace tessera::server

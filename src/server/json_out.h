@@ -28,5 +28,7 @@ std::string json_text(const nlohmann::json& j);
 std::string tei_error_body(const ApiError& e);
 // {"error": {"message", "type", "param", "code"}} (OpenAI shape).
 std::string openai_error_body(const ApiError& e);
+// {"message": message, "field": field} (Cohere's shape, with the field).
+std::string cohere_error_body(const ApiError& e);
 
 }  // namespace tessera::server

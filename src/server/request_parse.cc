@@ -24,6 +24,11 @@ ApiError parse_object(std::string_view body, json* out) {
 
 ApiError parse_texts(const json& body, const char* field, const ParseLimits& limits,
                      std::vector<std::string>* out) {
+  return parse_texts(body, field, limits.max_client_batch_size, "--max-client-batch-size", out);
+}
+
+ApiError parse_texts(const json& body, const char* field, size_t max_texts, const char* limit,
+                     std::vector<std::string>* out) {
   auto it = body.find(field);
   if (it == body.end() || it->is_null()) {
     return validation_error(field, std::string(field) +
@@ -45,11 +50,10 @@ ApiError parse_texts(const json& body, const char* field, const ParseLimits& lim
                                        " is an empty list: send at least one "
                                        "text");
   }
-  if (it->size() > limits.max_client_batch_size) {
+  if (it->size() > max_texts) {
     return too_large_error(field, std::string(field) + " has " + std::to_string(it->size()) +
                                       " texts but this server takes at most " +
-                                      std::to_string(limits.max_client_batch_size) +
-                                      " per request (--max-client-batch-size)");
+                                      std::to_string(max_texts) + " per request (" + limit + ")");
   }
   out->reserve(it->size());
   for (size_t i = 0; i < it->size(); ++i) {
@@ -74,26 +78,70 @@ ApiError parse_bool(const json& obj, const char* key, bool* out, const std::stri
   return no_error();
 }
 
+ApiError parse_optional_string(const json& obj, const char* key, std::optional<std::string>* out,
+                               const std::string& prefix) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return no_error();
+  if (!it->is_string()) {
+    const std::string field = prefix + key;
+    return validation_error(field, field + " must be a string, got " + describe(*it));
+  }
+  *out = it->get<std::string>();
+  return no_error();
+}
+
+ApiError parse_optional_int(const json& obj, const char* key, std::optional<int64_t>* out,
+                            const std::string& prefix) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return no_error();
+  // nlohmann keeps integers past int64 as unsigned: get<int64_t>() would wrap.
+  const bool fits =
+      it->is_number_integer() &&
+      (!it->is_number_unsigned() || it->get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX));
+  if (!fits) {
+    const std::string field = prefix + key;
+    return validation_error(field, field + " must be an integer, got " + describe(*it));
+  }
+  *out = it->get<int64_t>();
+  return no_error();
+}
+
+ApiError parse_text_options(const json& obj, const std::string& prefix, const ParseLimits& limits,
+                            TextRequestOptions* out) {
+  out->truncate = limits.auto_truncate;
+  if (ApiError e = parse_bool(obj, "truncate", &out->truncate, prefix); !e.ok()) return e;
+  // TEI's serde aliases: "Left" / "left", "Right" / "right".
+  auto dir = obj.find("truncation_direction");
+  if (dir != obj.end() && !dir->is_null()) {
+    if (*dir == "Left" || *dir == "left") {
+      out->truncate_left = true;
+    } else if (*dir == "Right" || *dir == "right") {
+      out->truncate_left = false;
+    } else {
+      const std::string field = prefix + "truncation_direction";
+      return validation_error(field,
+                              field + " must be \"Left\" or \"Right\", got " + describe(*dir));
+    }
+  }
+  return parse_optional_string(obj, "prompt_name", &out->prompt_name, prefix);
+}
+
 ApiError parse_text_options(const json& obj, const std::string& prefix, const ParseLimits& limits,
                             bool* truncate) {
-  *truncate = limits.auto_truncate;
-  if (ApiError e = parse_bool(obj, "truncate", truncate, prefix); !e.ok()) return e;
-  auto dir = obj.find("truncation_direction");
-  if (dir != obj.end() && !dir->is_null() &&
-      !(dir->is_string() && (*dir == "Right" || *dir == "right"))) {
+  TextRequestOptions options;
+  if (ApiError e = parse_text_options(obj, prefix, limits, &options); !e.ok()) return e;
+  if (options.truncate_left) {
     return validation_error(prefix + "truncation_direction",
                             prefix +
-                                "truncation_direction must be \"Right\" (the only direction "
-                                "supported), got " +
-                                describe(*dir));
+                                "truncation_direction: \"Left\" is not supported on this route "
+                                "(pairs are cut longest first); send \"Right\"");
   }
-  auto prompt = obj.find("prompt_name");
-  if (prompt != obj.end() && !prompt->is_null()) {
-    return validation_error(prefix + "prompt_name", prefix +
-                                                        "prompt_name is not supported by this "
-                                                        "server, got " +
-                                                        describe(*prompt));
+  if (options.prompt_name) {
+    return validation_error(prefix + "prompt_name",
+                            prefix + "prompt_name is not supported on this route, got \"" +
+                                options.prompt_name->substr(0, 64) + "\"");
   }
+  *truncate = options.truncate;
   return no_error();
 }
 
@@ -103,6 +151,8 @@ using request_fields::describe;
 using request_fields::json;
 using request_fields::parse_bool;
 using request_fields::parse_object;
+using request_fields::parse_optional_int;
+using request_fields::parse_optional_string;
 using request_fields::parse_text_options;
 using request_fields::parse_texts;
 
@@ -112,7 +162,8 @@ ApiError parse_embed_request(std::string_view body, const ParseLimits& limits, E
   if (!e.ok()) return e;
   if (e = parse_texts(j, "inputs", limits, &out->inputs); !e.ok()) return e;
   if (e = parse_bool(j, "normalize", &out->normalize); !e.ok()) return e;
-  return parse_text_options(j, "", limits, &out->truncate);
+  if (e = parse_optional_int(j, "dimensions", &out->dimensions); !e.ok()) return e;
+  return parse_text_options(j, "", limits, &out->text);
 }
 
 ApiError parse_embed_all_request(std::string_view body, const ParseLimits& limits,
@@ -121,7 +172,7 @@ ApiError parse_embed_all_request(std::string_view body, const ParseLimits& limit
   ApiError e = parse_object(body, &j);
   if (!e.ok()) return e;
   if (e = parse_texts(j, "inputs", limits, &out->inputs); !e.ok()) return e;
-  return parse_text_options(j, "", limits, &out->truncate);
+  return parse_text_options(j, "", limits, &out->text);
 }
 
 ApiError parse_similarity_request(std::string_view body, const ParseLimits& limits,
@@ -176,14 +227,14 @@ ApiError parse_similarity_request(std::string_view body, const ParseLimits& limi
   }
   const auto params = j.find("parameters");
   if (params == j.end() || params->is_null()) {
-    out->truncate = limits.auto_truncate;
+    out->text.truncate = limits.auto_truncate;
     return no_error();
   }
   if (!params->is_object()) {
     return validation_error("parameters",
                             "parameters must be an object or null, got " + describe(*params));
   }
-  return parse_text_options(*params, "parameters.", limits, &out->truncate);
+  return parse_text_options(*params, "parameters.", limits, &out->text);
 }
 
 namespace {
@@ -248,54 +299,13 @@ ApiError parse_decode_request(std::string_view body, const ParseLimits& limits,
   return parse_bool(j, "skip_special_tokens", &out->skip_special_tokens);
 }
 
-ApiError parse_openai_request(std::string_view body, const ParseLimits& limits,
-                              OpenAIRequest* out) {
-  json j;
-  ApiError e = parse_object(body, &j);
-  if (!e.ok()) return e;
-  if (e = parse_texts(j, "input", limits, &out->inputs); !e.ok()) return e;
-  auto model = j.find("model");
-  if (model != j.end() && !model->is_null()) {
-    if (!model->is_string()) {
-      return validation_error("model", "model must be a string, got " + describe(*model));
-    }
-    out->model = model->get<std::string>();
-  }
-  auto format = j.find("encoding_format");
-  if (format != j.end() && !format->is_null()) {
-    if (*format == "float") {
-      out->base64 = false;
-    } else if (*format == "base64") {
-      out->base64 = true;
-    } else {
-      return validation_error("encoding_format",
-                              "encoding_format must be \"float\" or "
-                              "\"base64\", got " +
-                                  describe(*format));
-    }
-  }
-  auto dims = j.find("dimensions");
-  if (dims != j.end() && !dims->is_null()) {
-    if (!dims->is_number_integer()) {
-      return validation_error("dimensions",
-                              "dimensions must be an integer, got " + describe(*dims));
-    }
-    out->dimensions = dims->get<int64_t>();
-  }
-  auto user = j.find("user");
-  if (user != j.end() && !user->is_null() && !user->is_string()) {
-    return validation_error("user", "user must be a string, got " + describe(*user));
-  }
-  out->truncate = limits.auto_truncate;
-  return no_error();
-}
-
 ApiError parse_tokenize_request(std::string_view body, const ParseLimits& limits,
                                 TokenizeRequest* out) {
   json j;
   ApiError e = parse_object(body, &j);
   if (!e.ok()) return e;
   if (e = parse_texts(j, "inputs", limits, &out->inputs); !e.ok()) return e;
+  if (e = parse_optional_string(j, "prompt_name", &out->prompt_name); !e.ok()) return e;
   return parse_bool(j, "add_special_tokens", &out->add_special_tokens);
 }
 
@@ -338,6 +348,8 @@ ApiError parse_documents_request(std::string_view body, const ParseLimits& limit
     out->ids.push_back(id == d.end() ? std::to_string(i) : id->dump());
     out->texts.push_back(text->get<std::string>());
   }
+  if (e = parse_optional_string(j, "prompt_name", &out->prompt_name); !e.ok()) return e;
+  if (e = parse_optional_int(j, "dimensions", &out->dimensions); !e.ok()) return e;
   return parse_bool(j, "doc_embedding", &out->doc_embedding);
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,32 +18,42 @@ struct ParseLimits {
   bool auto_truncate = false;         // default of `truncate` when the body has none
 };
 
+// TEI's text options, shared by its embedding routes: "truncate": bool =
+// auto_truncate, "truncation_direction": "Right" | "Left" (or lower case, as
+// TEI's aliases), "prompt_name": str (a key of the model's prompts).
+struct TextRequestOptions {
+  bool truncate = false;
+  bool truncate_left = false;              // "Left": cut the start of a long input
+  std::optional<std::string> prompt_name;  // absent: the model's default prompt, if any
+};
+
 // POST /embed (TEI): {"inputs": str | [str], "normalize": bool = true,
-// "truncate": bool = auto_truncate, "truncation_direction": "Right"}.
+// "dimensions": int (TEI 1.9: keep the first N values, re-normalise), and
+// the text options}.
 struct EmbedRequest {
   std::vector<std::string> inputs;
   bool normalize = true;
-  bool truncate = false;
+  TextRequestOptions text;
+  std::optional<int64_t> dimensions;
 };
 ApiError parse_embed_request(std::string_view body, const ParseLimits& limits, EmbedRequest* out);
 
-// POST /embed_all (TEI): {"inputs": str | [str], "truncate": bool =
-// auto_truncate, "truncation_direction": "Right"}.
+// POST /embed_all (TEI): {"inputs": str | [str], and the text options}.
 struct EmbedAllRequest {
   std::vector<std::string> inputs;
-  bool truncate = false;
+  TextRequestOptions text;
 };
 ApiError parse_embed_all_request(std::string_view body, const ParseLimits& limits,
                                  EmbedAllRequest* out);
 
 // POST /similarity (TEI): {"inputs": {"source_sentence": str, "sentences":
-// [str]}, "parameters": {"truncate", "truncation_direction", "prompt_name"}}.
+// [str]}, "parameters": {the text options}}.
 // No sentences: 400 (TEI's "Empty"); more than max_client_batch_size texts,
 // the source included: 413.
 struct SimilarityRequest {
   std::string source;
   std::vector<std::string> sentences;
-  bool truncate = false;
+  TextRequestOptions text;
 };
 ApiError parse_similarity_request(std::string_view body, const ParseLimits& limits,
                                   SimilarityRequest* out);
@@ -57,32 +68,25 @@ struct DecodeRequest {
 };
 ApiError parse_decode_request(std::string_view body, const ParseLimits& limits, DecodeRequest* out);
 
-// POST /v1/embeddings (OpenAI): {"input": str | [str], "model": str,
-// "encoding_format": "float" | "base64", "dimensions": int, "user": str}.
-struct OpenAIRequest {
-  std::vector<std::string> inputs;
-  std::string model;
-  bool base64 = false;
-  std::optional<int64_t> dimensions;
-  bool truncate = false;  // from ParseLimits::auto_truncate
-};
-ApiError parse_openai_request(std::string_view body, const ParseLimits& limits,
-                              OpenAIRequest* out);
-
-// POST /tokenize (TEI): {"inputs": str | [str], "add_special_tokens": bool = true}.
+// POST /tokenize (TEI): {"inputs": str | [str], "add_special_tokens": bool =
+// true, "prompt_name": str}.
 struct TokenizeRequest {
   std::vector<std::string> inputs;
   bool add_special_tokens = true;
+  std::optional<std::string> prompt_name;
 };
 ApiError parse_tokenize_request(std::string_view body, const ParseLimits& limits,
                                 TokenizeRequest* out);
 
 // POST /embed_documents: {"documents": [str | {"id": str | int, "text": str}],
-// "doc_embedding": bool = false}. A plain string's id is its index.
+// "doc_embedding": bool = false, "prompt_name": str, "dimensions": int}. A
+// plain string's id is its index.
 struct DocumentsRequest {
   std::vector<std::string> ids;  // each a JSON value's text: "\"a.txt\"" or "3"
   std::vector<std::string> texts;
   bool doc_embedding = false;
+  std::optional<std::string> prompt_name;
+  std::optional<int64_t> dimensions;
 };
 ApiError parse_documents_request(std::string_view body, const ParseLimits& limits,
                                  DocumentsRequest* out);

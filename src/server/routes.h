@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -57,21 +58,27 @@ Reply handle_embed(RouteContext& rc, std::string_view body);  // POST /embed
 // InferenceClient(url).sentence_similarity) is served too. Such bodies are
 // parsed twice; /embed itself is not.
 Reply handle_default_task(RouteContext& rc, std::string_view body);
+// OpenAI (routes_openai.cc): POST /v1/embeddings (and /embeddings), GET
+// /v1/models and /v1/models/{id}: the served model (--served-model-name).
 Reply handle_openai_embeddings(RouteContext& rc, std::string_view body);  // POST /v1/embeddings
+Reply handle_openai_models(RouteContext& rc);                             // GET /v1/models
+Reply handle_openai_model(RouteContext& rc, std::string_view id);         // GET /v1/models/{id}
+// Cohere v2 (routes_cohere.cc): POST /v2/embed, with quantized output.
+Reply handle_cohere_embed(RouteContext& rc, std::string_view body);     // POST /v2/embed
 Reply handle_embed_documents(RouteContext& rc, std::string_view body);  // POST /embed_documents
-Reply handle_tokenize(RouteContext& rc, std::string_view body);      // POST /tokenize
-Reply handle_decode(RouteContext& rc, std::string_view body);        // POST /decode
-Reply handle_similarity(RouteContext& rc, std::string_view body);    // POST /similarity
-Reply handle_embed_all(RouteContext& rc, std::string_view body);     // POST /embed_all
+Reply handle_tokenize(RouteContext& rc, std::string_view body);         // POST /tokenize
+Reply handle_decode(RouteContext& rc, std::string_view body);           // POST /decode
+Reply handle_similarity(RouteContext& rc, std::string_view body);       // POST /similarity
+Reply handle_embed_all(RouteContext& rc, std::string_view body);        // POST /embed_all
 // TEI's routes for models with a head (routes_heads.cc): a classifier or
 // re-ranker on /predict, a re-ranker on /rerank, SPLADE on /embed_sparse;
 // TEI's 424 for a model of another kind.
 Reply handle_predict(RouteContext& rc, std::string_view body);       // POST /predict
 Reply handle_rerank(RouteContext& rc, std::string_view body);        // POST /rerank
 Reply handle_embed_sparse(RouteContext& rc, std::string_view body);  // POST /embed_sparse
-Reply handle_health(RouteContext& rc);  // GET /health, and GET / and /ping as TEI
-Reply handle_info(RouteContext& rc);                                 // GET /info
-Reply handle_metrics(RouteContext& rc);                              // GET /metrics
+Reply handle_health(RouteContext& rc);   // GET /health, and GET / and /ping as TEI
+Reply handle_info(RouteContext& rc);     // GET /info
+Reply handle_metrics(RouteContext& rc);  // GET /metrics
 
 // A BoundedAnswer's outcome as a reply: its text (200) or its error.
 Reply bounded_reply(BoundedAnswer& answer);
@@ -87,6 +94,23 @@ ApiError needs_embedding_model(const RouteContext& rc, const char* route);
 ParseLimits parse_limits(const RouteContext& rc);
 // A TEI-shaped error reply ({"error", "error_type", "field"}, Retry-After).
 Reply tei_error_reply(const ApiError& e);
+// OpenAI's ({"error": {"message", "type", "param", "code"}}) and Cohere's
+// ({"message"}) error replies; a refused request (TEI's 422, a route's 413)
+// is their 400.
+Reply openai_error_reply(const ApiError& e);
+Reply cohere_error_reply(const ApiError& e);
+
+// The name clients use for the model: --served-model-name, else its id.
+const std::string& served_model_name(const RouteContext& rc);
+// OpenAI's 404 model_not_found (`field` names the request field) unless
+// `model` is absent or the served model's name.
+ApiError check_model_name(const RouteContext& rc, const std::optional<std::string>& model,
+                          const std::string& field);
+
+// TEI's text options as a Framing: the truncation asked for and the prompt
+// of their prompt_name (named `prompt_field` in errors).
+ApiError tei_framing(const RouteContext& rc, const TextRequestOptions& text,
+                     const std::string& prompt_field, Framing* out);
 // How a route asks for over-long inputs to be cut.
 inline constexpr char kTeiTruncateHint[] =
     "send truncate=true (or start the server with --auto-truncate) to cut it";

@@ -9,6 +9,7 @@
 #include "pipeline/pipeline.h"
 #include "pipeline/utf8_text.h"
 #include "pipeline/windowing.h"
+#include "server/embedding_rows.h"
 #include "server/json_out.h"
 #include "server/request_parse.h"
 #include "server/routes.h"
@@ -31,7 +32,11 @@ ApiError plan_documents(RouteContext& rc, const DocumentsRequest& req,
   // The windows of `tessera embed` with its defaults (the model's
   // max_seq_length, stride 32 or a quarter of the window).
   pipeline::PipelineOptions defaults;
+  ApiError e = resolve_prompt_text(rc.model, req.prompt_name, "prompt_name", &defaults.prompt);
+  if (!e.ok()) return e;
   if (Status s = pipeline::resolve_options(rc.model, &defaults); !s.ok()) {
+    // Only the prompt is the request's: a prompt as long as the window.
+    if (!defaults.prompt.empty()) return validation_error("prompt_name", s.message());
     return {500, "Backend", "", "the model's window: " + s.message()};
   }
   std::vector<model::TokenSpan> tokens;
@@ -52,7 +57,8 @@ ApiError plan_documents(RouteContext& rc, const DocumentsRequest& req,
     const pipeline::CodePointIndex cp(text);
     for (const pipeline::Window& w : pipeline::plan_windows(tokens, text, defaults.window)) {
       inputs->sequences.emplace_back();
-      pipeline::frame_window(tokens, w, rc.model.frame(), &inputs->sequences.back());
+      // defaults.frame: the model's specials with the prompt's ids after its prefix.
+      pipeline::frame_window(tokens, w, defaults.frame, &inputs->sequences.back());
       inputs->tokens += static_cast<int64_t>(inputs->sequences.back().size());
       pd.offsets.emplace_back(cp.at(tokens[w.begin].begin), cp.at(tokens[w.end - 1].end));
     }
@@ -67,15 +73,21 @@ Reply handle_embed_documents(RouteContext& rc, std::string_view body) {
   DocumentsRequest req;
   ApiError e = parse_documents_request(body, parse_limits(rc), &req);
   if (e.ok()) e = needs_embedding_model(rc, "/embed_documents");
+  RowShape shape;
+  if (e.ok())
+    e = resolve_row_shape(rc, req.dimensions, "dimensions", rc.model.normalized(), &shape);
   std::vector<PlannedDocument> docs;
   PreparedInputs inputs;
   if (e.ok()) e = plan_documents(rc, req, &docs, &inputs);
   std::shared_ptr<EmbedJob> job;
   if (e.ok()) e = run_job(rc, inputs, "documents", &job);
   if (!e.ok()) return tei_error_reply(e);
+  // The rows `tessera embed --dimensions` writes: the first dims values,
+  // re-normalised when the model normalises; a document's mean is of those.
+  shape_rows(rc, *job, shape);
 
   // A 2 MB document is thousands of rows: capped and counted as it grows.
-  const int dim = rc.model.dim();
+  const int dim = shape.dims;
   std::vector<float> mean(dim);
   BoundedAnswer answer(rc.alloc, rc.options.max_response_bytes, "the /embed_documents answer");
   std::string& out = answer.text();

@@ -1,11 +1,10 @@
-// POST /embed (TEI) and POST /v1/embeddings (OpenAI).
-#include <cmath>
-#include <nlohmann/json.hpp>
-
+// POST /embed (TEI), and what every embedding route shares: the batcher's
+// answer (run_job), TEI's error replies and framing.
+#include "server/connection_stream.h"
+#include "server/embedding_rows.h"
 #include "server/inputs.h"
 #include "server/json_out.h"
 #include "server/request_parse.h"
-#include "server/connection_stream.h"
 #include "server/routes.h"
 
 namespace tessera::server {
@@ -22,10 +21,33 @@ Reply error_reply(const ApiError& e, ErrorBody body) {
 // requests are answered within about a second on a busy server.
 constexpr int kRetryAfterSeconds = 1;
 
+// OpenAI's and Cohere's APIs answer a request they refuse with 400
+// (openai.BadRequestError): TEI's 422, and a route's 413 (too many inputs,
+// an answer over --max-response-bytes), become 400 there.
+ApiError as_bad_request(ApiError e) {
+  if (e.status == 422 || e.status == 413) e.status = 400;
+  return e;
+}
+
 }  // namespace
+
+Reply openai_error_reply(const ApiError& e) {
+  return error_reply(as_bad_request(e), openai_error_body);
+}
+
+Reply cohere_error_reply(const ApiError& e) {
+  return error_reply(as_bad_request(e), cohere_error_body);
+}
 
 ParseLimits parse_limits(const RouteContext& rc) {
   return {rc.options.max_client_batch_size, rc.options.auto_truncate};
+}
+
+ApiError tei_framing(const RouteContext& rc, const TextRequestOptions& text,
+                     const std::string& prompt_field, Framing* out) {
+  out->truncate = text.truncate;
+  out->truncate_left = text.truncate_left;
+  return resolve_prompt_text(rc.model, text.prompt_name, prompt_field, &out->prompt);
 }
 
 Reply tei_error_reply(const ApiError& e) { return error_reply(e, tei_error_body); }
@@ -93,14 +115,6 @@ ApiError run_job(RouteContext& rc, PreparedInputs& inputs, const RowName& row_na
 
 namespace {
 
-void l2_normalize(float* row, int dim) {
-  double sum = 0;
-  for (int i = 0; i < dim; ++i) sum += static_cast<double>(row[i]) * row[i];
-  if (sum <= 0) return;
-  const float inv = static_cast<float>(1.0 / std::sqrt(sum));
-  for (int i = 0; i < dim; ++i) row[i] *= inv;
-}
-
 // Rows the model left unnormalized are normalized here when asked; a model
 // that normalizes itself cannot give raw rows back.
 ApiError check_normalize(const RouteContext& rc, bool normalize) {
@@ -113,11 +127,6 @@ ApiError check_normalize(const RouteContext& rc, bool normalize) {
   return no_error();
 }
 
-void normalize_rows(const RouteContext& rc, EmbedJob& job, bool normalize) {
-  if (!normalize || rc.model_info.normalizes) return;
-  for (int64_t r = 0; r < job.count(); ++r) l2_normalize(job.rows() + r * rc.model.dim(), rc.model.dim());
-}
-
 }  // namespace
 
 Reply handle_embed(RouteContext& rc, std::string_view body) {
@@ -125,66 +134,27 @@ Reply handle_embed(RouteContext& rc, std::string_view body) {
   ApiError e = parse_embed_request(body, parse_limits(rc), &req);
   if (e.ok()) e = needs_embedding_model(rc, "/embed");
   if (e.ok()) e = check_normalize(rc, req.normalize);
+  RowShape shape;
+  if (e.ok()) e = resolve_row_shape(rc, req.dimensions, "dimensions", req.normalize, &shape);
+  Framing framing;
+  if (e.ok()) e = tei_framing(rc, req.text, "prompt_name", &framing);
   PreparedInputs inputs;
-  if (e.ok()) {
-    e = prepare_inputs(rc.model, req.inputs, req.truncate, "inputs", kTeiTruncateHint, &inputs);
-  }
+  if (e.ok())
+    e = prepare_inputs(rc.model, req.inputs, framing, "inputs", kTeiTruncateHint, &inputs);
   std::shared_ptr<EmbedJob> job;
   if (e.ok()) e = run_job(rc, inputs, "inputs", &job);
   if (!e.ok()) return tei_error_reply(e);
-  normalize_rows(rc, *job, req.normalize);
+  shape_rows(rc, *job, shape);
 
-  const int dim = rc.model.dim();
+  const int dims = shape.dims;
   Reply reply;
-  reply.body.reserve(static_cast<size_t>(job->count() * dim) * 12 + 16);
+  reply.body.reserve(static_cast<size_t>(job->count() * dims) * 12 + 16);
   reply.body.push_back('[');
   for (int64_t r = 0; r < job->count(); ++r) {
     if (r) reply.body.push_back(',');
-    append_float_row(job->rows() + r * dim, dim, &reply.body);
+    append_float_row(job->rows() + r * dims, dims, &reply.body);
   }
   reply.body.push_back(']');
-  return reply;
-}
-
-Reply handle_openai_embeddings(RouteContext& rc, std::string_view body) {
-  OpenAIRequest req;
-  ApiError e = parse_openai_request(body, parse_limits(rc), &req);
-  if (e.ok()) e = needs_embedding_model(rc, "/v1/embeddings");
-  const int dim = rc.model.dim();
-  if (e.ok() && req.dimensions && *req.dimensions != dim) {
-    e = validation_error("dimensions", "dimensions = " + std::to_string(*req.dimensions) +
-                                           " but model '" + rc.model_info.id + "' outputs " +
-                                           std::to_string(dim) + " (it cannot be shortened)");
-  }
-  PreparedInputs inputs;
-  if (e.ok()) {
-    e = prepare_inputs(rc.model, req.inputs, req.truncate, "input",
-                       "start the server with --auto-truncate to cut it", &inputs);
-  }
-  const int64_t tokens = inputs.tokens;
-  std::shared_ptr<EmbedJob> job;
-  if (e.ok()) e = run_job(rc, inputs, "input", &job);
-  if (!e.ok()) return error_reply(e, openai_error_body);
-  normalize_rows(rc, *job, /*normalize=*/true);
-
-  Reply reply;
-  std::string& out = reply.body;
-  out.reserve(static_cast<size_t>(job->count() * dim) * 12 + 256);
-  out += "{\"object\":\"list\",\"data\":[";
-  for (int64_t r = 0; r < job->count(); ++r) {
-    if (r) out.push_back(',');
-    out += "{\"object\":\"embedding\",\"index\":" + std::to_string(r) + ",\"embedding\":";
-    const float* row = job->rows() + r * dim;
-    if (req.base64) {
-      out += "\"" + base64_floats(row, dim) + "\"";
-    } else {
-      append_float_row(row, dim, &out);
-    }
-    out.push_back('}');
-  }
-  out += "],\"model\":" + nlohmann::json(rc.model_info.id).dump() +
-         ",\"usage\":{\"prompt_tokens\":" + std::to_string(tokens) +
-         ",\"total_tokens\":" + std::to_string(tokens) + "}}";
   return reply;
 }
 

@@ -65,15 +65,20 @@ void append_token(const model::TokenSpan& t, const std::string& text, const Rout
 Reply handle_tokenize(RouteContext& rc, std::string_view body) {
   TokenizeRequest req;
   ApiError e = parse_tokenize_request(body, parse_limits(rc), &req);
+  // As TEI: the prompt's tokens come first, offsets count from the
+  // prompt's start and each token's text is cut from prompt + input.
+  std::string prompt;
+  if (e.ok()) e = resolve_prompt_text(rc.model, req.prompt_name, "prompt_name", &prompt);
   if (!e.ok()) return tei_error_reply(e);
   BoundedAnswer answer(rc.alloc, rc.options.max_response_bytes, "the /tokenize answer");
   std::string& out = answer.text();
   std::vector<model::TokenSpan> tokens;
   out.push_back('[');
+  std::string text;
   for (size_t i = 0; i < req.inputs.size(); ++i) {
-    const std::string& text = req.inputs[i];
-    e = tokenize_text(rc.model, text, req.add_special_tokens,
-                      "inputs[" + std::to_string(i) + "]", &tokens);
+    text = prompt + req.inputs[i];
+    e = tokenize_text(rc.model, text, req.add_special_tokens, "inputs[" + std::to_string(i) + "]",
+                      &tokens);
     if (!e.ok()) return tei_error_reply(e);
     out += i ? ",[" : "[";
     for (size_t k = 0; k < tokens.size(); ++k) {
@@ -117,6 +122,7 @@ nlohmann::json model_type(const RouteContext& rc) {
 Reply handle_info(RouteContext& rc) {
   const ModelInfo& m = rc.model_info;
   const ServerOptions& o = rc.options;
+  const std::string& default_prompt = rc.model.prompts().default_name;
   // TEI's /info fields first, then tessera's own.
   nlohmann::json j = {
       {"model_id", m.id},
@@ -130,6 +136,7 @@ Reply handle_info(RouteContext& rc) {
                                  : nlohmann::json(o.batching.max_batch_sequences)},
       {"max_client_batch_size", o.max_client_batch_size},
       {"auto_truncate", o.auto_truncate},
+      {"served_model_name", served_model_name(rc)},
       {"version", rc.info.version},
       {"model_dir", m.dir},
       {"dim", m.dim},
@@ -140,6 +147,14 @@ Reply handle_info(RouteContext& rc) {
       {"attention_policy", rc.info.attention_policy},
       {"backends", rc.info.backends},
       {"auth", !o.api_key.empty()},
+      // config_sentence_transformers.json's prompts (prompt_name), and the
+      // one used when a request names none.
+      {"prompts", rc.model.prompts().by_name},
+      {"default_prompt_name",
+       default_prompt.empty() ? nlohmann::json(nullptr) : nlohmann::json(default_prompt)},
+      {"quantization_ranges_dims", o.quantization_ranges.empty()
+                                       ? nlohmann::json(nullptr)
+                                       : nlohmann::json(o.quantization_dims)},
   };
   return {200, json_text(j)};
 }

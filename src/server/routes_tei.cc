@@ -54,14 +54,16 @@ Reply handle_similarity(RouteContext& rc, std::string_view body) {
   SimilarityRequest req;
   ApiError e = parse_similarity_request(body, parse_limits(rc), &req);
   if (e.ok()) e = needs_embedding_model(rc, "/similarity");
+  Framing framing;
+  if (e.ok()) e = tei_framing(rc, req.text, "parameters.prompt_name", &framing);
   PreparedInputs inputs;
   PreparedInputs sentences;
   if (e.ok()) {
-    e = prepare_inputs(rc.model, {req.source}, req.truncate, "inputs.source_sentence",
-                       kTeiTruncateHint, &inputs);
+    e = prepare_inputs(rc.model, {req.source}, framing, "inputs.source_sentence", kTeiTruncateHint,
+                       &inputs);
   }
   if (e.ok()) {
-    e = prepare_inputs(rc.model, req.sentences, req.truncate, "inputs.sentences", kTeiTruncateHint,
+    e = prepare_inputs(rc.model, req.sentences, framing, "inputs.sentences", kTeiTruncateHint,
                        &sentences);
   }
   // One job of n + 1 sequences: the source and the sentences batch together.
@@ -84,10 +86,11 @@ Reply handle_embed_all(RouteContext& rc, std::string_view body) {
   EmbedAllRequest req;
   ApiError e = parse_embed_all_request(body, parse_limits(rc), &req);
   if (e.ok()) e = needs_embedding_model(rc, "/embed_all");
+  Framing framing;
+  if (e.ok()) e = tei_framing(rc, req.text, "prompt_name", &framing);
   PreparedInputs inputs;
-  if (e.ok()) {
-    e = prepare_inputs(rc.model, req.inputs, req.truncate, "inputs", kTeiTruncateHint, &inputs);
-  }
+  if (e.ok())
+    e = prepare_inputs(rc.model, req.inputs, framing, "inputs", kTeiTruncateHint, &inputs);
   std::vector<int64_t> lengths;
   for (const auto& s : inputs.sequences) lengths.push_back(static_cast<int64_t>(s.size()));
   std::shared_ptr<EmbedJob> job;

@@ -21,6 +21,7 @@ ModelInfo describe_model(const model::Encoder& encoder) {
   info.dir = encoder.model_dir();
   info.dim = encoder.dim();
   info.max_length = encoder.max_seq_length();
+  info.vocab_size = encoder.vocab_size();
   info.normalizes = encoder.config().normalize;
   info.pooling = model::pooling_name(encoder.config().pooling);
   info.weight_bytes = encoder.weight_bytes();

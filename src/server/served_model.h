@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "model/encoder.h"
@@ -16,6 +17,7 @@ struct ModelInfo {
   std::string dir;  // where it was loaded from
   int dim = 0;
   int max_length = 0;       // tokens, the specials included
+  int64_t vocab_size = 0;   // token ids a request may send: [0, vocab_size)
   bool normalizes = false;  // the model itself L2-normalizes its rows
   std::string pooling;      // "mean", "cls", "max"
   size_t weight_bytes = 0;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <thread>
 #include <string>
@@ -16,12 +17,21 @@ struct ServerOptions {
   int port = 3000;                 // 0: any free port
   std::string api_key;             // empty: no authentication
   BatcherOptions batching;
-  size_t max_client_batch_size = 32;   // texts per request; more: 413
+  size_t max_client_batch_size = 32;     // texts per request; more: 413
   size_t payload_limit_bytes = 2 << 20;  // request body; more: 413
   // One answer's body (/tokenize, /embed_all can answer 30x their request);
   // more: 413. Answers in flight also count against --memory-budget.
   size_t max_response_bytes = 16 << 20;
-  bool auto_truncate = false;          // default of `truncate`
+  bool auto_truncate = false;  // default of `truncate`
+  // The model's name on the OpenAI and Cohere routes (`model`, GET
+  // /v1/models) and /info's served_model_name; empty: the model's id (its
+  // folder's name).
+  std::string served_model_name;
+  // --quantization-ranges: 2 x quantization_dims floats (per-dimension
+  // minimum, then maximum) for int8 / uint8 output (include/tessera/quantize.h);
+  // empty: int8 / uint8 are refused.
+  std::vector<float> quantization_ranges;
+  int64_t quantization_dims = 0;
   int http_threads = 0;  // cap on worker threads; 0: http_thread_cap()'s default
   // Connections held at once (idle, arriving, served); past it the oldest
   // not being served is shed. 0: what the descriptor limit allows.
@@ -52,8 +62,9 @@ inline size_t http_thread_cap(const ServerOptions& o) {
 
 struct ServingInfo {
   std::string version;
-  std::string attention_policy;          // as given (--attention / TESSERA_ATTENTION)
-  std::vector<std::string> backends;     // attention backends registered
+  std::string attention_policy;       // as given (--attention / TESSERA_ATTENTION)
+  std::vector<std::string> backends;  // attention backends registered
+  int64_t started_at = 0;  // unix seconds (GET /v1/models' "created"); 0: set by the server
 };
 
 }  // namespace tessera::server

@@ -252,6 +252,19 @@ def request_parse_seeds():
         (4, "similarity", {"inputs": {"source_sentence": "a", "sentences": ["b", "c"]},
                            "parameters": {"truncate": False, "truncation_direction": "Right"}}),
         (5, "decode", {"ids": [[101, 2023, 102], [7592]], "skip_special_tokens": False}),
+        (0, "embed_left_dims", {"inputs": ["a", "b"], "truncate": True,
+                                "truncation_direction": "Left", "dimensions": 8,
+                                "prompt_name": "query"}),
+        (1, "openai_token_ids", {"input": [[101, 2023, 102], [7592]], "dimensions": 128,
+                                 "model": "m", "user": "u"}),
+        (1, "openai_one_id_list", {"input": [7592, 2088], "encoding_format": "base64"}),
+        (6, "cohere", {"model": "m", "texts": ["hello", "world"], "input_type": "search_query",
+                       "embedding_types": ["float", "int8", "ubinary", "base64"],
+                       "truncate": "START", "output_dimension": 256, "max_tokens": 64}),
+        (6, "cohere_inputs", {"inputs": [{"content": [{"type": "text", "text": "hi"}]}],
+                              "input_type": "search_document", "truncate": "NONE"}),
+        (7, "documents", {"documents": ["a", {"id": 3, "text": "b"}], "prompt_name": "document",
+                          "dimensions": 64, "doc_embedding": True}),
     ]
     for selector, name, body in bodies:
         put("request_parse", name + ".json", bytes([selector]) + json.dumps(body).encode())

@@ -170,5 +170,34 @@ TEST(LongContext, AnEmptyTextWithoutSpecialsIsRefused) {
             std::string::npos);
 }
 
+// Token-id inputs (OpenAI's [[int]]) are framed, cut and refused as the
+// tokens of their text: with the prompt first, from either end.
+TEST(TextFraming, TokenIdsFrameAsTheirTextDoes) {
+  FakeModel model(4, 8);
+  const std::string text = "w1 w2 w3 w4 w5 w6 w7 w8";
+  std::vector<int32_t> ids = model.ids_of(text);
+  ids = {ids.begin() + 1, ids.end() - 1};  // without [CLS] and [SEP]
+  TextOptions options;
+  options.prompt = "p: ";
+  options.field = "input";
+  std::vector<std::vector<int32_t>> from_text, from_ids;
+  int64_t text_tokens = 0, id_tokens = 0;
+  for (bool left : {false, true}) {
+    options.truncate = true;
+    options.truncate_left = left;
+    ASSERT_TRUE(frame_texts(model, {text}, options, &from_text, &text_tokens).ok());
+    ASSERT_TRUE(frame_token_ids(model, {ids}, options, &from_ids, &id_tokens).ok());
+    EXPECT_EQ(from_ids, from_text) << left;
+    EXPECT_EQ(id_tokens, 8);
+  }
+  options.truncate = false;
+  size_t failed = 0;
+  const Status s = frame_token_ids(model, {{5}, ids}, options, &from_ids, &id_tokens, &failed);
+  EXPECT_EQ(failed, 1u);
+  EXPECT_NE(s.message().find("input[1] has 11 tokens ([CLS] and [SEP] and the prompt included)"),
+            std::string::npos)
+      << s.message();
+}
+
 }  // namespace
 }  // namespace tessera::pipeline

@@ -72,7 +72,7 @@ TEST_F(TeiRoutes, PostRootAndInvocationsAnswerAsEmbed) {
 TEST_F(TeiRoutes, PostEmbeddingsIsOpenAisRoute) {
   const std::string body = R"({"input": ["a b"], "encoding_format": "base64"})";
   EXPECT_EQ(post_ok("/embeddings", body), post_ok("/v1/embeddings", body));
-  expect_error(post("/embeddings", R"({"input": 3})"), 422, "input");  // OpenAI's error shape
+  expect_error(post("/embeddings", R"({"input": 3})"), 400, "input");  // OpenAI's error shape
 }
 
 TEST_F(TeiRoutes, GetRootAndPingAreHealth) {
@@ -116,7 +116,7 @@ TEST_F(TeiRoutes, SimilarityErrorsNameTheField) {
       "parameters": {"truncate": "yes"}})"),
                422, "parameters.truncate");
   expect_error(post("/similarity", R"({"inputs": {"source_sentence": "a", "sentences": ["b"]},
-      "parameters": {"truncation_direction": "Left"}})"),
+      "parameters": {"truncation_direction": "Up"}})"),
                422, "parameters.truncation_direction");
   expect_error(post("/similarity", "{not json"), 400, "body");
 

@@ -1,5 +1,6 @@
-// Body parsing and validation of /embed, /v1/embeddings, /tokenize,
-// /embed_all, /similarity and /decode.
+// Body parsing and validation of /embed, /tokenize, /embed_all,
+// /similarity, /decode and /embed_documents (OpenAI's and Cohere's bodies:
+// request_parse_api_test.cc).
 #include "server/request_parse.h"
 
 #include <gtest/gtest.h>
@@ -18,7 +19,10 @@ TEST(ParseEmbed, StringOrListAndDefaults) {
   ASSERT_TRUE(parse_embed_request(R"({"inputs": "hello"})", kLimits, &one).ok());
   EXPECT_EQ(one.inputs, (std::vector<std::string>{"hello"}));
   EXPECT_TRUE(one.normalize);
-  EXPECT_FALSE(one.truncate);
+  EXPECT_FALSE(one.text.truncate);
+  EXPECT_FALSE(one.text.truncate_left);
+  EXPECT_FALSE(one.text.prompt_name.has_value());
+  EXPECT_FALSE(one.dimensions.has_value());
 
   EmbedRequest many;
   ASSERT_TRUE(parse_embed_request(
@@ -28,15 +32,39 @@ TEST(ParseEmbed, StringOrListAndDefaults) {
                   .ok());
   EXPECT_EQ(many.inputs, (std::vector<std::string>{"a", "", "ü 中"}));
   EXPECT_FALSE(many.normalize);
-  EXPECT_TRUE(many.truncate);
+  EXPECT_TRUE(many.text.truncate);
+}
+
+TEST(ParseEmbed, TruncationDirectionPromptNameAndDimensions) {
+  EmbedRequest req;
+  ASSERT_TRUE(parse_embed_request(R"({"inputs": "a", "truncate": true, "truncation_direction":
+                                      "Left", "prompt_name": "query", "dimensions": 4})",
+                                  kLimits, &req)
+                  .ok());
+  EXPECT_TRUE(req.text.truncate_left);
+  EXPECT_EQ(req.text.prompt_name, "query");
+  EXPECT_EQ(req.dimensions, 4);
+  // TEI's aliases; null is absent.
+  for (const char* dir : {"left", "Right", "right"}) {
+    EmbedRequest r;
+    const std::string body =
+        std::string(R"({"inputs": "a", "prompt_name": null, "truncation_direction": ")") + dir +
+        "\"}";
+    ASSERT_TRUE(parse_embed_request(body, kLimits, &r).ok()) << dir;
+    EXPECT_EQ(r.text.truncate_left, dir[0] == 'l') << dir;
+    EXPECT_FALSE(r.text.prompt_name.has_value());
+  }
+  // Range checks (1..dim) are the route's: the parser keeps any integer.
+  ASSERT_TRUE(parse_embed_request(R"({"inputs": "a", "dimensions": -5})", kLimits, &req).ok());
+  EXPECT_EQ(req.dimensions, -5);
 }
 
 TEST(ParseEmbed, AutoTruncateIsTheDefaultOfTruncate) {
   EmbedRequest req;
   ASSERT_TRUE(parse_embed_request(R"({"inputs": "x"})", {3, true}, &req).ok());
-  EXPECT_TRUE(req.truncate);
+  EXPECT_TRUE(req.text.truncate);
   ASSERT_TRUE(parse_embed_request(R"({"inputs": "x", "truncate": false})", {3, true}, &req).ok());
-  EXPECT_FALSE(req.truncate);
+  EXPECT_FALSE(req.text.truncate);
 }
 
 TEST(ParseEmbed, ErrorsNameTheFieldAndTheValue) {
@@ -57,9 +85,15 @@ TEST(ParseEmbed, ErrorsNameTheFieldAndTheValue) {
       {R"({"inputs": ["a", "b", "c", "d"]})", 413, "inputs", "has 4 texts"},
       {R"({"inputs": "a", "normalize": "yes"})", 422, "normalize", "got string \"yes\""},
       {R"({"inputs": "a", "truncate": 1})", 422, "truncate", "true or false"},
-      {R"({"inputs": "a", "truncation_direction": "Left"})", 422, "truncation_direction",
-       "\"Left\""},
-      {R"({"inputs": "a", "prompt_name": "query"})", 422, "prompt_name", "not supported"},
+      {R"({"inputs": "a", "truncation_direction": "Up"})", 422, "truncation_direction",
+       "\"Left\" or \"Right\", got string \"Up\""},
+      {R"({"inputs": "a", "truncation_direction": 1})", 422, "truncation_direction", "got number"},
+      {R"({"inputs": "a", "prompt_name": 3})", 422, "prompt_name", "must be a string"},
+      {R"({"inputs": "a", "dimensions": 1.5})", 422, "dimensions", "must be an integer"},
+      {R"({"inputs": "a", "dimensions": "8"})", 422, "dimensions", "got string"},
+      {R"({"inputs": "a", "dimensions": 1e30})", 422, "dimensions", "must be an integer"},
+      {R"({"inputs": "a", "dimensions": 18446744073709551615})", 422, "dimensions",
+       "must be an integer"},
   };
   for (const Case& c : cases) {
     EmbedRequest req;
@@ -94,55 +128,20 @@ TEST(ParseEmbed, LongValuesAreCutInMessagesWithoutBreakingUtf8) {
   EXPECT_LT(e.message.size(), 150u);
 }
 
-TEST(ParseOpenAI, FieldsAndEncodingFormat) {
-  OpenAIRequest req;
-  ASSERT_TRUE(parse_openai_request(
-                  R"({"input": ["a", "b"], "model": "m", "encoding_format": "base64",
-                      "dimensions": 384, "user": "u"})",
-                  kLimits, &req)
-                  .ok());
-  EXPECT_EQ(req.inputs.size(), 2u);
-  EXPECT_EQ(req.model, "m");
-  EXPECT_TRUE(req.base64);
-  EXPECT_EQ(req.dimensions, 384);
-
-  OpenAIRequest plain;
-  ASSERT_TRUE(parse_openai_request(R"({"input": "a"})", kLimits, &plain).ok());
-  EXPECT_FALSE(plain.base64);
-  EXPECT_FALSE(plain.dimensions.has_value());
-}
-
-TEST(ParseOpenAI, Errors) {
-  struct Case {
-    const char* body;
-    int status;
-    const char* field;
-  };
-  const Case cases[] = {
-      {R"({"inputs": "a"})", 422, "input"},
-      {R"({"input": "a", "model": 3})", 422, "model"},
-      {R"({"input": "a", "encoding_format": "int8"})", 422, "encoding_format"},
-      {R"({"input": "a", "dimensions": "384"})", 422, "dimensions"},
-      {R"({"input": "a", "user": 5})", 422, "user"},
-      {R"({"input": [[101, 102]]})", 422, "input[0]"},
-      {R"({"input": ["a", "b", "c", "d"]})", 413, "input"},
-  };
-  for (const Case& c : cases) {
-    OpenAIRequest req;
-    const ApiError e = parse_openai_request(c.body, kLimits, &req);
-    EXPECT_EQ(e.status, c.status) << c.body;
-    EXPECT_EQ(e.field, c.field) << c.body;
-  }
-}
-
 TEST(ParseTokenize, Fields) {
   TokenizeRequest req;
   ASSERT_TRUE(
       parse_tokenize_request(R"({"inputs": "a b", "add_special_tokens": false})", kLimits, &req)
           .ok());
   EXPECT_FALSE(req.add_special_tokens);
-  const ApiError e = parse_tokenize_request(R"({"inputs": "a", "add_special_tokens": 0})",
-                                            kLimits, &req);
+  EXPECT_FALSE(req.prompt_name.has_value());
+  ASSERT_TRUE(
+      parse_tokenize_request(R"({"inputs": "a", "prompt_name": "query"})", kLimits, &req).ok());
+  EXPECT_EQ(req.prompt_name, "query");
+  EXPECT_EQ(parse_tokenize_request(R"({"inputs": "a", "prompt_name": []})", kLimits, &req).field,
+            "prompt_name");
+  const ApiError e =
+      parse_tokenize_request(R"({"inputs": "a", "add_special_tokens": 0})", kLimits, &req);
   EXPECT_EQ(e.status, 422);
   EXPECT_EQ(e.field, "add_special_tokens");
 }
@@ -156,14 +155,14 @@ TEST(ParseSimilarity, SourceSentencesAndParameters) {
                   .ok());
   EXPECT_EQ(req.source, "s");
   EXPECT_EQ(req.sentences, (std::vector<std::string>{"a", "b"}));
-  EXPECT_TRUE(req.truncate) << "auto_truncate is the default without parameters";
+  EXPECT_TRUE(req.text.truncate) << "auto_truncate is the default without parameters";
   SimilarityRequest cut;
   ASSERT_TRUE(parse_similarity_request(
                   R"({"inputs": {"source_sentence": "s", "sentences": ["a"]},
                       "parameters": {"truncate": false, "truncation_direction": "right"}})",
                   {3, true}, &cut)
                   .ok());
-  EXPECT_FALSE(cut.truncate);
+  EXPECT_FALSE(cut.text.truncate);
   // Three sentences and the source are four texts: over a limit of 3.
   SimilarityRequest over;
   const ApiError e = parse_similarity_request(
@@ -171,9 +170,16 @@ TEST(ParseSimilarity, SourceSentencesAndParameters) {
   EXPECT_EQ(e.status, 413);
   EXPECT_TRUE(mentions(e, "4 texts")) << e.message;
   SimilarityRequest prompt;
+  ASSERT_TRUE(parse_similarity_request(
+                  R"({"inputs": {"source_sentence": "s", "sentences": ["a"]},
+                      "parameters": {"prompt_name": "query", "truncation_direction": "Left"}})",
+                  kLimits, &prompt)
+                  .ok());
+  EXPECT_EQ(prompt.text.prompt_name, "query");
+  EXPECT_TRUE(prompt.text.truncate_left);
   EXPECT_EQ(parse_similarity_request(
                 R"({"inputs": {"source_sentence": "s", "sentences": ["a"]},
-                    "parameters": {"prompt_name": "query"}})",
+                    "parameters": {"prompt_name": 1}})",
                 kLimits, &prompt)
                 .field,
             "parameters.prompt_name");
@@ -204,11 +210,26 @@ TEST(ParseEmbedAll, InputsAndTruncate) {
   ASSERT_TRUE(
       parse_embed_all_request(R"({"inputs": ["a", "b"], "truncate": true})", kLimits, &req).ok());
   EXPECT_EQ(req.inputs.size(), 2u);
-  EXPECT_TRUE(req.truncate);
+  EXPECT_TRUE(req.text.truncate);
+  ASSERT_TRUE(
+      parse_embed_all_request(
+          R"({"inputs": "a", "truncation_direction": "Left", "prompt_name": "q"})", kLimits, &req)
+          .ok());
+  EXPECT_TRUE(req.text.truncate_left);
+  EXPECT_EQ(req.text.prompt_name, "q");
+}
+
+TEST(ParseDocuments, PromptNameAndDimensions) {
+  DocumentsRequest req;
+  ASSERT_TRUE(
+      parse_documents_request(R"({"documents": ["a"], "prompt_name": "document", "dimensions": 4})",
+                              kLimits, &req)
+          .ok());
+  EXPECT_EQ(req.prompt_name, "document");
+  EXPECT_EQ(req.dimensions, 4);
   EXPECT_EQ(
-      parse_embed_all_request(R"({"inputs": "a", "truncation_direction": "Left"})", kLimits, &req)
-          .field,
-      "truncation_direction");
+      parse_documents_request(R"({"documents": ["a"], "dimensions": 2.5})", kLimits, &req).field,
+      "dimensions");
 }
 
 }  // namespace

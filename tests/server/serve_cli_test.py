@@ -7,6 +7,9 @@ Usage: serve_cli_test.py TESSERA_BINARY SOURCE_DIR
 - /tokenize ids equal the golden token ids (HF tokenizers);
 - --api-key; a model that cannot run (no attention backend) answers 424 and
   the server stays up;
+- --served-model-name is the OpenAI `model` and GET /v1/models' id; a bad
+  --quantization-ranges file (not (2, dims), wider than the model, missing)
+  stops `serve` with a message naming the flag;
 - SIGTERM while requests are in flight: every accepted request is answered,
   new connections are refused, exit code 0;
 - under a tiny --memory-budget an input whose activations do not fit is a 503
@@ -91,7 +94,8 @@ def check_concurrent_clients(server, texts, golden, cli):
             else:
                 fmt = "base64" if route.endswith("b64") else "float"
                 status, body = server.request("POST", "/v1/embeddings", {
-                    "input": [texts[i] for i in pick], "model": "x", "encoding_format": fmt})
+                    "input": [texts[i] for i in pick], "model": "all-MiniLM-L6-v2",
+                    "encoding_format": fmt})
                 rows = None
                 if status == 200:
                     data = json.loads(body)["data"]
@@ -239,6 +243,36 @@ def check_memory_budget(binary, weights_bytes, load_peak_bytes):
     finally:
         code, err = server.stop()
     assert code == 0, err
+
+
+def check_served_name_and_quantization_ranges(binary):
+    # --served-model-name: what `model` must be and GET /v1/models lists.
+    server = Server(binary, ["--served-model-name", "org/minilm"])
+    try:
+        status, body = server.request("GET", "/v1/models")
+        assert status == 200 and json.loads(body)["data"][0]["id"] == "org/minilm", body
+        status, body = server.request("POST", "/v1/embeddings", {"input": "a", "model": "org/minilm"})
+        assert status == 200 and json.loads(body)["model"] == "org/minilm", body
+        status, body = server.request("POST", "/v1/embeddings",
+                                      {"input": "a", "model": "all-MiniLM-L6-v2"})
+        assert status == 404 and json.loads(body)["error"]["code"] == "model_not_found", body
+    finally:
+        code, err = server.stop()
+    assert code == 0, err
+    # --quantization-ranges: a (2, dims) float32 .npy of at most the model's dims.
+    with tempfile.TemporaryDirectory() as tmp:
+        cases = {"wide.npy": (np.zeros((2, 385), np.float32), "385 dimensions"),
+                 "flat.npy": (np.zeros(8, np.float32), "--quantization-ranges")}
+        for name, (array, needle) in cases.items():
+            path = os.path.join(tmp, name)
+            np.save(path, array)
+            run = subprocess.run([binary, "serve", "--port", "0", "--quantization-ranges", path],
+                                 capture_output=True, text=True, timeout=300)
+            assert run.returncode != 0 and needle in run.stderr, (name, run.returncode,
+                                                                 run.stderr[-500:])
+        run = subprocess.run([binary, "serve", "--quantization-ranges",
+                              os.path.join(tmp, "missing.npy")], capture_output=True, text=True)
+        assert run.returncode != 0 and "--quantization-ranges" in run.stderr, run.stderr[-500:]
 
 
 def recv_all(sock):
@@ -407,6 +441,7 @@ def main():
         code, err = broken.stop()
     assert code == 0, err
 
+    check_served_name_and_quantization_ranges(binary)
     check_sigterm_answers_accepted_requests(binary)
     check_memory_budget(binary, weights_bytes, load_peak_bytes)
     check_slow_and_oversized_clients(binary)

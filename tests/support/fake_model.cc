@@ -29,6 +29,7 @@ FakeModel::FakeModel(int dim, int max_length, bool normalizes) {
   info_.dir = "/nonexistent/fake-model";
   info_.dim = dim;
   info_.max_length = max_length;
+  info_.vocab_size = kFirstWordId + kWordIds;
   info_.normalizes = normalizes;
   info_.pooling = "mean";
   info_.weight_bytes = 0;

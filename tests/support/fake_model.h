@@ -42,6 +42,9 @@ class FakeModel : public pipeline::EmbeddingModel {
   // shape (a decoder's text [SEP], a bare text).
   const model::SequenceFrame& frame() const override { return frame_; }
   void set_frame(model::SequenceFrame frame) { frame_ = std::move(frame); }
+  // config_sentence_transformers.json's prompts; none unless set.
+  const model::Prompts& prompts() const override { return prompts_; }
+  void set_prompts(model::Prompts prompts) { prompts_ = std::move(prompts); }
   // Words split on ASCII whitespace; a word "REFUSE" makes the text invalid, a word
   // "THROW" throws std::runtime_error (a bug in a handler).
   Status tokenize(std::string_view text, std::vector<model::TokenSpan>* out) const override;
@@ -97,6 +100,7 @@ class FakeModel : public pipeline::EmbeddingModel {
 
   server::ModelInfo info_;
   model::SequenceFrame frame_{{kCls}, {kSep}};
+  model::Prompts prompts_;
   model::WordPieceDecoder decoder_;
   Context ctx_{ContextOptions{.num_threads = 1}};
   mutable std::mutex mu_;

@@ -14,6 +14,7 @@
 #include "model_options.h"
 #include "runtime/machine_info.h"
 #include "pipeline/encoder_model.h"
+#include "quantization_ranges.h"
 #include "server/http_server.h"
 #include "runtime/signal_watcher.h"
 
@@ -30,6 +31,7 @@ struct ServeFlags {
   std::string payload_limit = "2M";
   std::string max_header_bytes = "32K";
   std::string max_response_bytes = "16M";
+  std::string quantization_ranges;      // --quantization-ranges FILE.npy
   bool max_batch_tokens_given = false;  // else raised to a longer model's max_length
   server::ServerOptions options;
 };
@@ -112,6 +114,20 @@ int run_serve(AppState& state, ServeFlags& flags) {
         std::max<int64_t>(o.batching.max_batch_tokens, model_info.max_length);
   }
   if (Status s = check_limits(o, model_info.max_length); !s.ok()) return fail(s);
+  if (!flags.quantization_ranges.empty()) {
+    if (Status s = read_quantization_ranges(flags.quantization_ranges, "--quantization-ranges",
+                                            &o.quantization_ranges, &o.quantization_dims);
+        !s.ok()) {
+      return fail(s);
+    }
+    if (o.quantization_dims > model_info.dim) {
+      return fail(invalid_argument(
+          "--quantization-ranges " + flags.quantization_ranges + " holds " +
+          std::to_string(o.quantization_dims) + " dimensions but model " + model_info.id +
+          " outputs " + std::to_string(model_info.dim) + ": calibrate on its embeddings"));
+    }
+  }
+  if (o.served_model_name.empty()) o.served_model_name = model_info.id;
 
   server::ServingInfo info;
   info.version = machine_info().tessera_version;
@@ -128,13 +144,14 @@ int run_serve(AppState& state, ServeFlags& flags) {
 
   std::printf(
       "tessera serve: listening on http://%s:%d\n"
-      "  model %s (%s): dim %d, max_length %d, weights %s\n"
+      "  model %s (%s, served as %s): dim %d, max_length %d, weights %s\n"
       "  attention %s over [%s]; max_batch_tokens %lld, max_concurrent_requests %zu, "
       "max_client_batch_size %zu, auth %s\n",
-      o.host.c_str(), port, model_info.id.c_str(), dir.c_str(), model_info.dim,
-      model_info.max_length, weights.c_str(), info.attention_policy.c_str(), backends.c_str(),
-      static_cast<long long>(o.batching.max_batch_tokens), o.batching.max_concurrent_requests,
-      o.max_client_batch_size, o.api_key.empty() ? "off" : "bearer");
+      o.host.c_str(), port, model_info.id.c_str(), dir.c_str(), o.served_model_name.c_str(),
+      model_info.dim, model_info.max_length, weights.c_str(), info.attention_policy.c_str(),
+      backends.c_str(), static_cast<long long>(o.batching.max_batch_tokens),
+      o.batching.max_concurrent_requests, o.max_client_batch_size,
+      o.api_key.empty() ? "off" : "bearer");
   std::fflush(stdout);
 
   int signals = 0;
@@ -164,7 +181,8 @@ void add_serve_command(CLI::App& app, AppState& state) {
       "serve",
       "Embedding HTTP service. TEI: POST /embed (and / and /invocations), /embed_all (token\n"
       "states), /similarity, /tokenize, /decode; GET /health (and / and /ping), /info,\n"
-      "/metrics. OpenAI: POST /v1/embeddings (and /embeddings). tessera: POST\n"
+      "/metrics. OpenAI: POST /v1/embeddings (and /embeddings), GET /v1/models. Cohere:\n"
+      "POST /v2/embed (float, base64, int8, uint8, binary, ubinary). tessera: POST\n"
       "/embed_documents (chunks and vectors as `tessera embed` writes them). Requests are\n"
       "batched dynamically; past --max-concurrent-requests the answer is 429 at once. See\n"
       "docs/SERVING.md.");
@@ -197,6 +215,15 @@ void add_serve_command(CLI::App& app, AppState& state) {
                   "One answer's body (K/M/G): /tokenize and /embed_all answer many times their\n"
                   "request; more: 413. Answers being sent also count against --memory-budget")
       ->capture_default_str();
+  cmd->add_option("--served-model-name", o.served_model_name,
+                  "The model's name on the OpenAI and Cohere routes: `model` must be it (else\n"
+                  "404 model_not_found) and GET /v1/models lists it (default: the model\n"
+                  "folder's name)");
+  cmd->add_option("--quantization-ranges", flags->quantization_ranges,
+                  "Float32 .npy of shape (2, dims): per-dimension min and max of calibration\n"
+                  "embeddings, for int8 / uint8 output on POST /v2/embed (embedding_types);\n"
+                  "its dims must equal the output_dimension asked for")
+      ->check(CLI::ExistingFile);
   cmd->add_flag("--auto-truncate", o.auto_truncate,
                 "Truncate over-long inputs by default (else 422 unless the request sets "
                 "truncate)");
