@@ -6,6 +6,7 @@ reference in a build without cpu.flash) and requires every row's cosine to be
 >= 0.9999, the same rows, and xla.execute spans in the xla run's profile (so
 the embeddings really came from the plugin). Fails when no plugin is found.
 """
+import json
 import os
 import subprocess
 import sys
@@ -29,13 +30,13 @@ def embed(tessera, source, policy, out):
 
 def main():
     tessera, source = sys.argv[1], sys.argv[2]
-    backends = subprocess.run([tessera, "backends"], capture_output=True, text=True).stdout
-    xla_line = next((l for l in backends.splitlines() if l.startswith("xla ")), "")
-    if " yes " not in xla_line:
+    listed = subprocess.run([tessera, "backends", "--json"], capture_output=True, text=True)
+    backends = {b["name"]: b for b in json.loads(listed.stdout)}
+    xla = backends.get("xla")
+    if xla is None or not xla["available"]:
         sys.exit("xla is not available (run scripts/install-deps.sh for the CPU plugin): "
-                 + (xla_line or "not in this build"))
-    baseline = "cpu.flash" if any(l.startswith("cpu.flash ") for l in backends.splitlines()) \
-        else "reference"
+                 + (xla["unavailable_reason"] if xla else "not in this build"))
+    baseline = "cpu.flash" if "cpu.flash" in backends else "reference"
     with tempfile.TemporaryDirectory() as tmp:
         got_path, want_path = os.path.join(tmp, "xla.npy"), os.path.join(tmp, "base.npy")
         profile = embed(tessera, source, "only:xla", got_path)
