@@ -11,7 +11,8 @@ tight (under TESSERA_TEST_SANITIZED=1 fewer still, one per route).
   NotFoundError (404 model_not_found) for another model; models.list() and
   models.retrieve() name the served model;
 - huggingface_hub: InferenceClient(<url>).feature_extraction (POST /) gives
-  /embed's rows, with truncation_direction and dimensions too;
+  /embed's rows, with truncation_direction and dimensions too, and with
+  prompt_name="query" on tiny-qwen3 sentence-transformers' encode_query rows;
   .sentence_similarity (POST / with a similarity body) the cosines of
   /embed's rows;
 - POST /v2/embed (Cohere's shape; the cohere package is not a dependency):
@@ -141,6 +142,31 @@ def check_huggingface_hub(server, texts, rows):
     print(f"huggingface_hub sentence_similarity: {np.round(sims, 4).tolist()}")
 
 
+def check_prompts(binary, source):
+    """huggingface_hub's prompt_name on a model with a real "query" prompt
+    (data/models/tiny-qwen3): the rows sentence-transformers' encode_query
+    gives (data/features/expected.json)."""
+    os.environ.pop("HF_HUB_OFFLINE", None)
+    from huggingface_hub import InferenceClient
+    with open(os.path.join(source, "data", "features", "expected.json")) as f:
+        oracle = json.load(f)
+    texts = [t["text"] for t in oracle["texts"]][:2 if SANITIZED else 4]
+    want = np.asarray(oracle["tiny_qwen3"]["encode_query"]["rows"][:len(texts)])
+    qwen = Server(binary, ["--model", os.path.join(source, "data", "models", "tiny-qwen3")])
+    try:
+        client = InferenceClient(base_url=qwen.url)
+        got = np.asarray([client.feature_extraction(t, prompt_name="query", normalize=True)
+                          for t in texts]).reshape(len(texts), -1)
+        for g, w in zip(got, want):
+            assert cosine(g, w) >= 0.9999, f"feature_extraction(prompt_name='query') {cosine(g, w)}"
+        plain = np.asarray(client.feature_extraction(texts[0])).reshape(-1)
+        assert cosine(plain, got[0]) < 0.9999, "the query prompt changed nothing"
+    finally:
+        code, err = qwen.stop()
+    assert code == 0, f"tessera serve (tiny-qwen3) exited {code}: {err[-2000:]}"
+    print("huggingface_hub: prompt_name matches sentence-transformers' encode_query")
+
+
 def check_tei_routes(server, texts, rows, tokenizer):
     assert_rows(post(server, "/", {"inputs": texts}), rows, "POST /")
     if len(texts) >= 2:
@@ -259,6 +285,7 @@ def main():
         check_huggingface_hub(server, texts, rows)
         check_tei_routes(server, texts, rows, tokenizer)
         check_cohere(server, binary, texts, rows)
+        check_prompts(binary, source)
     finally:
         code, err = server.stop()
     assert code == 0, f"tessera serve exited {code}: {err[-2000:]}"
