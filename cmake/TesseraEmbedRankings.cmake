@@ -1,5 +1,5 @@
 # Writes OUTPUT, a C++ source defining tessera::shipped_ranking_files(): the
-# text of every DIR/*.json (src/attention/default_rankings/<kind>.json),
+# text of every DIR/*.json (src/attention/tuning/default_rankings/<kind>.json),
 # named by its stem. Run at build time (cmake -P) by src/attention's
 # CMakeLists, so editing a ranking file rebuilds the library; the embedded
 # text is what `auto` reads, with no file lookup at run time.
@@ -22,9 +22,9 @@ if(rows STREQUAL "")
 else()
   set(body "  static constexpr ShippedRankingFile kFiles[] = {\n${rows}  };\n  return kFiles;")
 endif()
-set(source "// Generated from src/attention/default_rankings/*.json by
+set(source "// Generated from src/attention/tuning/default_rankings/*.json by
 // cmake/TesseraEmbedRankings.cmake: edit those files, not this one.
-#include \"attention/shipped_rankings.h\"
+#include \"attention/tuning/shipped_rankings.h\"
 
 namespace tessera {
 

@@ -61,7 +61,7 @@ struct DispatchStats {
   uint64_t canary_disagreements = 0;
 };
 
-class TuningTable;  // src/attention/tuning.h
+class TuningTable;  // src/attention/tuning/tuning.h
 
 // One served call, as observers see it: after the backend returned OK, on
 // the dispatching thread, before Dispatcher::run returns.

@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "attention/dispatch_metrics.h"
-#include "attention/shipped_rankings.h"
-#include "attention/tuning.h"
+#include "attention/dispatch/dispatch_metrics.h"
+#include "attention/tuning/shipped_rankings.h"
+#include "attention/tuning/tuning.h"
 #include "runtime/cpu_kind.h"
 #include "runtime/trace_export.h"
 

@@ -2,7 +2,7 @@
 // samples by family (one # HELP and # TYPE each), escapes label values and
 // writes histograms as cumulative _bucket/_sum/_count, plus the metrics of
 // the runtime's own services (profiler aggregates, tracked memory).
-// The dispatcher's metrics are added by src/attention/dispatch_metrics.h.
+// The dispatcher's metrics are added by src/attention/dispatch/dispatch_metrics.h.
 #pragma once
 
 #include <cstdint>

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "attention/run_guarded.h"
-#include "attention/staging.h"
+#include "attention/dispatch/run_guarded.h"
+#include "attention/staging/staging.h"
 #include "tessera/dispatcher.h"
 #include "verify/naive.h"
 #include "verify/tolerance.h"

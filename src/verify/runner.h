@@ -54,7 +54,7 @@ std::optional<CaseOutcome> cannot_run_here(const Backend& backend);
 // skip as cannot_run_here() says, skip when check() rejects; fail on an error
 // status, a throw, a broken guard band or gap, a modified input, a leak (host
 // or device memory), or outputs outside the rule. A backend on a device gets
-// the case staged there (attention/staging.h): each guarded tensor, guard
+// the case staged there (attention/staging/staging.h): each guarded tensor, guard
 // bands and gaps included, is copied onto the device, and after the run all
 // of them are copied back, so the same checks judge it.
 CaseOutcome check_backend(Backend& backend, MaterializedCase& m, const Expected& expected,

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "attention/shipped_rankings.h"
+#include "attention/tuning/shipped_rankings.h"
 #include "runtime/cpu_kind.h"
 #include "tessera/tessera.h"
 
@@ -164,7 +164,9 @@ TEST(Runtime, AUsersTunedTableWinsOverTheShippedRanking) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(Runtime, LibraryVersionIsTheProjects) { EXPECT_STREQ(library_version(), TESSERA_PROJECT_VERSION); }
+TEST(Runtime, LibraryVersionIsTheProjects) {
+  EXPECT_STREQ(library_version(), TESSERA_PROJECT_VERSION);
+}
 
 }  // namespace
 }  // namespace tessera

@@ -1,9 +1,9 @@
-// Shipped default rankings (attention/shipped_rankings.h): every embedded
+// Shipped default rankings (attention/tuning/shipped_rankings.h): every embedded
 // file is a well-formed table for a known CPU kind whose default is its
 // measured fastest, and a dispatcher given one follows it where it has an
 // entry, the priority order elsewhere, and a user's table or an only: list
 // over it. Nothing here times anything: the files are the measurements.
-#include "attention/shipped_rankings.h"
+#include "attention/tuning/shipped_rankings.h"
 
 #include <gtest/gtest.h>
 
@@ -31,7 +31,8 @@ verify::PlainCase placeholder(const std::string& shape) {
 }
 
 TEST(ShippedRankings, EveryFileIsAWellFormedTableForAKnownCpuKind) {
-  ASSERT_FALSE(shipped_ranking_files().empty()) << "src/attention/default_rankings/ is empty";
+  ASSERT_FALSE(shipped_ranking_files().empty())
+      << "src/attention/tuning/default_rankings/ is empty";
   const std::set<std::string> buckets = bucket_names();
   Registry registry;
   register_builtin_backends(registry);

@@ -1,15 +1,16 @@
 // Canary runs leave the served output bit-identical and record agreement and
 // speed per bucket; experimental backends serve only when the policy allows.
+#include "attention/observers/canary.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-#include "attention/canary.h"
-#include "attention/tuning.h"
+#include "attention/tuning/tuning.h"
 #include "observe_backends.h"
+#include "tessera/observers.h"
 #include "verify/grid.h"
 #include "verify/materialize.h"
-#include "tessera/observers.h"
 
 namespace tessera {
 namespace {
@@ -57,7 +58,8 @@ TEST(Canary, ServedOutputIsBitIdenticalAndAgreementIsRecorded) {
 TEST(Canary, RecordsMergeAcrossRunsOnDisk) {
   const std::string path =
       (std::filesystem::temp_directory_path() / ("tessera-canary-" + std::to_string(getpid())))
-          .string() + "/canary.json";
+          .string() +
+      "/canary.json";
   CanaryRecords one;
   one["cpu.flash"]["f32,mask=none,D<=64,Sq<=16,Sk<=16"] = {2, 2, 0, 1e-7, 0.4, 0.1, "cpu.gemm"};
   for (int round = 0; round < 2; ++round) {

@@ -5,12 +5,12 @@
 #include <gtest/gtest.h>
 
 #include "../verify/fake_device.h"
-#include "attention/staging.h"
-#include "attention/tuning.h"
+#include "attention/staging/staging.h"
+#include "attention/tuning/tuning.h"
 #include "observe_backends.h"
+#include "tessera/observers.h"
 #include "verify/grid.h"
 #include "verify/materialize.h"
-#include "tessera/observers.h"
 
 namespace tessera {
 namespace {

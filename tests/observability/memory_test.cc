@@ -4,11 +4,11 @@
 #include <gtest/gtest.h>
 
 #include "../attention/test_backends.h"
-#include "attention/dispatch_metrics.h"
+#include "attention/dispatch/dispatch_metrics.h"
 #include "observe_backends.h"
+#include "tessera/dispatcher.h"
 #include "verify/grid.h"
 #include "verify/materialize.h"
-#include "tessera/dispatcher.h"
 
 namespace tessera {
 namespace {

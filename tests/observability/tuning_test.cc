@@ -1,14 +1,15 @@
 // A tuned table changes auto's choice and explain cites the entry; tables
 // round-trip, and one measured on another machine is refused.
+#include "attention/tuning/tuning.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-#include "attention/tuning.h"
 #include "observe_backends.h"
+#include "tessera/dispatcher.h"
 #include "verify/grid.h"
 #include "verify/materialize.h"
-#include "tessera/dispatcher.h"
 
 namespace tessera {
 namespace {
@@ -24,18 +25,17 @@ TuningTable table_for(const AttentionArgs& args, std::vector<TuningMeasurement> 
 TEST(Tuning, ATunedTableChangesAutosChoiceAndExplainCitesIt) {
   Registry registry;
   ASSERT_TRUE(registry.add(make_reference_backend()).ok());  // priority 0
-  ASSERT_TRUE(registry
-                  .add(std::make_unique<testing::DelegatingBackend>("test.fast", 10,
-                                                                    Maturity::kStable))
-                  .ok());
+  ASSERT_TRUE(
+      registry.add(std::make_unique<testing::DelegatingBackend>("test.fast", 10, Maturity::kStable))
+          .ok());
   Dispatcher dispatcher(registry);
   Context ctx;
   ctx.profiler().set_record_decisions(true);  // the verbose trace says why
   verify::OwnedCase p(verify::small_case());
   EXPECT_EQ(dispatcher.explain(p.args, ctx).chosen, "test.fast");  // by priority
 
-  dispatcher.set_tuning(std::make_shared<TuningTable>(
-      table_for(p.args, {{"reference", 0.5}, {"test.fast", 2.0}})));
+  dispatcher.set_tuning(
+      std::make_shared<TuningTable>(table_for(p.args, {{"reference", 0.5}, {"test.fast", 2.0}})));
   const Explanation ex = dispatcher.explain(p.args, ctx);
   EXPECT_EQ(ex.chosen, "reference");
   const std::string& why = ex.verdicts.at(0).reasons.at(0);
@@ -68,7 +68,8 @@ TEST(Tuning, TablesRoundTripAndAnotherMachinesTableIsRefused) {
   t.created = "2026-12-02T00:00:00Z";
   const std::string path =
       (std::filesystem::temp_directory_path() / ("tessera-tuning-" + std::to_string(getpid())))
-          .string() + "/tuning.json";
+          .string() +
+      "/tuning.json";
   ASSERT_TRUE(t.save(path).ok());
   TuningTable back;
   ASSERT_TRUE(TuningTable::load(path, current_tuning_key(), &back).ok());

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "attention/staging.h"
+#include "attention/staging/staging.h"
 #include "fake_device.h"
 #include "tessera/registry.h"
 #include "verify/grid.h"

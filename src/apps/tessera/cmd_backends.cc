@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "attention/canary.h"
+#include "attention/observers/canary.h"
 #include "commands.h"
 #include "verify/case_text.h"
 #include "verify/plain_case.h"

@@ -12,8 +12,8 @@
 #include <sstream>
 #include <vector>
 
-#include "attention/staging.h"
-#include "attention/timing.h"
+#include "attention/staging/staging.h"
+#include "attention/tuning/timing.h"
 #include "bench_roofline.h"
 #include "commands.h"
 #include "roofline_plot.h"
@@ -119,8 +119,7 @@ Row bench_one(AppState& state, const verify::AttentionCase& spec, Backend* backe
 // The backends to time: --backends; else the global policy's (--attention or
 // TESSERA_ATTENTION: an only: list in its order, without its deny: list);
 // else every available backend.
-Status backends_to_time(AppState& state, const BenchOptions& o,
-                        std::vector<Backend*>* out) {
+Status backends_to_time(AppState& state, const BenchOptions& o, std::vector<Backend*>* out) {
   const Policy& policy = state.policy();
   const bool from_flag = !o.backends.empty();
   const std::vector<std::string> named = from_flag ? split_commas(o.backends) : policy.only;
@@ -184,8 +183,8 @@ nlohmann::json row_json(const Row& r, int threads, const std::optional<KnownPeak
   if (peaks) {
     const bool ran = r.status == "ok" && r.intensity > 0;
     j["peaks"] = peaks_json(*peaks);
-    j["roof_gflops"] = ran ? nlohmann::json(row_roof_gflops(peaks->peaks, r.intensity, r.bf16))
-                           : nlohmann::json();
+    j["roof_gflops"] =
+        ran ? nlohmann::json(row_roof_gflops(peaks->peaks, r.intensity, r.bf16)) : nlohmann::json();
     j["pct_of_roof"] = ran ? nlohmann::json(pct_of_roof(r, peaks->peaks)) : nlohmann::json();
   }
   return j;
@@ -197,16 +196,15 @@ Status write_plot(const std::string& path, const std::vector<verify::AttentionCa
   chart.title = roofline_title(threads);
   chart.peaks_note = "peaks " + peaks.source + "; medians of `tessera bench attention`";
   chart.peaks = peaks.peaks;
-  chart.no_bf16_note = peaks.measured
-                           ? "no bf16 ceiling: this CPU has no AVX512_BF16"
-                           : "no bf16 ceiling given (--peaks ...,bf16=GFLOPS)";
+  chart.no_bf16_note = peaks.measured ? "no bf16 ceiling: this CPU has no AVX512_BF16"
+                                      : "no bf16 ceiling given (--peaks ...,bf16=GFLOPS)";
   for (const verify::AttentionCase& spec : shapes) chart.shapes.push_back(spec.text);
   for (const Row& r : rows) {
     if (r.status != "ok") continue;
     const auto at = std::find_if(shapes.begin(), shapes.end(),
                                  [&](const verify::AttentionCase& c) { return c.text == r.shape; });
-    chart.points.push_back({r.backend, static_cast<int>(at - shapes.begin()) + 1, r.intensity,
-                            r.gflops});
+    chart.points.push_back(
+        {r.backend, static_cast<int>(at - shapes.begin()) + 1, r.intensity, r.gflops});
   }
   if (Status s = write_roofline_png(chart, path); !s.ok()) return s;
   std::fprintf(stderr, "tessera: roofline written to %s\n", path.c_str());

@@ -3,24 +3,23 @@
 // same encoder, dispatcher, allocator and profiler as every other command.
 // SIGINT / SIGTERM: stop accepting, answer what was accepted, exit 0; a
 // second signal exits at once (130).
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
-#include "attention/dispatch_metrics.h"
+#include "attention/dispatch/dispatch_metrics.h"
 #include "commands.h"
 #include "model/encoder.h"
 #include "model_options.h"
-#include "runtime/machine_info.h"
 #include "pipeline/encoder_model.h"
 #include "quantization_ranges.h"
-#include "server/http_server.h"
+#include "runtime/machine_info.h"
 #include "runtime/signal_watcher.h"
-
-#include <sys/resource.h>
-
-#include <algorithm>
+#include "server/http_server.h"
 
 namespace tessera::cli {
 
@@ -135,10 +134,9 @@ int run_serve(AppState& state, ServeFlags& flags) {
   const std::string backends = names_of(state.registry(), &info.backends);
   Context& ctx = state.context();
   Dispatcher& dispatcher = state.dispatcher();
-  server::EmbeddingServer http(model, model_info, ctx, ctx.allocator(), o, info,
-                               [&ctx, &dispatcher](std::string* out) {
-                                 *out += prometheus_text(ctx, &dispatcher);
-                               });
+  server::EmbeddingServer http(
+      model, model_info, ctx, ctx.allocator(), o, info,
+      [&ctx, &dispatcher](std::string* out) { *out += prometheus_text(ctx, &dispatcher); });
   int port = 0;
   if (Status s = http.bind(&port); !s.ok()) return fail(s);
 

@@ -1,9 +1,9 @@
 // tessera tune [--output FILE | --shipped-defaults FILE] [--shapes "S;S"|decode]
 //              [--backends a,b]
 // Measures every available backend over a grid of shape buckets on this
-// machine and writes the decision table `auto` reads (attention/tuning.h),
+// machine and writes the decision table `auto` reads (attention/tuning/tuning.h),
 // or, with --shipped-defaults, the default ranking shipped for this CPU kind
-// (attention/shipped_rankings.h). Each (shape, backend) runs through a
+// (attention/tuning/shipped_rankings.h). Each (shape, backend) runs through a
 // Dispatcher with policy only:<name>, so the measured path is the one users
 // get.
 #include <algorithm>
@@ -13,8 +13,8 @@
 #include <map>
 #include <sstream>
 
-#include "attention/tuner.h"
-#include "attention/tuning.h"
+#include "attention/tuning/tuner.h"
+#include "attention/tuning/tuning.h"
 #include "commands.h"
 #include "runtime/cpu_kind.h"
 #include "verify/case_text.h"
@@ -90,7 +90,7 @@ Status check_shipped_path(const std::string& path) {
   if (stem == kind) return Status::Ok();
   return invalid_argument("--shipped-defaults " + path + ": this CPU is of kind " + kind +
                           ", so its shipped ranking is " + kind +
-                          ".json (src/attention/default_rankings/" + kind + ".json)");
+                          ".json (src/attention/tuning/default_rankings/" + kind + ".json)");
 }
 
 int run_tune(AppState& state, const TuneOptions& o) {
@@ -171,8 +171,9 @@ int run_tune(AppState& state, const TuneOptions& o) {
                 shown(entry.ranking.front().backend).c_str(), ranking.c_str());
   }
   if (starred) {
-    std::printf("* experimental: auto serves it only under the policy clause allow:experimental "
-                "or when named in only:/prefer: (see backends --explain)\n");
+    std::printf(
+        "* experimental: auto serves it only under the policy clause allow:experimental "
+        "or when named in only:/prefer: (see backends --explain)\n");
   }
   if (Status s = table.save(output); !s.ok()) return fail(s);
   std::printf("wrote %zu entries to %s (key: %s)\n", table.entries.size(), output.c_str(),
@@ -193,7 +194,7 @@ void add_tune_command(CLI::App& app, AppState& state) {
   cmd->add_option("--output,-o", o.output, "Where to write the table (default path above)");
   cmd->add_option("--shipped-defaults", o.shipped_defaults,
                   "Measure the decode grid and write this CPU kind's shipped default ranking to "
-                  "FILE (src/attention/default_rankings/<kind>.json; CPU backends only)");
+                  "FILE (src/attention/tuning/default_rankings/<kind>.json; CPU backends only)");
   cmd->add_option("--shapes", o.shapes,
                   "Shapes joined by ';' instead of the default grid (each is measured and filed "
                   "under its bucket), or 'decode' for the decode grid");

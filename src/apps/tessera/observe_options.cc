@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "attention/canary.h"
-#include "attention/dispatch_metrics.h"
-#include "attention/tuning.h"
+#include "attention/dispatch/dispatch_metrics.h"
+#include "attention/observers/canary.h"
+#include "attention/tuning/tuning.h"
 #include "runtime/profiler_summary.h"
 #include "runtime/trace_export.h"
 
@@ -82,8 +82,7 @@ Status configure_observability(const ObserveOptions& o, Context& ctx, Dispatcher
   if (!shadow_text.empty()) {
     ShadowOptions shadow;
     if (Status s = parse_shadow(shadow_text, &shadow); !s.ok()) {
-      return invalid_argument((o.shadow.empty() ? "TESSERA_SHADOW: " : "--shadow: ") +
-                              s.message());
+      return invalid_argument((o.shadow.empty() ? "TESSERA_SHADOW: " : "--shadow: ") + s.message());
     }
     if (!o.shadow_repro.empty()) shadow.repro_dir = o.shadow_repro;
     state->shadow = std::make_shared<ShadowObserver>(dispatcher, shadow);
@@ -109,7 +108,9 @@ Status finish_observability(const ObserveOptions& o, const ObserveState& state, 
     if (first.ok() && !s.ok()) first = std::move(s);
   };
   if (!o.trace.empty()) keep(write_chrome_trace(ctx.profiler(), o.trace));
-  if (!o.metrics.empty()) keep(write_text(o.metrics, prometheus_text(ctx, &dispatcher), "--metrics"));
+  if (!o.metrics.empty()) {
+    keep(write_text(o.metrics, prometheus_text(ctx, &dispatcher), "--metrics"));
+  }
   if (o.profile) {
     std::fprintf(stderr, "\n%s\n%s", profile_summary(ctx.profiler()).c_str(),
                  memory_summary(ctx.allocator()).c_str());
@@ -124,7 +125,8 @@ Status finish_observability(const ObserveOptions& o, const ObserveState& state, 
     std::string q;
     for (const auto& [name, reason] : dispatcher.quarantined()) q += (q.empty() ? "" : ", ") + name;
     std::fprintf(stderr, "shadow: %llu checks, %llu mismatches%s%s\n",
-                 static_cast<unsigned long long>(checks), static_cast<unsigned long long>(mismatches),
+                 static_cast<unsigned long long>(checks),
+                 static_cast<unsigned long long>(mismatches),
                  q.empty() ? "" : "; quarantined: ", q.c_str());
   }
   const CanaryRecords records = state.canary ? state.canary->records() : CanaryRecords{};

@@ -27,7 +27,7 @@ TimedRun run_backend_timed(Backend& backend, const AttentionProblem& problem, Co
 
 // The fields every attention span shares (dispatch, shadow, canary): name,
 // backend, shape, device, dtype, mask and FLOPs. Callers add the rest.
-void fill_attention_span_basics(const AttentionArgs& args, const Backend& backend,
-                                std::string name, Span* span);
+void fill_attention_span_basics(const AttentionArgs& args, const Backend& backend, std::string name,
+                                Span* span);
 
 }  // namespace tessera

@@ -1,4 +1,4 @@
-#include "attention/shipped_rankings.h"
+#include "attention/tuning/shipped_rankings.h"
 
 #include <array>
 #include <mutex>

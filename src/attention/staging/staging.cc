@@ -1,4 +1,4 @@
-#include "attention/staging.h"
+#include "attention/staging/staging.h"
 
 #include "runtime/device_memory.h"
 

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <string>
 
-#include "attention/dispatch_plan.h"
+#include "attention/dispatch/dispatch_plan.h"
 #include "tessera/dispatcher.h"
 
 namespace tessera {

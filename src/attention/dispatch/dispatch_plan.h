@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "attention/tuning.h"
+#include "attention/tuning/tuning.h"
 #include "tessera/dispatcher.h"
 
 namespace tessera {

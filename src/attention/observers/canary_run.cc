@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <utility>
 
-#include "attention/shadow.h"
-#include "attention/staging.h"
-#include "attention/tuning.h"
+#include "attention/observers/shadow.h"
+#include "attention/staging/staging.h"
+#include "attention/tuning/tuning.h"
 #include "tessera/observers.h"
 
 namespace tessera {
@@ -41,7 +41,7 @@ void CanaryObserver::after_run(const DispatchEvent& event, Context& ctx) {
   if (candidate == nullptr) return;
   // The comparison runs on host memory: a call served on a device is read
   // back, and a candidate on a device gets the problem staged there
-  // (attention/staging.h). A device that is not here is said once.
+  // (attention/staging/staging.h). A device that is not here is said once.
   for (const auto& [whose, device] :
        {std::pair{"the served call's tensors", event.problem.device()},
         std::pair{"the candidate", candidate->device()}}) {
@@ -102,9 +102,9 @@ void CanaryObserver::after_run(const DispatchEvent& event, Context& ctx) {
     ctx.profiler().record(std::move(span));
   }
   if (!agrees) {
-    ctx.logger().log(LogLevel::kWarning, "canary " + opts.backend + " on " +
-                                             describe_shape(args) + " (call " +
-                                             std::to_string(event.call) + "): " + verdict);
+    ctx.logger().log(LogLevel::kWarning, "canary " + opts.backend + " on " + describe_shape(args) +
+                                             " (call " + std::to_string(event.call) +
+                                             "): " + verdict);
   }
 }
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "attention/run_guarded.h"
+#include "attention/dispatch/run_guarded.h"
 #include "tessera/allocator.h"
 #include "tessera/attention.h"
 #include "tessera/backend.h"

@@ -5,8 +5,8 @@
 #include <cinttypes>
 #include <cstdio>
 
-#include "attention/shadow.h"
-#include "attention/staging.h"
+#include "attention/observers/shadow.h"
+#include "attention/staging/staging.h"
 #include "tessera/observers.h"
 
 namespace tessera {
@@ -42,7 +42,7 @@ void ShadowObserver::after_run(const DispatchEvent& event, Context& ctx) {
   if (trusted == nullptr) return skip(served, "no backend named '" + opts.trusted + "'", ctx);
   // The comparison runs on host memory: a call served on a device is read
   // back (its output included), and a trusted backend on a device gets the
-  // problem staged there (attention/staging.h).
+  // problem staged there (attention/staging/staging.h).
   const Device served_on = event.problem.device();
   if (std::string why = device_staging_problem(served_on); !why.empty()) {
     return skip(served, "the call's tensors on " + served_on.to_string() + ": " + why, ctx, true);
@@ -51,7 +51,9 @@ void ShadowObserver::after_run(const DispatchEvent& event, Context& ctx) {
     return skip(served, opts.trusted + " on " + trusted->device().to_string() + ": " + why, ctx,
                 true);
   }
-  if (!trusted->availability().available) return skip(served, opts.trusted + " is unavailable", ctx);
+  if (!trusted->availability().available) {
+    return skip(served, opts.trusted + " is unavailable", ctx);
+  }
   const std::string owner = "shadow." + opts.trusted;
   HostCopy host;
   if (Status s = HostCopy::make(event.problem, owner, ctx, &host); !s.ok()) {
@@ -110,11 +112,12 @@ void ShadowObserver::after_run(const DispatchEvent& event, Context& ctx) {
   if (cmp.ok) return;
 
   char header[160];
-  std::snprintf(header, sizeof header, " (call %" PRIu64 ", shadow seed %" PRIu64
-                ", inputs fnv1a %016" PRIx64 ")", call, opts.seed, input_fingerprint(args));
+  std::snprintf(header, sizeof header,
+                " (call %" PRIu64 ", shadow seed %" PRIu64 ", inputs fnv1a %016" PRIx64 ")", call,
+                opts.seed, input_fingerprint(args));
   std::string message = "shadow mismatch " + std::to_string(mismatches) + ": " + served +
-                        " disagrees with " + opts.trusted + " on " + describe_shape(args) +
-                        header + ": " + std::to_string(cmp.mismatches) + " of " +
+                        " disagrees with " + opts.trusted + " on " + describe_shape(args) + header +
+                        ": " + std::to_string(cmp.mismatches) + " of " +
                         std::to_string(cmp.elements) + " elements out of tolerance, first " +
                         cmp.worst + ", " + err + ".";
   if (opts.repro_dir.empty()) {
@@ -124,8 +127,8 @@ void ShadowObserver::after_run(const DispatchEvent& event, Context& ctx) {
   } else {
     const std::string dir = opts.repro_dir + "/" + served + "-call" + std::to_string(call);
     std::string commands;
-    if (Status s = write_replay_case(args, &args, &scratch.args(), dir, served, opts.trusted,
-                                     &commands);
+    if (Status s =
+            write_replay_case(args, &args, &scratch.args(), dir, served, opts.trusted, &commands);
         s.ok()) {
       message += " Replay:\n" + commands;
     } else {
@@ -134,10 +137,10 @@ void ShadowObserver::after_run(const DispatchEvent& event, Context& ctx) {
   }
   ctx.logger().log(LogLevel::kWarning, message);
   if (newly_quarantined) {
-    ctx.logger().log(LogLevel::kError,
-                     "quarantined attention backend " + served + " after " +
-                         std::to_string(mismatches) + " shadow mismatches; the dispatcher will " +
-                         "not choose it again in this process");
+    ctx.logger().log(LogLevel::kError, "quarantined attention backend " + served + " after " +
+                                           std::to_string(mismatches) +
+                                           " shadow mismatches; the dispatcher will " +
+                                           "not choose it again in this process");
   }
 }
 

@@ -1,4 +1,4 @@
-#include "attention/tuning.h"
+#include "attention/tuning/tuning.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "attention/canary.h"
+#include "attention/observers/canary.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -2,7 +2,7 @@
 // for each shape bucket, the backends measured on this machine, fastest
 // first. A table is keyed by the machine and library versions it was
 // measured with; a table from another machine is refused, not used.
-// A shipped default ranking (attention/shipped_rankings.h) is the same
+// A shipped default ranking (attention/tuning/shipped_rankings.h) is the same
 // format with "cpu_kind" set: it applies to every CPU of that kind, and its
 // key only records where it was measured.
 //

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "attention/tuning.h"
+#include "attention/tuning/tuning.h"
 #include "tessera/dispatcher.h"
 
 namespace tessera {

@@ -1,4 +1,4 @@
-#include "attention/dispatch_metrics.h"
+#include "attention/dispatch/dispatch_metrics.h"
 
 namespace tessera {
 
@@ -17,8 +17,7 @@ void append_dispatch_metrics(const Dispatcher& dispatcher, MetricsText* out) {
     out->counter("tessera_attention_fallbacks_total",
                  "Calls this backend served after an earlier backend failed", l, d(st.fallbacks));
     out->counter("tessera_shadow_checks_total",
-                 "Served calls re-run on the trusted backend and compared", l,
-                 d(st.shadow_checks));
+                 "Served calls re-run on the trusted backend and compared", l, d(st.shadow_checks));
     out->counter("tessera_shadow_mismatches_total",
                  "Shadow checks where this backend disagreed with the trusted one", l,
                  d(st.shadow_mismatches));

@@ -8,8 +8,8 @@
 #include <string>
 #include <utility>
 
-#include "attention/dispatch_plan.h"
-#include "attention/run_guarded.h"
+#include "attention/dispatch/dispatch_plan.h"
+#include "attention/dispatch/run_guarded.h"
 #include "runtime/nvtx_ranges.h"
 
 namespace tessera {
@@ -53,8 +53,8 @@ void fill_span(const AttentionProblem& p, Backend& backend, const Context& ctx, 
 
 }  // namespace
 
-void fill_attention_span_basics(const AttentionArgs& args, const Backend& backend,
-                                std::string name, Span* span) {
+void fill_attention_span_basics(const AttentionArgs& args, const Backend& backend, std::string name,
+                                Span* span) {
   span->name = std::move(name);
   span->backend = std::string(backend.name());
   span->shape = describe_shape(args);
@@ -194,7 +194,8 @@ Status Dispatcher::run(const AttentionProblem& problem, Context& ctx, std::strin
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = stats_.find(backend->name());
-      if (it == stats_.end()) it = stats_.emplace(std::string(backend->name()), DispatchStats{}).first;
+      if (it == stats_.end())
+        it = stats_.emplace(std::string(backend->name()), DispatchStats{}).first;
       ++it->second.calls;
       if (!status.ok()) ++it->second.failures;
       if (status.ok() && failed > 0) ++it->second.fallbacks;

@@ -1,4 +1,4 @@
-#include "attention/timing.h"
+#include "attention/tuning/timing.h"
 
 #include <algorithm>
 #include <chrono>

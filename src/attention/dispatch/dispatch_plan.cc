@@ -1,6 +1,6 @@
 // Building the plan: the policy's order, filtered once by everything that
 // does not depend on the problem, and one order per tuned bucket.
-#include "attention/dispatch_plan.h"
+#include "attention/dispatch/dispatch_plan.h"
 
 #include <algorithm>
 
@@ -68,9 +68,8 @@ std::string standing_reason(const Candidate& c, const Policy& policy,
   if (Availability av = c.backend->availability(); !av.available) {
     return "unavailable: " + av.reason;
   }
-  if (c.backend->capabilities().maturity == Maturity::kExperimental &&
-      !policy.allow_experimental && !contains(policy.only, c.name) &&
-      !contains(policy.prefer, c.name)) {
+  if (c.backend->capabilities().maturity == Maturity::kExperimental && !policy.allow_experimental &&
+      !contains(policy.only, c.name) && !contains(policy.prefer, c.name)) {
     return "experimental: serves only under the policy clause allow:experimental or when named "
            "in only:/prefer:";
   }

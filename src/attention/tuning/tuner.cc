@@ -1,8 +1,8 @@
-#include "attention/tuner.h"
+#include "attention/tuning/tuner.h"
 
 #include <algorithm>
 
-#include "attention/timing.h"
+#include "attention/tuning/timing.h"
 
 namespace tessera {
 

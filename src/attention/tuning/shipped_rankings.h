@@ -1,7 +1,7 @@
 // Shipped default rankings: for each CPU kind (runtime/cpu_kind.h) that has
-// been measured, a tuning table (attention/tuning.h, "cpu_kind" set) that
+// been measured, a tuning table (attention/tuning/tuning.h, "cpu_kind" set) that
 // `auto` follows when the user has no tuned table of their own. The files
-// live in src/attention/default_rankings/<kind>.json and are embedded in the
+// live in src/attention/tuning/default_rankings/<kind>.json and are embedded in the
 // library at build time (cmake/TesseraEmbedRankings.cmake), so nothing is
 // looked up at run time. `tessera tune --shipped-defaults FILE` writes them.
 // See docs/DECISIONS.md ("Shipped default rankings per CPU kind").
@@ -11,7 +11,7 @@
 #include <span>
 #include <string_view>
 
-#include "attention/tuning.h"
+#include "attention/tuning/tuning.h"
 #include "runtime/cpu_kind.h"
 
 namespace tessera {

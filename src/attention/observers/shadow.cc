@@ -1,6 +1,4 @@
-#include "attention/shadow.h"
-
-#include "tessera/observers.h"
+#include "attention/observers/shadow.h"
 
 #include <cmath>
 #include <cstdio>
@@ -10,6 +8,8 @@
 #include <limits>
 #include <sstream>
 #include <vector>
+
+#include "tessera/observers.h"
 
 namespace tessera {
 
