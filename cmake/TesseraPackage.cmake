@@ -20,8 +20,8 @@ target_link_libraries(tessera_shared
   PUBLIC Threads::Threads
   # (Not $<LINK_LIBRARY:WHOLE_ARCHIVE,...>: CMake 3.25 refuses a library
   # that also comes in plainly through another's link interface.)
-  PRIVATE -Wl,--whole-archive tessera_runtime tessera_attention tessera_backends tessera_api
-          -Wl,--no-whole-archive tessera_warnings)
+  PRIVATE -Wl,--whole-archive tessera_runtime tessera_contract tessera_attention tessera_backends
+          tessera_api -Wl,--no-whole-archive tessera_warnings)
 target_include_directories(tessera_shared INTERFACE
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
