@@ -83,7 +83,8 @@ class DispatchObserver {
 
 // Every setter may be called while other threads dispatch: it publishes a
 // new immutable plan (candidate order per shape bucket, observers), and a
-// call in flight finishes with the plan it started with.
+// call in flight finishes with the plan it started with. A call takes no
+// mutex: it loads the plan atomically and counts into atomic counters.
 class Dispatcher {
  public:
   explicit Dispatcher(const Registry& registry, Policy policy = {});
@@ -123,20 +124,26 @@ class Dispatcher {
 
  private:
   struct Plan;
+  struct Counters;  // one backend's DispatchStats, as atomics
+  // The current plan, without the mutex unless the registry grew since it
+  // was built (tests register backends late); then it is rebuilt first.
   std::shared_ptr<const Plan> plan() const;
-  // Rebuilds the plan from the settings below; call with mu_ held.
+  // Rebuilds the plan from the settings below and publishes it; call with
+  // mu_ held.
   void publish_locked() const;
   Status fail(const AttentionProblem& problem, const Context& ctx, const Plan& plan, int failed,
               bool all_exhausted, const std::string& failures) const;
 
   const Registry& registry_;
-  mutable std::mutex mu_;  // guards everything below
+  mutable std::mutex mu_;  // serializes setters; guards everything below but plan_
   Policy policy_;
   std::shared_ptr<const TuningTable> tuning_;
   std::map<std::string, std::string> quarantined_;
   std::vector<std::shared_ptr<DispatchObserver>> observers_;
-  mutable std::shared_ptr<const Plan> plan_;
-  std::map<std::string, DispatchStats, std::less<>> stats_;
+  // Per backend name; entries are never removed, so plans point at them.
+  mutable std::map<std::string, std::unique_ptr<Counters>, std::less<>> counters_;
+  // Stored with mu_ held, loaded by calls without it.
+  mutable std::atomic<std::shared_ptr<const Plan>> plan_;
   std::atomic<uint64_t> calls_{0};
 };
 

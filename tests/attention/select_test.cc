@@ -144,6 +144,31 @@ TEST(Observers, SeeEveryServedCallUntilRemoved) {
   EXPECT_EQ(recorder->seen.size(), 3u);
 }
 
+// A plan is read without the mutex, yet a backend registered after the
+// dispatcher was made is taken in at the next call (the plan remembers the
+// registry's size), and counted from its first call on.
+TEST(Dispatcher, TakesInABackendRegisteredAfterIt) {
+  Fixture f;
+  Dispatcher dispatcher(f.registry);
+  Context ctx(ContextOptions{1});
+  verify::OwnedCase s(verify::small_case());
+  std::string used;
+  ASSERT_TRUE(dispatcher.run(s.args, ctx, &used).ok());
+  EXPECT_EQ(used, "test.first");
+  auto late = std::make_unique<CountingBackend>("test.late", 250, false);
+  ASSERT_TRUE(f.registry.add(std::move(late)).ok());
+  ASSERT_TRUE(dispatcher.run(s.args, ctx, &used).ok());
+  EXPECT_EQ(used, "test.late");
+  const auto stats = dispatcher.stats();
+  EXPECT_EQ(stats.at("test.first").calls, 1u);
+  EXPECT_EQ(stats.at("test.late").calls, 1u);
+  // Listed once served or given stats, not for being in the plan.
+  EXPECT_EQ(stats.count("test.later"), 0u);
+  dispatcher.add_stats("test.later", DispatchStats{.shadow_checks = 2});
+  EXPECT_EQ(dispatcher.stats().at("test.later").shadow_checks, 2u);
+  EXPECT_EQ(dispatcher.stats().at("test.later").calls, 0u);
+}
+
 // Run it under the asan preset too: a data race in the setters shows as
 // heap-use-after-free of a plan or a torn policy there.
 TEST(Dispatcher, SetPolicyWhileOtherThreadsDispatch) {

@@ -76,10 +76,36 @@ std::string standing_reason(const Candidate& c, const Policy& policy,
   return "";
 }
 
+void Dispatcher::Counters::add(const DispatchStats& d) {
+  constexpr auto kRelaxed = std::memory_order_relaxed;
+  calls.fetch_add(d.calls, kRelaxed);
+  failures.fetch_add(d.failures, kRelaxed);
+  fallbacks.fetch_add(d.fallbacks, kRelaxed);
+  shadow_checks.fetch_add(d.shadow_checks, kRelaxed);
+  shadow_mismatches.fetch_add(d.shadow_mismatches, kRelaxed);
+  shadow_skipped.fetch_add(d.shadow_skipped, kRelaxed);
+  canary_runs.fetch_add(d.canary_runs, kRelaxed);
+  canary_disagreements.fetch_add(d.canary_disagreements, kRelaxed);
+}
+
+DispatchStats Dispatcher::Counters::read() const {
+  constexpr auto kRelaxed = std::memory_order_relaxed;
+  DispatchStats s;
+  s.calls = calls.load(kRelaxed);
+  s.failures = failures.load(kRelaxed);
+  s.fallbacks = fallbacks.load(kRelaxed);
+  s.shadow_checks = shadow_checks.load(kRelaxed);
+  s.shadow_mismatches = shadow_mismatches.load(kRelaxed);
+  s.shadow_skipped = shadow_skipped.load(kRelaxed);
+  s.canary_runs = canary_runs.load(kRelaxed);
+  s.canary_disagreements = canary_disagreements.load(kRelaxed);
+  return s;
+}
+
 std::shared_ptr<const Dispatcher::Plan> Dispatcher::Plan::build(
     const Registry& registry, Policy policy, std::shared_ptr<const TuningTable> tuning,
     std::map<std::string, std::string> quarantined,
-    std::vector<std::shared_ptr<DispatchObserver>> observers) {
+    std::vector<std::shared_ptr<DispatchObserver>> observers, CountersByName& counters) {
   auto plan = std::make_shared<Plan>();
   plan->policy = std::move(policy);
   plan->tuning = std::move(tuning);
@@ -87,10 +113,17 @@ std::shared_ptr<const Dispatcher::Plan> Dispatcher::Plan::build(
   plan->observers = std::move(observers);
   plan->registry_size = registry.size();
   const bool shipped = plan->tuning != nullptr && plan->tuning->shipped();
+  const auto counters_of = [&](const std::string& name) {
+    auto it = counters.find(name);
+    if (it == counters.end()) it = counters.emplace(name, std::make_unique<Counters>()).first;
+    return it->second.get();
+  };
   const auto servable = [&](const TuningEntry* entry) {
-    std::vector<Backend*> order;
+    std::vector<Step> order;
     for (const Candidate& c : ordered_candidates(registry, plan->policy, entry, shipped)) {
-      if (standing_reason(c, plan->policy, plan->quarantined).empty()) order.push_back(c.backend);
+      if (standing_reason(c, plan->policy, plan->quarantined).empty()) {
+        order.push_back({c.backend, counters_of(c.name)});
+      }
     }
     return order;
   };
@@ -106,7 +139,8 @@ std::shared_ptr<const Dispatcher::Plan> Dispatcher::Plan::build(
   return plan;
 }
 
-const std::vector<Backend*>& Dispatcher::Plan::order_for(const AttentionProblem& p) const {
+const std::vector<Dispatcher::Plan::Step>& Dispatcher::Plan::order_for(
+    const AttentionProblem& p) const {
   if (!tuned.empty()) {
     auto it = tuned.find(tuning_bucket_key(p.dtype(), p.args().mask.kind, p.dims()));
     if (it != tuned.end()) return it->second;

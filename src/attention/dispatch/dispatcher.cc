@@ -94,14 +94,19 @@ Dispatcher::Dispatcher(const Registry& registry, Policy policy)
 Dispatcher::~Dispatcher() = default;
 
 void Dispatcher::publish_locked() const {
-  plan_ = Plan::build(registry_, policy_, tuning_, quarantined_, observers_);
+  plan_.store(Plan::build(registry_, policy_, tuning_, quarantined_, observers_, counters_),
+              std::memory_order_release);
 }
 
 std::shared_ptr<const Dispatcher::Plan> Dispatcher::plan() const {
+  std::shared_ptr<const Plan> p = plan_.load(std::memory_order_acquire);
+  if (p->registry_size == registry_.size()) return p;
+  // A backend registered after this dispatcher was made: take it in. (The
+  // registry is not itself thread-safe: backends are added before threads
+  // dispatch, so only a late test registration gets here.)
   std::lock_guard<std::mutex> lock(mu_);
-  // A backend registered after this dispatcher was made: take it in.
-  if (plan_->registry_size != registry_.size()) publish_locked();
-  return plan_;
+  if (plan_.load(std::memory_order_relaxed)->registry_size != registry_.size()) publish_locked();
+  return plan_.load(std::memory_order_relaxed);
 }
 
 void Dispatcher::set_policy(Policy policy) {
@@ -152,26 +157,25 @@ std::map<std::string, std::string> Dispatcher::quarantined() const {
 
 std::map<std::string, DispatchStats> Dispatcher::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return {stats_.begin(), stats_.end()};
+  std::map<std::string, DispatchStats> out;
+  for (const auto& [name, counters] : counters_) {
+    if (counters->listed.load(std::memory_order_relaxed)) out.emplace(name, counters->read());
+  }
+  return out;
 }
 
 void Dispatcher::add_stats(const std::string& backend, const DispatchStats& d) {
   std::lock_guard<std::mutex> lock(mu_);
-  DispatchStats& st = stats_[backend];
-  st.calls += d.calls;
-  st.failures += d.failures;
-  st.fallbacks += d.fallbacks;
-  st.shadow_checks += d.shadow_checks;
-  st.shadow_mismatches += d.shadow_mismatches;
-  st.shadow_skipped += d.shadow_skipped;
-  st.canary_runs += d.canary_runs;
-  st.canary_disagreements += d.canary_disagreements;
+  auto it = counters_.find(backend);
+  if (it == counters_.end()) it = counters_.emplace(backend, std::make_unique<Counters>()).first;
+  it->second->add(d);
+  it->second->listed.store(true, std::memory_order_relaxed);
 }
 
 Backend* Dispatcher::select(const AttentionProblem& problem, const Context& ctx) const {
   const std::shared_ptr<const Plan> p = plan();
-  for (Backend* b : p->order_for(problem)) {
-    if (b->can_run(problem, ctx)) return b;
+  for (const Plan::Step& step : p->order_for(problem)) {
+    if (step.backend->can_run(problem, ctx)) return step.backend;
   }
   return nullptr;
 }
@@ -188,18 +192,17 @@ Status Dispatcher::run(const AttentionProblem& problem, Context& ctx, std::strin
   std::string failures;  // "; NAME failed: STATUS" per failed backend
   int failed = 0;
   bool all_exhausted = true;  // every failure was a memory budget refusal
-  for (Backend* backend : p->order_for(problem)) {
+  for (const Plan::Step& step : p->order_for(problem)) {
+    Backend* backend = step.backend;
     if (!backend->can_run(problem, ctx)) continue;
     const auto [status, start, end] = run_backend_timed(*backend, problem, ctx, kDispatchSpan);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = stats_.find(backend->name());
-      if (it == stats_.end())
-        it = stats_.emplace(std::string(backend->name()), DispatchStats{}).first;
-      ++it->second.calls;
-      if (!status.ok()) ++it->second.failures;
-      if (status.ok() && failed > 0) ++it->second.fallbacks;
+    Counters& counters = *step.counters;
+    counters.calls.fetch_add(1, std::memory_order_relaxed);
+    if (!counters.listed.load(std::memory_order_relaxed)) {
+      counters.listed.store(true, std::memory_order_relaxed);
     }
+    if (!status.ok()) counters.failures.fetch_add(1, std::memory_order_relaxed);
+    if (status.ok() && failed > 0) counters.fallbacks.fetch_add(1, std::memory_order_relaxed);
     if (!status.ok()) {
       ++failed;
       all_exhausted = all_exhausted && status.code() == StatusCode::kResourceExhausted;
