@@ -21,6 +21,7 @@ namespace tessera {
 
 struct Span {
   std::string name;      // "attention", "model.layer0.qkv_gemm", ...
+  std::string stage;     // what per-stage totals merge it under, "" = name ("layer.qkv_gemm")
   std::string backend;   // backend that produced the result ("" for stages)
   std::string path;      // the backend's kernel path for this call ("bf16dot"); "" for one path
   std::string decision;  // why that backend, and why not the others (record_decisions)
@@ -56,6 +57,7 @@ inline constexpr std::array<double, 14> kSpanSecondsBuckets = {
 
 // Everything recorded under one (name, backend), including dropped spans.
 struct SpanAggregate {
+  std::string stage;  // the spans' Span::stage
   uint64_t count = 0;
   uint64_t errors = 0;  // spans with ok == false
   double seconds = 0;

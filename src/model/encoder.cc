@@ -270,8 +270,8 @@ Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences,
     run.config = &c;
     run.batch = &batch;
     run.ctx = &ctx;
-    norm_rows(run, "model.final_norm", scratch.hidden, scratch.hidden, weights_.final_norm_gamma,
-              weights_.final_norm_beta);
+    norm_rows(run, {"model.final_norm", ""}, scratch.hidden, scratch.hidden,
+              weights_.final_norm_gamma, weights_.final_norm_beta);
   }
   switch (output) {
     case Output::kTokens:

@@ -38,16 +38,6 @@ struct Chunk {
   Window window;
 };
 
-// "model.layer3.qkv_gemm" -> "layer.qkv_gemm": one line per stage, all layers.
-std::string stage_key(const std::string& name) {
-  constexpr std::string_view kLayer = "model.layer";
-  if (name.compare(0, kLayer.size(), kLayer) != 0) return name;
-  size_t i = kLayer.size();
-  while (i < name.size() && name[i] >= '0' && name[i] <= '9') ++i;
-  if (i == kLayer.size() || i == name.size() || name[i] != '.') return name;
-  return "layer" + name.substr(i);
-}
-
 bool all_finite(const float* v, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     if (!std::isfinite(v[i])) return false;
@@ -243,7 +233,9 @@ class Runner {
       const double secs = agg.seconds - (prior == before.end() ? 0.0 : prior->second.seconds);
       if (calls == 0) continue;
       const auto ns = static_cast<int64_t>(secs * kNsPerSecond);
-      stats_.stage_ns[stage_key(name)] += ns;
+      // One line per stage: every layer's "model.layerN.qkv_gemm" under its
+      // stage, "layer.qkv_gemm" (model/stage_span.h).
+      stats_.stage_ns[agg.stage.empty() ? name : agg.stage] += ns;
       if (name != "attention") continue;
       BackendUse& use = stats_.attention[backend];
       use.calls += static_cast<int64_t>(calls);

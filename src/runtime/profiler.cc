@@ -78,7 +78,9 @@ void Profiler::record(Span span) {
   std::lock_guard<std::mutex> lock(mu_);
   auto key = std::make_pair(span.name, span.backend);
   auto it = aggregates_.find(key);
-  if (it == aggregates_.end()) it = aggregates_.emplace(std::move(key), SpanAggregate{}).first;
+  if (it == aggregates_.end()) {
+    it = aggregates_.emplace(std::move(key), SpanAggregate{.stage = span.stage}).first;
+  }
   add_to(it->second, span);
   if (capacity_ == 0) return;  // keeping no spans was asked for: nothing is dropped
   if (ring_.size() < capacity_) {

@@ -26,7 +26,9 @@ class Reference {
     for (const FakeTensor& t : tensors) {
       Mat& m = w_[t.name];
       for (float v : t.values) {
-        m.push_back(t.dtype == "F32" ? v : round_to_dtype(v, t.dtype == "F16" ? DType::kF16 : DType::kBF16));
+        m.push_back(t.dtype == "F32"
+                        ? v
+                        : round_to_dtype(v, t.dtype == "F16" ? DType::kF16 : DType::kBF16));
       }
     }
   }
@@ -61,7 +63,9 @@ class Reference {
           }
           for (double& sc : score) sum += (sc = std::exp(sc - mx));
           for (int64_t j = 0; j < s; ++j) {
-            for (int64_t e = 0; e < dh; ++e) ctx[i * h + hd * dh + e] += score[j] / sum * v[j * h + hd * dh + e];
+            for (int64_t e = 0; e < dh; ++e) {
+              ctx[i * h + hd * dh + e] += score[j] / sum * v[j * h + hd * dh + e];
+            }
           }
         }
       }
@@ -280,11 +284,19 @@ TEST(Encoder, RecordsAProfilerSpanPerStage) {
   ctx.profiler().clear();
   ASSERT_TRUE(enc->embed({{2, 7, 9, 3}}, *fx.dispatcher, ctx, out.data()).ok());
   std::map<std::string, int> names;
-  for (const Span& s : ctx.profiler().spans()) names[s.name]++;
+  std::map<std::string, std::string> stages;  // name -> Span::stage
+  for (const Span& s : ctx.profiler().spans()) {
+    names[s.name]++;
+    stages[s.name] = s.stage;
+  }
   for (const char* n : {"model.embeddings", "model.layer0.qkv_gemm", "model.layer1.ffn_in_gemm",
                         "model.layer1.ffn_out_gemm", "model.layer1.ffn_norm", "model.pooling"}) {
     EXPECT_EQ(names[n], 1) << n;
   }
+  // A layer's stage says what it is without its layer number; others name none.
+  EXPECT_EQ(stages["model.layer0.qkv_gemm"], "layer.qkv_gemm");
+  EXPECT_EQ(stages["model.layer1.ffn_norm"], "layer.ffn_norm");
+  EXPECT_EQ(stages["model.embeddings"], "");
   int attention = 0;
   for (const Span& s : ctx.profiler().spans()) attention += s.backend == "reference";
   EXPECT_EQ(attention, tiny.layers);  // the dispatcher's own spans

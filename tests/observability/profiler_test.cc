@@ -5,13 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "verify/grid.h"
-#include "verify/materialize.h"
 #include "reference/reference_backend.h"
 #include "runtime/metrics.h"
 #include "runtime/profiler_summary.h"
 #include "runtime/trace_export.h"
 #include "tessera/dispatcher.h"
+#include "verify/grid.h"
+#include "verify/materialize.h"
 
 namespace tessera {
 namespace {
@@ -43,8 +43,8 @@ TEST(Profiler, RingKeepsTheNewestSpansAndAggregatesCountAll) {
 
 TEST(Profiler, AggregateHistogramAndRates) {
   Profiler p;
-  p.record(named("x", 5'000));        // 5 us: first bucket (<= 10 us)
-  p.record(named("x", 50'000'000));   // 50 ms: (25 ms, 100 ms]
+  p.record(named("x", 5'000));            // 5 us: first bucket (<= 10 us)
+  p.record(named("x", 50'000'000));       // 50 ms: (25 ms, 100 ms]
   p.record(named("x", 120'000'000'000));  // 120 s: +Inf
   const SpanAggregate a = p.aggregates().at({"x", ""});
   EXPECT_EQ(a.count, 3u);
@@ -56,6 +56,16 @@ TEST(Profiler, AggregateHistogramAndRates) {
   Span s = named("y", 2'000);
   s.flops = 4'000;
   EXPECT_DOUBLE_EQ(s.gflops_per_second(), 2.0);
+}
+
+TEST(Profiler, AggregateKeepsItsSpansStage) {
+  Profiler p;
+  Span layer = named("model.layer3.qkv_gemm", 1'000);
+  layer.stage = "layer.qkv_gemm";
+  p.record(layer);
+  p.record(named("attention", 1'000));
+  EXPECT_EQ(p.aggregates().at({"model.layer3.qkv_gemm", ""}).stage, "layer.qkv_gemm");
+  EXPECT_EQ(p.aggregates().at({"attention", ""}).stage, "");
 }
 
 TEST(Profiler, DisabledRecordsNothingAndScopedSpanRecordsOnExit) {

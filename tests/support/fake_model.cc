@@ -134,6 +134,7 @@ Status FakeModel::run(const std::vector<std::vector<int32_t>>& sequences, Contex
     std::unique_lock<std::mutex> lock(mu_);
     Span stage;
     stage.name = "model.layer" + std::to_string(calls_ % 3) + ".qkv_gemm";
+    stage.stage = "layer.qkv_gemm";  // as model/stage_span.h's StageName sets it
     stage.duration_ns = kStageSpanNs;
     ctx.profiler().record(stage);
     if (fail_on_call_ && *fail_on_call_ == calls_) failure = internal_error("fake failure");

@@ -143,7 +143,7 @@ void norm_row(const NetworkConfig& c, const float* x, float* y, const float* gam
   }
 }
 
-void norm_rows(const LayerRun& run, const std::string& stage, const float* src, float* dst,
+void norm_rows(const LayerRun& run, const StageName& stage, const float* src, float* dst,
                const float* gamma, const float* beta) {
   const NetworkConfig& c = *run.config;
   const int64_t h = c.hidden_size;

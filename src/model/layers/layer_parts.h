@@ -22,6 +22,7 @@
 
 #include "model/config.h"
 #include "model/layers/rotary.h"
+#include "model/stage_span.h"
 #include "model/weights.h"
 #include "tessera/context.h"
 #include "tessera/dispatcher.h"
@@ -75,8 +76,9 @@ struct LayerRun {
   RotaryTable rope;  // this layer's (its theta); dim 0: none
   Dispatcher* attention = nullptr;
   Context* ctx = nullptr;
-  std::string stage(const char* part) const {
-    return "model.layer" + std::to_string(index) + "." + part;
+  // "model.layer3.<part>", merged across layers as "layer.<part>".
+  StageName stage(const char* part) const {
+    return {"model.layer" + std::to_string(index) + "." + part, std::string("layer.") + part};
   }
 };
 
@@ -95,7 +97,7 @@ void norm_row(const NetworkConfig& c, const float* x, float* y, const float* gam
               const float* beta);
 // dst[t] = norm(src[t]) for every token (src == dst: in place), the
 // config's norm kind, gamma and optional beta; profiled as `stage`.
-void norm_rows(const LayerRun& run, const std::string& stage, const float* src, float* dst,
+void norm_rows(const LayerRun& run, const StageName& stage, const float* src, float* dst,
                const float* gamma, const float* beta);
 
 }  // namespace tessera::model
