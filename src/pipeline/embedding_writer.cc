@@ -8,34 +8,21 @@
 #include <vector>
 
 #include "pipeline/atomic_file.h"
+#include "runtime/npy_writer.h"
 
 namespace tessera::pipeline {
 
 namespace {
 
-// The .npy header is written before the row count is known, then rewritten in
-// place: kNpyHeaderBytes (a multiple of 64) leaves room for any shape.
+// The .npy header (runtime/npy_writer.h) is written before the row count is
+// known, then rewritten in place: kNpyHeaderBytes (a multiple of 64) leaves
+// room for any shape of two int64 dims.
 constexpr size_t kNpyHeaderBytes = 128;
-constexpr char kNpyMagic[] = "\x93NUMPY\x01\x00";
-constexpr size_t kNpyMagicBytes = 8;
 
 // The .npy dtype of a row's values.
 const char* npy_descr(Precision p) {
   if (p == Precision::kFloat32) return "<f4";
   return is_signed(p) ? "|i1" : "|u1";
-}
-
-std::string npy_header(int64_t rows, int64_t values, Precision p) {
-  std::string dict = std::string("{'descr': '") + npy_descr(p) +
-                     "', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " +
-                     std::to_string(values) + "), }";
-  const size_t dict_bytes = kNpyHeaderBytes - kNpyMagicBytes - 2;  // 2: header length field
-  dict.resize(dict_bytes - 1, ' ');
-  dict += '\n';
-  std::string header(kNpyMagic, kNpyMagicBytes);
-  header += static_cast<char>(dict_bytes & 0xff);
-  header += static_cast<char>(dict_bytes >> 8);
-  return header + dict;
 }
 
 // The one place rows are quantized for every writer: quantize_embeddings on
@@ -138,7 +125,7 @@ class NpyWriter final : public EmbeddingWriter {
     if (!options.resumable) {
       TESSERA_RETURN_IF_ERROR(npy_.open(path));
       TESSERA_RETURN_IF_ERROR(index_.open(npy_index_path(path)));
-      return npy_.write(header(0));
+      return put_header(/*fresh=*/true);
     }
     const OutputPosition& at = options.resume_at;
     if (at.bytes == 0) {
@@ -149,7 +136,7 @@ class NpyWriter final : public EmbeddingWriter {
     TESSERA_RETURN_IF_ERROR(npy_.open_resumable(path, at.bytes));
     TESSERA_RETURN_IF_ERROR(index_.open_resumable(npy_index_path(path), at.index_bytes));
     rows_ = at.rows;
-    if (at.bytes == 0) return npy_.write(header(0));
+    if (at.bytes == 0) return put_header(/*fresh=*/true);
     return Status::Ok();
   }
   Status write(const OutputRow& row, const float* embedding) override {
@@ -164,21 +151,27 @@ class NpyWriter final : public EmbeddingWriter {
   // The header is rewritten at every sync, so a synced partial .npy is a
   // valid .npy of the rows so far.
   Status sync(OutputPosition* at) override {
-    TESSERA_RETURN_IF_ERROR(npy_.write_at(0, header(rows_)));
+    TESSERA_RETURN_IF_ERROR(put_header(/*fresh=*/false));
     at->rows = rows_;
     TESSERA_RETURN_IF_ERROR(npy_.sync(&at->bytes));
     return index_.sync(&at->index_bytes);
   }
   Status finish() override {
-    TESSERA_RETURN_IF_ERROR(npy_.write_at(0, header(rows_)));
+    TESSERA_RETURN_IF_ERROR(put_header(/*fresh=*/false));
     TESSERA_RETURN_IF_ERROR(index_.commit());
     return npy_.commit();
   }
 
  private:
   size_t row_bytes() const { return quantizer_.row_bytes(); }
-  std::string header(int64_t rows) const {
-    return npy_header(rows, quantizer_.row_values(), quantizer_.precision());
+  // The header for the rows so far: appended to a new file, else written
+  // over the old one.
+  Status put_header(bool fresh) {
+    std::string header;
+    TESSERA_RETURN_IF_ERROR(npy::header(npy_descr(quantizer_.precision()),
+                                        {rows_, quantizer_.row_values()}, &header,
+                                        kNpyHeaderBytes));
+    return fresh ? npy_.write(header) : npy_.write_at(0, header);
   }
   Status inconsistent(const std::string& path, const OutputPosition& at) const {
     return invalid_argument("cannot resume " + path + ": the checkpoint's position (rows " +

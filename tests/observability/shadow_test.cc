@@ -89,7 +89,7 @@ TEST(Shadow, AWrongBackendIsDetectedLoggedAndQuarantined) {
     const size_t header_len = static_cast<uint8_t>(bytes[8]) | static_cast<uint8_t>(bytes[9]) << 8;
     const std::string header = bytes.substr(10, header_len);
     EXPECT_NE(header.find("'descr': '<f4'"), std::string::npos) << header;
-    EXPECT_NE(header.find("'shape': (1,9,2,8)"), std::string::npos) << header;
+    EXPECT_NE(header.find("'shape': (1, 9, 2, 8)"), std::string::npos) << header;
     EXPECT_EQ((10 + header_len) % 64, 0u);
     EXPECT_EQ(bytes.size(), 10 + header_len + size_t{9} * 2 * 8 * sizeof(float));
   }

@@ -1,12 +1,12 @@
 #include "npy.h"
 
 #include <cstring>
-#include <fstream>
 #include <utility>
 
 #include "npy_header.h"
 #include "runtime/bounded_text.h"
 #include "runtime/fd_streambuf.h"
+#include "runtime/npy_writer.h"
 #include "runtime/regular_file.h"
 
 namespace tessera::cli {
@@ -15,8 +15,6 @@ namespace {
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicLen = 6;
 constexpr size_t kVersionLen = 2;
-// Version 1 stores the header length in 2 bytes, versions 2 and 3 in 4.
-constexpr size_t kMaxHeaderV1 = 0xffff;
 
 size_t element_size(const std::string& descr) {
   if (descr == "<f4") return 4;
@@ -96,7 +94,7 @@ Status read_npy(std::istream& in, const std::string& name, NpyArray* out) {
   const bool overflow = __builtin_mul_overflow(static_cast<uint64_t>(checked_numel(h.shape)),
                                                static_cast<uint64_t>(esize), &bytes);
   if (overflow || bytes != static_cast<uint64_t>(data_left)) {
-    return invalid_argument(name + ": shape " + npy_shape_text(h.shape) + " of '" + h.descr +
+    return invalid_argument(name + ": shape " + npy::shape_text(h.shape) + " of '" + h.descr +
                             "' needs " + (overflow ? "more than 2^64" : std::to_string(bytes)) +
                             " bytes of data but the file has " + std::to_string(data_left) +
                             (bytes > static_cast<uint64_t>(data_left) ? " (truncated?)" : ""));
@@ -119,34 +117,13 @@ Status write_npy(const std::string& path, const NpyArray& a) {
   uint64_t bytes = 0;
   if (numel < 0 || __builtin_mul_overflow(static_cast<uint64_t>(numel), esize, &bytes) ||
       bytes != a.bytes.size()) {
-    return internal_error(path + ": shape " + npy_shape_text(a.shape) + " of '" + a.descr +
+    return internal_error(path + ": shape " + npy::shape_text(a.shape) + " of '" + a.descr +
                           "' does not match the " + std::to_string(a.bytes.size()) +
                           " bytes given");
   }
-  std::string header = "{'descr': '" + a.descr +
-                       "', 'fortran_order': False, 'shape': " + npy_shape_text(a.shape) + ", }";
-  // Pad so the data starts on a 64-byte boundary, newline-terminated.
-  const size_t prefix = kMagicLen + kVersionLen + 2;
-  header.append(64 - (prefix + header.size() + 1) % 64, ' ');
-  header.push_back('\n');
-  if (header.size() > kMaxHeaderV1) {  // 32 dims of 19 digits stay far below
-    return internal_error(path + ": .npy header of " + std::to_string(header.size()) +
-                          " bytes does not fit format version 1");
-  }
-  std::ofstream f(path, std::ios::binary);
-  if (!f) return not_found(path + ": cannot write");
-  f.write(kMagic, kMagicLen);
-  const char version[kVersionLen] = {1, 0};
-  f.write(version, kVersionLen);
-  const unsigned char len[2] = {static_cast<unsigned char>(header.size() & 0xff),
-                                static_cast<unsigned char>(header.size() >> 8)};
-  f.write(reinterpret_cast<const char*>(len), 2);
-  f.write(header.data(), static_cast<std::streamsize>(header.size()));
-  f.write(reinterpret_cast<const char*>(a.bytes.data()),
-          static_cast<std::streamsize>(a.bytes.size()));
-  f.close();  // a full disk shows up when the buffer is flushed
-  if (!f) return internal_error(path + ": write failed");
-  return Status::Ok();
+  return npy::write_file(
+      path, a.descr, a.shape,
+      std::string_view(reinterpret_cast<const char*>(a.bytes.data()), a.bytes.size()));
 }
 
 }  // namespace tessera::cli

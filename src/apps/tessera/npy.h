@@ -30,6 +30,8 @@ Status read_npy(const std::string& path, NpyArray* out);
 // The same from a seekable stream (an in-memory one in tests and fuzzing);
 // `name` stands for the file in error messages.
 Status read_npy(std::istream& in, const std::string& name, NpyArray* out);
+// Checks the bytes against descr and shape, then writes through the one
+// .npy writer (runtime/npy_writer.h).
 Status write_npy(const std::string& path, const NpyArray& array);
 
 }  // namespace tessera::cli

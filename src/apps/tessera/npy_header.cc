@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "runtime/bounded_text.h"
+#include "runtime/npy_writer.h"
 
 namespace tessera::cli {
 
@@ -134,12 +135,6 @@ Status parse_shape(Scanner& s, std::vector<int64_t>* shape) {
 
 }  // namespace
 
-std::string npy_shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + (shape.size() == 1 ? ",)" : ")");
-}
-
 int64_t checked_numel(const std::vector<int64_t>& shape) {
   int64_t nonzero = 1;
   bool any_zero = false;
@@ -205,7 +200,7 @@ Status parse_npy_header(std::string_view text, const std::string& file, NpyHeade
     if (!have) return s.error(std::string("has no ") + key);
   }
   if (checked_numel(h.shape) < 0) {
-    return s.error("'shape' " + npy_shape_text(h.shape) + " has more than 2^63 elements");
+    return s.error("'shape' " + npy::shape_text(h.shape) + " has more than 2^63 elements");
   }
   *out = std::move(h);
   return Status::Ok();

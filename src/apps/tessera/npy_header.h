@@ -33,7 +33,4 @@ Status parse_npy_header(std::string_view text, const std::string& file, NpyHeade
 // Number of elements of `shape`, or -1 when the product exceeds INT64_MAX.
 int64_t checked_numel(const std::vector<int64_t>& shape);
 
-// A shape as a Python tuple: "(2, 3)", "(5,)", "()".
-std::string npy_shape_text(const std::vector<int64_t>& shape);
-
 }  // namespace tessera::cli

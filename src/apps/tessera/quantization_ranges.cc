@@ -5,6 +5,7 @@
 
 #include "npy.h"
 #include "npy_header.h"
+#include "runtime/npy_writer.h"
 
 namespace tessera::cli {
 
@@ -18,7 +19,7 @@ Status read_quantization_ranges(const std::string& path, const std::string& flag
                             ", expected float32 ('<f4'); save it with .astype('float32')");
   }
   if (a.shape.size() != 2 || a.shape[0] != 2 || a.shape[1] < 1) {
-    return invalid_argument(what + ": shape " + npy_shape_text(a.shape) +
+    return invalid_argument(what + ": shape " + npy::shape_text(a.shape) +
                             ", expected (2, dims): per-dimension min (row 0) and max (row 1)");
   }
   *dims = a.shape[1];

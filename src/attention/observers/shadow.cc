@@ -4,11 +4,11 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <sstream>
 #include <vector>
 
+#include "runtime/npy_writer.h"
 #include "tessera/observers.h"
 
 namespace tessera {
@@ -151,34 +151,19 @@ uint64_t input_fingerprint(const AttentionArgs& args) {
 
 namespace {
 
-// A minimal .npy (format 1.0) writer for a contiguous copy of `t`.
+// A contiguous copy of `t`, through the one .npy writer (runtime/npy_writer.h).
 Status write_npy(const std::string& path, const TensorView& t) {
-  const char* descr = t.dtype == DType::kF32 ? "<f4" : t.dtype == DType::kF16 ? "<f2" : "<u2";
-  std::string shape = "(";
-  for (int d = 0; d < t.rank; ++d) shape += std::to_string(t.shape[d]) + ",";
-  if (t.rank > 1) shape.pop_back();
-  shape += ")";
-  std::string header =
-      "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': " + shape + ", }";
-  const size_t unpadded = 10 + header.size() + 1;
-  header.append((64 - unpadded % 64) % 64, ' ');
-  header += '\n';
-  std::vector<char> data;
+  std::string data;
   const size_t esize = dtype_size(t.dtype);
   data.reserve(static_cast<size_t>(t.numel()) * esize);
   for_each_index(t, [&](const std::array<int64_t, kMaxRank>&, int64_t off) {
     const char* p = static_cast<const char*>(t.data) + off * static_cast<int64_t>(esize);
-    data.insert(data.end(), p, p + esize);
+    data.append(p, esize);
   });
-  std::ofstream f(path, std::ios::binary);
-  if (!f) return not_found("shadow repro: cannot write '" + path + "'");
-  f.write("\x93NUMPY\x01\x00", 8);
-  const uint16_t len = static_cast<uint16_t>(header.size());
-  const char len_bytes[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
-  f.write(len_bytes, 2);
-  f << header;
-  f.write(data.data(), static_cast<std::streamsize>(data.size()));
-  if (!f) return internal_error("shadow repro: writing '" + path + "' failed");
+  const Status s =
+      npy::write_file(path, npy::descr_of(t.dtype),
+                      std::vector<int64_t>(t.shape.begin(), t.shape.begin() + t.rank), data);
+  if (!s.ok()) return Status(s.code(), "shadow repro: " + s.message());
   return Status::Ok();
 }
 
