@@ -4,7 +4,7 @@
 #
 # Why one shared library (docs/DECISIONS.md): the public headers include only
 # the standard library, so a shared libtessera keeps every other dependency
-# (oneDNN, OpenMP, Highway, ICU, utf8proc, nlohmann_json, the CUDA runtime)
+# (oneDNN, OpenMP, Highway, ICU, nlohmann_json, the CUDA runtime)
 # private: a user links one library and needs none of their -dev packages.
 # The layers stay static libraries inside the build (tests, the CLI); the
 # ones the public headers expose are linked whole, so every public symbol is

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 mkdir -p .gpu-debs
 cd .gpu-debs
 apt-get download libdnnl-dev libdnnl2 libhwy-dev libhwy1 nlohmann-json3-dev libcli11-dev \
-  libgtest-dev googletest libcpp-httplib-dev libutf8proc-dev libutf8proc2 libicu-dev libicu72 \
+  libgtest-dev googletest libcpp-httplib-dev libicu-dev libicu72 \
   libgomp1 libbrotli1 libssl3 \
   libplplot-dev libplplot17 libltdl7 libshp2 libfreetype6 libcsirocsa0 libcsironn0 libqsastime0 \
   libqhull-r8.0 libpng16-16

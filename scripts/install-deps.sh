@@ -11,7 +11,7 @@ APT_PACKAGES=(
   # libdnnl-dev's CMake config finds OpenCL (Debian builds oneDNN with its
   # OpenCL GPU runtime) but does not depend on its headers and link library.
   ocl-icd-opencl-dev opencl-c-headers
-  nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libssl-dev libutf8proc-dev libicu-dev
+  nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libssl-dev libicu-dev
   # `tessera bench attention --plot`: PLplot, its Cairo driver (the pngcairo
   # device) and a font for Pango to draw the text with.
   libplplot-dev plplot-driver-cairo fonts-dejavu-core

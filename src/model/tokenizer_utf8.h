@@ -1,10 +1,13 @@
-// UTF-8 helpers for the tokenizer's hot loop: validation once per text, then
-// unchecked decoding. Header-only so the per-character calls inline.
+// UTF-8 helpers for the tokenizer's hot loop: validation once per text (the
+// one validator, runtime/utf8.h), then unchecked decoding. Header-only so the
+// per-character calls inline.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+
+#include "runtime/utf8.h"
 
 namespace tessera::model {
 
@@ -15,43 +18,6 @@ inline int utf8_length(unsigned char lead) {
   if (lead < 0xE0) return 2;
   if (lead < 0xF0) return 3;
   return 4;
-}
-
-// Returns text.size() when `text` is valid UTF-8 (no overlong forms, no
-// surrogates, nothing above U+10FFFF, no truncated sequence), else the byte
-// offset of the first sequence that is not.
-inline size_t find_invalid_utf8(std::string_view text) {
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  const size_t n = text.size();
-  size_t i = 0;
-  while (i < n) {
-    const unsigned char b = s[i];
-    if (b < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (b >= 0xC2 && b <= 0xDF) {
-      len = 2;
-    } else if (b >= 0xE0 && b <= 0xEF) {
-      len = 3;
-      if (b == 0xE0) lo = 0xA0;  // overlong
-      if (b == 0xED) hi = 0x9F;  // UTF-16 surrogates
-    } else if (b >= 0xF0 && b <= 0xF4) {
-      len = 4;
-      if (b == 0xF0) lo = 0x90;  // overlong
-      if (b == 0xF4) hi = 0x8F;  // above U+10FFFF
-    } else {
-      return i;
-    }
-    if (i + len > n || s[i + 1] < lo || s[i + 1] > hi) return i;
-    for (size_t k = 2; k < len; ++k) {
-      if ((s[i + k] & 0xC0) != 0x80) return i;
-    }
-    i += len;
-  }
-  return n;
 }
 
 // Decodes the code point at `p` of already validated UTF-8; sets *len.

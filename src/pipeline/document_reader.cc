@@ -4,10 +4,10 @@
 #include <filesystem>
 #include <iostream>
 
-#include "pipeline/utf8_text.h"
 #include "runtime/bounded_read.h"
 #include "runtime/json_input.h"
 #include "runtime/regular_file.h"
+#include "runtime/utf8.h"
 
 namespace tessera::pipeline {
 
@@ -45,7 +45,8 @@ Status DocumentReader::open(const std::vector<std::string>& inputs, const Reader
     // A path that is not there is a typo in the command, not a bad document:
     // refused before any work (the CLI's exit 2, nothing written).
     if (!fs::exists(input, ec) && !ec) {
-      return not_found(input + ": no such file or directory (inputs are files, directories or "
+      return not_found(input +
+                       ": no such file or directory (inputs are files, directories or "
                        "'-' for stdin)");
     }
     if (!fs::is_directory(input, ec)) {

@@ -1,9 +1,5 @@
 #include "pipeline/utf8_text.h"
 
-#include <utf8proc.h>
-
-#include <cstdio>
-
 namespace tessera::pipeline {
 
 namespace {
@@ -11,28 +7,6 @@ namespace {
 bool is_lead_byte(unsigned char b) { return (b & 0xC0) != 0x80; }
 
 }  // namespace
-
-std::string describe_invalid_utf8(std::string_view text) {
-  const auto* s = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
-  const auto n = static_cast<utf8proc_ssize_t>(text.size());
-  utf8proc_ssize_t i = 0;
-  while (i < n) {
-    utf8proc_int32_t cp = 0;
-    const utf8proc_ssize_t len = utf8proc_iterate(s + i, n - i, &cp);
-    if (len < 0) {
-      std::string bytes;
-      for (utf8proc_ssize_t k = i; k < n && k < i + 4; ++k) {
-        char hex[6];
-        std::snprintf(hex, sizeof hex, "%s%02X", bytes.empty() ? "" : " ", s[k]);
-        bytes += hex;
-      }
-      return "not valid UTF-8 at byte " + std::to_string(i) + " (bytes " + bytes +
-             "): " + utf8proc_errmsg(len);
-    }
-    i += len;
-  }
-  return {};
-}
 
 CodePointIndex::CodePointIndex(std::string_view text) : text_(text) {
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());

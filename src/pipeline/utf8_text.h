@@ -1,6 +1,7 @@
-// UTF-8 checks and the byte -> code point offset map that chunk offsets use.
-// Chunk offsets are Unicode code points, so `text[begin:end]` in Python (or
-// any code-point-indexed string) is the chunk's text.
+// The byte -> code point offset map that chunk offsets use. Chunk offsets
+// are Unicode code points, so `text[begin:end]` in Python (or any
+// code-point-indexed string) is the chunk's text. Texts are validated first
+// by the one validator, runtime/utf8.h.
 #pragma once
 
 #include <cstdint>
@@ -9,10 +10,6 @@
 #include <vector>
 
 namespace tessera::pipeline {
-
-// "" when `text` is valid UTF-8 (by utf8proc: no overlong forms, surrogates or
-// truncated sequences); otherwise "not valid UTF-8 at byte N (bytes C3 28): ...".
-std::string describe_invalid_utf8(std::string_view text);
 
 // Maps byte offsets of one valid UTF-8 text to code point offsets.
 class CodePointIndex {

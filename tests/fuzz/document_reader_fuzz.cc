@@ -8,7 +8,7 @@
 #include <string>
 
 #include "pipeline/document_reader.h"
-#include "pipeline/utf8_text.h"
+#include "runtime/utf8.h"
 #include "scratch_dir.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -27,7 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const DocumentReader::Item item = reader->next(&doc, &problem);
     if (item == DocumentReader::Item::kEnd) break;
     if (item == DocumentReader::Item::kDocument &&
-        !tessera::pipeline::describe_invalid_utf8(doc.text).empty()) {
+        !tessera::describe_invalid_utf8(doc.text).empty()) {
       std::abort();
     }
     if (items > size + 1) std::abort();  // each item consumes input: no endless loop

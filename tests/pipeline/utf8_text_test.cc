@@ -7,31 +7,6 @@
 namespace tessera::pipeline {
 namespace {
 
-TEST(Utf8Text, AcceptsValidText) {
-  EXPECT_EQ(describe_invalid_utf8(""), "");
-  EXPECT_EQ(describe_invalid_utf8("plain ascii"), "");
-  EXPECT_EQ(describe_invalid_utf8("h\xC3\xA9llo \xE4\xB8\xAD \xF0\x9F\x98\x80"), "");  // é 中 😀
-}
-
-TEST(Utf8Text, NamesTheByteOfTheFirstBadSequence) {
-  struct Case {
-    std::string text;
-    std::string expect;
-  };
-  const Case cases[] = {
-      {"ab\x80z", "at byte 2 (bytes 80 7A)"},                 // stray continuation byte
-      {"\xC0\x80", "at byte 0 (bytes C0 80)"},                // overlong NUL
-      {"ok \xED\xA0\x80", "at byte 3 (bytes ED A0 80)"},      // UTF-16 surrogate
-      {"x\xE2\x82", "at byte 1 (bytes E2 82)"},               // truncated at the end
-      {"\xF4\x90\x80\x80", "at byte 0 (bytes F4 90 80 80)"},  // above U+10FFFF
-      {"\xC3\xA9\xFF", "at byte 2 (bytes FF)"},
-  };
-  for (const Case& c : cases) {
-    const std::string message = describe_invalid_utf8(c.text);
-    EXPECT_NE(message.find("not valid UTF-8 " + c.expect), std::string::npos) << "got: " << message;
-  }
-}
-
 TEST(Utf8Text, CodePointIndexCountsCharactersNotBytes) {
   // Mix 1-, 2-, 3- and 4-byte characters over more than one checkpoint block.
   std::string text;
