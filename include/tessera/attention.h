@@ -1,10 +1,17 @@
-// The attention contract: what every backend computes. See docs/ATTENTION.md
-// (and ../shared/DESIGN.md) for the semantics the reference backend defines.
+// The attention contract: what every backend computes, as the reference
+// backend (src/backends/reference/) defines it and the conformance suite
+// checks on every backend (docs/CONFORMANCE.md).
 //
 //   out[b, i, h, :] = sum_j softmax_j(s[b, h, i, j]) * v[b, j, h / (Hq/Hkv), :]
 //   s = scale * q.k ; s = softcap * tanh(s / softcap) if softcap > 0 ;
 //   s += bias ; s = -inf where masked
 //   lse[b, h, i] = log(sum_j exp(s[b, h, i, j]))   (natural log)
+//
+// Every backend also honours:
+//   - a row with no visible key writes zeros to out and -inf to lse;
+//   - NaN in an input row gives NaN in that output row, never a crash or hang;
+//   - bad shapes, strides, dtypes or lengths are an error Status naming the
+//     field and the values (validate()), and nothing is written to out.
 #pragma once
 
 #include <cstdint>
