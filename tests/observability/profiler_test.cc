@@ -27,7 +27,7 @@ Span named(const std::string& name, int64_t duration_ns) {
 TEST(Profiler, RingKeepsTheNewestSpansAndAggregatesCountAll) {
   Profiler p;
   p.set_span_capacity(2);
-  for (int i = 0; i < 5; ++i) p.record(named("s" + std::to_string(i), 1000 * (i + 1)));
+  for (int i = 0; i < 5; ++i) p.record(named("s" + std::to_string(i), int64_t{1000} * (i + 1)));
   const auto spans = p.spans();
   ASSERT_EQ(spans.size(), 2u);
   EXPECT_EQ(spans[0].name, "s3");
