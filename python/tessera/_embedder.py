@@ -20,6 +20,7 @@ import warnings
 import numpy as np
 
 from . import _tessera
+from ._errors import LOAD_NAMES, batch_call, python_names
 from ._quantize import quantize_embeddings
 from ._runtime import runtime as _default_runtime
 
@@ -37,8 +38,10 @@ def _texts(value, name):
     of a set an arbitrary order, so rows would not match what was meant."""
     if isinstance(value, np.ndarray) and value.ndim == 1:
         return value.tolist()
-    if isinstance(value, collections.abc.Sequence) and not isinstance(
-            value, (bytes, bytearray, memoryview)):
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{name}: expected a str or a sequence of str (list, tuple), got "
+                        f"{type(value).__name__}: decode it first (.decode('utf-8'))")
+    if isinstance(value, collections.abc.Sequence):
         return list(value)
     raise TypeError(f"{name}: expected a str or a sequence of str (list, tuple), "
                     f"got {type(value).__name__}")
@@ -81,11 +84,12 @@ class Embedder:
                  batch_tokens=0, runtime=None, truncate_dim=None, prompts=None,
                  default_prompt_name=None):
         self.runtime = runtime or _default_runtime()
-        self._c = _tessera.Embedder(self.runtime,
-                                    model_dir=default_model_dir() if model_dir is None
-                                    else os.fspath(model_dir),
-                                    weights=weights or "", max_tokens=max_tokens, stride=stride,
-                                    batch_tokens=batch_tokens)
+        with python_names(LOAD_NAMES):
+            self._c = _tessera.Embedder(self.runtime,
+                                        model_dir=default_model_dir() if model_dir is None
+                                        else os.fspath(model_dir),
+                                        weights=weights or "", max_tokens=max_tokens,
+                                        stride=stride, batch_tokens=batch_tokens)
         # sentence-transformers' merge: its defaults, the caller's prompts,
         # then the model's for the names still unset.
         merged = dict.fromkeys(_DEFAULT_PROMPTS)
@@ -243,8 +247,10 @@ class Embedder:
         for start in range(0, len(texts), batch_size):
             # The prompt's text, never None: the model's default prompt is
             # already resolved (a "" keeps the C++ from applying it again).
-            parts.append(self._c.embed(texts[start:start + batch_size], truncate,
-                                       prompt=text_prompt, dimensions=truncate_dim or 0))
+            batch = texts[start:start + batch_size]
+            with batch_call("sentences", batch, start, single):
+                parts.append(self._c.embed(batch, truncate, prompt=text_prompt,
+                                           dimensions=truncate_dim or 0))
             if show_progress_bar:
                 done = min(start + batch_size, len(texts))
                 print(f"\rtessera: encoded {done}/{len(texts)}", end="", file=sys.stderr,
@@ -289,7 +295,10 @@ class Embedder:
         texts = [sentences] if single else _texts(sentences, "sentences")
         rows = []
         for start in range(0, len(texts), batch_size):
-            for indices, values in self._c.embed_sparse(texts[start:start + batch_size], truncate):
+            batch = texts[start:start + batch_size]
+            with batch_call("sentences", batch, start, single):
+                result = self._c.embed_sparse(batch, truncate)
+            for indices, values in result:
                 rows.append({"indices": indices[0], "values": values[0]})
         return rows[0] if single else rows
 
@@ -323,8 +332,9 @@ class Embedder:
         if len(ids) != len(docs):
             raise ValueError(f"ids: {len(ids)} given for {len(docs)} documents")
         rows = []
-        results = self._c.embed_documents(docs, doc_embedding, prompt=text_prompt,
-                                          dimensions=truncate_dim or 0)
+        with batch_call("documents", docs):
+            results = self._c.embed_documents(docs, doc_embedding, prompt=text_prompt,
+                                              dimensions=truncate_dim or 0)
         for doc_id, result in zip(ids, results):
             if result["problem"] is not None:
                 if on_skip is None:
