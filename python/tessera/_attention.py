@@ -18,6 +18,7 @@ A row that sees no key is zeros (lse -inf), as torch's math path gives.
 
 import math
 import re
+import warnings
 
 import numpy as np
 
@@ -45,6 +46,28 @@ def _torch_names(message):
     message = _FIELD.sub(field, message)
     message = _DIM.sub(lambda m: _DIMS[m.group(1)], message)
     return re.sub(r"^mask window", "window", message)
+
+
+_warned_grad = False
+
+
+def _warn_no_grad(ops, tensors):
+    """Once per process: a torch input that requires grad, with grad mode on,
+    gets a result outside the autograd graph (tessera computes no gradients),
+    which would otherwise pass unnoticed until a backward finds no grad."""
+    global _warned_grad
+    if _warned_grad or ops.name != "torch":
+        return
+    import torch
+    if not torch.is_grad_enabled() or not any(t is not None and t.requires_grad
+                                              for t in tensors):
+        return
+    _warned_grad = True
+    warnings.warn("tessera.scaled_dot_product_attention: an input requires grad, but tessera is "
+                  "inference-only: the result is not part of the autograd graph and no gradient "
+                  "flows back through it. Call it under torch.no_grad() or "
+                  "torch.inference_mode() (or detach the inputs); to train, use torch's own "
+                  "scaled_dot_product_attention. (Warned once.)", UserWarning, stacklevel=3)
 
 
 def _run(method, kwargs):
@@ -231,9 +254,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
       runtime=               a tessera.Runtime (default: tessera.runtime())
     Errors: ValueError for bad shapes, dtypes or options; RuntimeError when no
     backend can run the call or a backend fails (the message says which and why).
+    Inference only: the result carries no autograd graph (a torch input that
+    requires grad, with grad mode on, gets a warning, once).
     """
     call = _Call(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, causal,
                  window, softcap, return_lse, backend, policy)
+    # (torch.ops.tessera runs this with grad mode off; its backward raises)
+    _warn_no_grad(call.ops, (query, key, value, attn_mask))
     if not call.empty:
         _run((runtime or _default_runtime()).attention, call.kwargs)
     return call.result()
