@@ -31,12 +31,18 @@ class Identity:
     def __call__(self, x):
         return x
 
+    def __repr__(self):
+        return "Identity()"
+
 
 class Sigmoid:
     """1 / (1 + exp(-x)) (torch.nn.Sigmoid's role)."""
 
     def __call__(self, x):
         return (1.0 / (1.0 + np.exp(-x.astype(np.float64)))).astype(np.float32)
+
+    def __repr__(self):
+        return "Sigmoid()"
 
 
 def _default_activation(model_dir, num_labels):
@@ -89,6 +95,10 @@ class CrossEncoder:
                              f"(a reranker or classifier); this one is {article} {kind} model")
         self.activation_fn = activation_fn or _default_activation(self._c.model_dir,
                                                                   self.num_labels)
+
+    def __repr__(self):
+        return (f"CrossEncoder(model_dir={self._c.model_dir!r}, num_labels={self.num_labels}, "
+                f"kind={self._c.kind!r}, activation_fn={self.activation_fn!r})")
 
     @property
     def num_labels(self):

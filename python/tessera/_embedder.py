@@ -105,6 +105,11 @@ class Embedder:
                              f"the prompts {list(self.prompts)}")
         self.truncate_dim = self._check_truncate_dim(truncate_dim)
 
+    def __repr__(self):
+        extra = "" if self.truncate_dim is None else f", truncate_dim={self.truncate_dim}"
+        return (f"Embedder(model_dir={self.model_dir!r}, dim={self.dim}, kind={self.kind!r}"
+                f"{extra})")
+
     @property
     def dim(self):
         return self._c.dim
