@@ -41,17 +41,6 @@ class CollectingWriter final : public pipeline::EmbeddingWriter {
   std::vector<EmbeddedDocument>& docs_;
 };
 
-// "documents[12]" -> 12 (the origins DocumentReader::from_texts gives); -1 otherwise.
-int64_t document_index(const std::string& origin) {
-  const size_t open = origin.find('[');
-  if (open == std::string::npos) return -1;
-  try {
-    return std::stoll(origin.substr(open + 1));
-  } catch (const std::exception&) {
-    return -1;
-  }
-}
-
 }  // namespace
 
 struct Embedder::Impl {
@@ -161,7 +150,8 @@ Status Embedder::embed_documents(const std::vector<std::string>& documents, bool
   CollectingWriter writer(dims, &docs);
   pipeline::PipelineCallbacks callbacks;
   callbacks.on_problem = [&docs](const pipeline::Problem& p) {
-    const int64_t i = document_index(p.origin);
+    // DocumentReader::from_texts ids each document by its index.
+    const int64_t i = p.id.is_number_integer() ? p.id.get<int64_t>() : -1;
     if (i >= 0 && i < static_cast<int64_t>(docs.size())) docs[i].problem = p.message;
   };
   pipeline::PipelineStats stats;

@@ -201,11 +201,11 @@ class Runner {
     };
     for (const RoundDoc& rd : docs) {
       if (!rd.problem.empty()) {
-        report({rd.doc.origin, rd.problem});
+        report({rd.doc.origin, rd.problem, rd.doc.id});
         continue;
       }
       if (!all_finite(embeddings + rd.first_chunk * dim, rd.num_chunks * dim)) {
-        report({rd.doc.origin, "the model produced a non-finite embedding"});
+        report({rd.doc.origin, "the model produced a non-finite embedding", rd.doc.id});
         continue;
       }
       const float* rows = shape(embeddings + rd.first_chunk * dim, rd.num_chunks);
