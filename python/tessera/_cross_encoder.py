@@ -6,7 +6,8 @@ config.json's ``sentence_transformers.activation_fn`` (or the pre-v4
 ``sbert_ce_default_activation_function``) when the model names one, else a
 sigmoid for one label and the identity for several. So ms-marco-MiniLM (whose
 config names Identity) gives raw logits, and a model without that key gives
-sigmoid(logit) in [0, 1]; activation_fn=tessera.Identity() asks for logits.
+sigmoid(logit) in [0, 1]; activation_fn=tessera._cross_encoder.Identity() asks for
+logits.
 """
 
 import json

