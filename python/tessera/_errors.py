@@ -1,7 +1,7 @@
 """The C++ core's messages in the Python API's words.
 
 The library's messages are shared with the CLI and the C++ API: they name
-`tessera embed`'s flags (--model, --max-tokens), the attention contract's
+`tessera embed`'s flags (--weights, --max-tokens), the attention contract's
 fields (q.shape[3] (D), laid out [B, S, H, D]) and the batch the binding
 was given (texts[3]). The Python wrappers call the core inside one of the
 context managers below, which re-raise its ValueError / RuntimeError with
@@ -11,8 +11,9 @@ the keywords, argument names and indices the caller used.
 import contextlib
 import re
 
-# Embedder(...) / CrossEncoder(...)'s keywords for the flags a load names.
-LOAD_NAMES = (("--model DIR", "model_dir=DIR"), ("--model", "model_dir"),
+# Embedder(...) / CrossEncoder(...)'s keywords for the flags a load names
+# (a leading ^: only at the message's start).
+LOAD_NAMES = (("^model \"", "model_dir \""),
               ("--weights f32", "weights='f32'"), ("--weights", "weights"),
               ("--max-tokens", "max_tokens"), ("--stride", "stride"),
               ("--batch-tokens", "batch_tokens"))
@@ -23,7 +24,9 @@ _BATCH_INPUT = re.compile(r"^(?:texts|inputs)(?:\[(\d+)\])?(?=[ :])")
 
 def _renamed(message, names):
     for old, new in names:
-        message = re.sub(re.escape(old) + r"(?![\w-])", new, message)
+        pattern = "^" + re.escape(old[1:]) if old.startswith("^") else \
+            re.escape(old) + r"(?![\w-])"
+        message = re.sub(pattern, new.replace("\\", r"\\"), message)
     return message
 
 

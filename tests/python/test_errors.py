@@ -128,6 +128,7 @@ def test_load_errors_name_the_keywords_not_the_cli_flags(tmp_path):
     with pytest.raises((ValueError, RuntimeError)) as e:
         tessera.Embedder(tmp_path / "nowhere")
     assert "--model" not in str(e.value), str(e.value)
+    assert str(e.value).startswith(f'model_dir "{tmp_path / "nowhere"}"'), str(e.value)
 
 
 def test_text_errors_name_the_callers_argument_and_index(embedder):
