@@ -785,7 +785,10 @@ def _unknown_prompt_name(prompt_name, prompt, model):
         return None
     if model is None:
         from tessera._embedder import default_model_dir
-        model = default_model_dir()
+        try:
+            model = default_model_dir()
+        except (ValueError, RuntimeError):  # no model here: the actors say so
+            return None
     if not model or "://" in model or not os.path.isdir(model):
         return None
     known = {"query": "", "document": ""}  # sentence-transformers' own (Embedder.prompts)
