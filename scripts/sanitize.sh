@@ -22,4 +22,9 @@ export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppress
 # tests (xla_unit_test, xla_plugin_test) cover tessera's side of it. The
 # conformance test says on stderr which backends it left out.
 export TESSERA_CONFORMANCE_EXCLUDE=xla
+# Tests see no registered models of this machine's user (tessera models add):
+# the default model is the checkout's, whatever ~/.local/share/tessera holds.
+TESSERA_DATA_DIR="$(mktemp -d)"
+export TESSERA_DATA_DIR
+trap 'rm -rf "$TESSERA_DATA_DIR"' EXIT
 ctest --preset asan -j "$(nproc)"

@@ -21,10 +21,27 @@
 
 namespace tessera {
 
+// Where a model is found: one rule for the CLI, the server, this API and
+// Python (docs/API.md, "Models"). `model` is a model directory, else the
+// name of a model registered in the data directory (`tessera models add
+// DIR`); "" is the default: $TESSERA_MODEL (read the same way), else the data
+// directory's default model, else, for a program run from tessera's own
+// build tree only, that checkout's models/all-MiniLM-L6-v2. kNotFound: a
+// model named (or $TESSERA_MODEL's) is not there; kUnavailable: none named,
+// none found (the message says where it looked and how to register one).
+Status resolve_model_dir(const std::string& model, std::string* dir);
+
+// The data directory the registered models live in (models/NAME):
+// $TESSERA_DATA_DIR, else $XDG_DATA_HOME/tessera, else
+// ~/.local/share/tessera; "" when none of them is set.
+std::string model_data_dir();
+
 // The options of `tessera embed` (its --help says more).
 struct EmbedderOptions {
-  std::string model_dir;  // "": $TESSERA_MODEL, else the build's default model
-  std::string weights;    // "f32" or "bf16"; "": $TESSERA_WEIGHTS, else f32
+  // A model directory or a registered model's name; "": the default
+  // (resolve_model_dir: $TESSERA_MODEL, else the data directory's default).
+  std::string model_dir;
+  std::string weights;  // "f32" or "bf16"; "": $TESSERA_WEIGHTS, else f32
   // Per chunk, the model's special tokens included ([CLS] and [SEP]; one
   // <|endoftext|>); 0: the model's limit, so a document that fits is one chunk.
   int max_tokens = 0;

@@ -137,9 +137,27 @@ nb::list embed_sparse(EmbedderHandle& self, const std::vector<std::string>& text
   return out;
 }
 
+// tessera.default_model_dir()'s compiled half: the library's rule for
+// `model` ("" for the default); when nothing is named and nothing found,
+// `fallback` if given (the Python package's own last resort), else the
+// library's error with the Python user's `hint`.
+std::string resolve_model(const std::string& model, const std::string& fallback,
+                          const std::string& hint) {
+  std::string dir;
+  Status st = resolve_model_dir(model, &dir);
+  if (st.code() == StatusCode::kUnavailable) {
+    if (!fallback.empty()) return fallback;
+    if (!hint.empty()) st = Status(st.code(), st.message() + "; " + hint);
+  }
+  throw_if_error(st);
+  return dir;
+}
+
 }  // namespace
 
 void bind_embedder(nb::module_& m) {
+  m.def("resolve_model_dir", &resolve_model, "model"_a, "fallback"_a = "", "hint"_a = "");
+  m.def("model_data_dir", [] { return model_data_dir(); });
   nb::class_<EmbedderHandle>(m, "Embedder")
       .def("__init__", &load, "runtime"_a, "model_dir"_a = "", "weights"_a = "", "max_tokens"_a = 0,
            "stride"_a = -1, "batch_tokens"_a = 0, nb::keep_alive<1, 2>())

@@ -208,10 +208,10 @@ nb::list spans(RuntimeHandle& h) {
   nb::list out;
   for (const Span& s : h.runtime->context().profiler().spans()) {
     out.append(dict_of("name"_a = s.name, "backend"_a = s.backend, "path"_a = s.path,
-                       "decision"_a = s.decision, "shape"_a = s.shape, "device"_a = s.device, "start_ns"_a = s.start_ns,
-                       "duration_ns"_a = s.duration_ns, "flops"_a = s.flops,
-                       "workspace_bytes"_a = s.workspace_bytes, "fallbacks"_a = s.fallbacks,
-                       "ok"_a = s.ok, "thread"_a = s.thread));
+                       "decision"_a = s.decision, "shape"_a = s.shape, "device"_a = s.device,
+                       "start_ns"_a = s.start_ns, "duration_ns"_a = s.duration_ns,
+                       "flops"_a = s.flops, "workspace_bytes"_a = s.workspace_bytes,
+                       "fallbacks"_a = s.fallbacks, "ok"_a = s.ok, "thread"_a = s.thread));
   }
   return out;
 }
@@ -239,7 +239,8 @@ void create(RuntimeHandle* h, const std::string& attention, int threads, size_t 
 // attention() and explain() take the same arguments.
 template <typename Result>
 void def_attention_call(nb::class_<RuntimeHandle>& cls, const char* name,
-                        Result (*fn)(RuntimeHandle&, const CallArgs&, const std::string&)) {
+                        Result (*fn)(RuntimeHandle&, const CallArgs&, const std::string&),
+                        const char* doc) {
   cls.def(
       name,
       [fn](RuntimeHandle& h, InputArray q, InputArray k, InputArray v, OutputArray out,
@@ -253,40 +254,96 @@ void def_attention_call(nb::class_<RuntimeHandle>& cls, const char* name,
       "q"_a, "k"_a, "v"_a, "out"_a, "lse"_a.none() = nb::none(), "bias"_a.none() = nb::none(),
       "scale"_a.none() = nb::none(), "mask"_a = "none", "window_left"_a = -1, "window_right"_a = -1,
       "softcap"_a = 0.0f, "cu_seqlens_q"_a.none() = nb::none(),
-      "cu_seqlens_k"_a.none() = nb::none(), "uint16_is_bf16"_a = false, "policy"_a = "");
+      "cu_seqlens_k"_a.none() = nb::none(), "uint16_is_bf16"_a = false, "policy"_a = "", doc);
+}
+
+constexpr const char* kRuntimeDoc =
+    R"(A tessera runtime: the attention backends of this build, the dispatcher
+that picks one per call (its policy), a thread pool and a tracked allocator,
+and what they recorded (stats, memory, profile, spans).
+
+Runtime(attention="", threads=0, memory_budget_bytes=0, tuning="")
+    attention: a policy ("auto", "only:cpu.flash", "prefer:cpu.gemm;deny:xla");
+        "" for $TESSERA_ATTENTION, else auto. An unknown backend name is a
+        ValueError listing this build's.
+    threads: worker threads, 0 for one per hardware thread.
+    memory_budget_bytes: a cap on tracked memory, 0 for none (a call that
+        would exceed it is a RuntimeError).
+    tuning: a `tessera tune` table, "none", or "" for $TESSERA_TUNING / the
+        default path.
+
+tessera.runtime() is the process's default Runtime and tessera.configure()
+replaces it; pass runtime= to scaled_dot_product_attention, Embedder or
+CrossEncoder to use another. Calls on one Runtime take turns: use one per
+thread to run calls in parallel.)";
+
+// "Runtime(threads=2, attention='auto')", plus the budget when one is set.
+std::string runtime_repr(RuntimeHandle& h) {
+  std::string out = "Runtime(threads=" + std::to_string(h.runtime->context().pool().num_threads()) +
+                    ", attention='" + h.runtime->dispatcher().policy().to_string() + "'";
+  if (const auto budget = h.runtime->context().allocator().budget()) {
+    out += ", memory_budget_bytes=" + std::to_string(*budget);
+  }
+  return out + ")";
 }
 
 }  // namespace
 
 void bind_runtime(nb::module_& m) {
-  nb::class_<RuntimeHandle> cls(m, "Runtime");
+  nb::class_<RuntimeHandle> cls(m, "Runtime", kRuntimeDoc);
   cls.def("__init__", &create, "attention"_a = "", "threads"_a = 0, "memory_budget_bytes"_a = 0,
           "tuning"_a = "")
-      .def_prop_ro("policy",
-                   [](RuntimeHandle& h) { return h.runtime->dispatcher().policy().to_string(); })
-      .def("set_policy",
-           [](RuntimeHandle& h, const std::string& text) {
-             h.runtime->dispatcher().set_policy(checked_policy(h.runtime->registry(), text));
-           })
-      .def_prop_ro("threads",
-                   [](RuntimeHandle& h) { return h.runtime->context().pool().num_threads(); })
-      .def_prop_ro("tuning_path", [](RuntimeHandle& h) { return h.runtime->tuning_path(); })
-      .def_prop_ro("tuning_note", [](RuntimeHandle& h) { return h.runtime->tuning_note(); })
-      .def("backends", &backends)
-      .def("stats", &stats)
-      .def("memory", &memory)
-      .def("profile", &profile)
-      .def("spans", &spans)
-      .def("chrome_trace", [](RuntimeHandle& h) { return h.runtime->chrome_trace(); })
-      .def("metrics_text",
-           [](RuntimeHandle& h) {
-             std::lock_guard<std::mutex> lock(h.mu);
-             return h.runtime->metrics_text();
-           })
-      .def("set_record_decisions", [](RuntimeHandle& h, bool on) {
-        h.runtime->context().profiler().set_record_decisions(on);
-      });
-  def_attention_call(cls, "attention", &attention);
+      .def("__repr__", &runtime_repr)
+      .def_prop_ro(
+          "policy", [](RuntimeHandle& h) { return h.runtime->dispatcher().policy().to_string(); },
+          "The dispatcher's policy, as text (\"auto\", \"only:cpu.flash\").")
+      .def(
+          "set_policy",
+          [](RuntimeHandle& h, const std::string& text) {
+            h.runtime->dispatcher().set_policy(checked_policy(h.runtime->registry(), text));
+          },
+          "policy"_a, "Replaces the dispatcher's policy (a ValueError names a bad one).")
+      .def_prop_ro(
+          "threads", [](RuntimeHandle& h) { return h.runtime->context().pool().num_threads(); },
+          "Worker threads of the pool.")
+      .def_prop_ro(
+          "tuning_path", [](RuntimeHandle& h) { return h.runtime->tuning_path(); },
+          "The `tessera tune` table auto follows (\"\" for none).")
+      .def_prop_ro(
+          "tuning_note", [](RuntimeHandle& h) { return h.runtime->tuning_note(); },
+          "Why that table, or the ranking shipped for this CPU's kind, is used.")
+      .def("backends", &backends,
+           "Every attention backend of this build: name, device, dtypes, head dims, features, "
+           "maturity, priority, and whether it can run here (and why not).")
+      .def("stats", &stats, "Per backend: calls, failures, fallbacks, shadow and canary counters.")
+      .def("memory", &memory, "Tracked memory: live and peak bytes, per owner, and the budget.")
+      .def("profile", &profile,
+           "Per (span, backend): count, errors, seconds, FLOPs, bytes, fallbacks.")
+      .def("spans", &spans,
+           "The latest spans, with each call's backend, kernel path and (after "
+           "set_record_decisions(True)) why that backend was chosen.")
+      .def(
+          "chrome_trace", [](RuntimeHandle& h) { return h.runtime->chrome_trace(); },
+          "The spans as a Chrome trace (JSON text; Perfetto reads it), as `tessera --trace`.")
+      .def(
+          "metrics_text",
+          [](RuntimeHandle& h) {
+            std::lock_guard<std::mutex> lock(h.mu);
+            return h.runtime->metrics_text();
+          },
+          "Prometheus text, as `tessera --metrics` writes and /metrics serves.")
+      .def(
+          "set_record_decisions",
+          [](RuntimeHandle& h, bool on) {
+            h.runtime->context().profiler().set_record_decisions(on);
+          },
+          "on"_a, "Whether spans record why each backend was chosen or rejected.");
+  def_attention_call(cls, "attention", &attention,
+                     "The attention contract's call, in its layout: q [B, Sq, Hq, D], k [B, Sk, "
+                     "Hkv, D], v [B, Sk, Hkv, Dv], out [B, Sq, Hq, Dv] (written), lse [B, Hq, Sq] "
+                     "(optional), bias broadcastable to [B, Hq, Sq, Sk]; any strides. Returns the "
+                     "backend that ran it. tessera.scaled_dot_product_attention is torch's "
+                     "layout and semantics over this.");
   // For the zero-copy test: the data pointer and strides of the view tessera
   // builds over an array.
   m.def("_input_view_info", [](const InputArray& a) {
@@ -294,7 +351,10 @@ void bind_runtime(nb::module_& m) {
     return std::make_pair(reinterpret_cast<uintptr_t>(v.data),
                           std::vector<int64_t>(v.strides.begin(), v.strides.begin() + v.rank));
   });
-  def_attention_call(cls, "explain", &explain);
+  def_attention_call(cls, "explain", &explain,
+                     "attention()'s arguments -> which backend would run them and why each "
+                     "other would not: {\"chosen\", \"args_error\", \"backends\"}. Reads no "
+                     "data.");
 }
 
 }  // namespace tessera::python

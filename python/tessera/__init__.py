@@ -6,6 +6,7 @@ The C++ core (tessera._tessera) is reached through:
   numpy arrays or torch tensors (f32, bf16, f16), no copies of q, k, v;
 - ``Embedder``: sentence-transformers' ``encode`` (``output="sparse"`` for
   SPLADE models) and tessera's chunked ``embed_documents``;
+  ``default_model_dir()`` says which model it loads when none is named;
 - ``CrossEncoder``: sentence-transformers' ``predict`` and ``rank`` for
   rerankers and classifiers;
 - ``quantize_embeddings`` / ``quantization_ranges``: sentence-transformers'
@@ -21,7 +22,7 @@ docs/PYTHON.md has the whole guide.
 from ._tessera import Runtime, __version__
 from ._runtime import configure, runtime
 from ._attention import explain, scaled_dot_product_attention
-from ._embedder import Embedder
+from ._embedder import Embedder, default_model_dir
 from ._cross_encoder import CrossEncoder
 from ._quantize import quantization_ranges, quantize_embeddings
 
@@ -39,6 +40,7 @@ __all__ = [
     "__version__",
     "backends",
     "configure",
+    "default_model_dir",
     "explain",
     "quantization_ranges",
     "quantize_embeddings",

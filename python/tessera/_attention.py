@@ -17,11 +17,71 @@ A row that sees no key is zeros (lse -inf), as torch's math path gives.
 """
 
 import math
+import re
+import warnings
 
 import numpy as np
 
 from ._arrays import check_dtype, ops_for
 from ._runtime import runtime as _default_runtime
+
+
+# The contract's names (its [B, S, H, D] layout: q.shape[3] (D), Sq, Dv) in
+# this function's (torch's [..., H, L, E]), for the messages of the calls
+# below: q, k, v are the transposed views of query, key, value.
+_TENSORS = {"q": "query", "k": "key", "v": "value"}
+_AXES = {"1": "[-2]", "2": "[-3]", "3": "[-1]"}
+_DIMS = {"Sq": "L", "Sk": "S", "D": "E", "Dv": "Ev"}
+_FIELD = re.compile(r"\b([qkv])\.(?:shape\[(\d)\]|(dtype|data))")
+_DIM = re.compile(r"\b(Sq|Sk|Dv|D)\b")
+
+
+def _torch_names(message):
+    def field(m):
+        name = _TENSORS[m.group(1)]
+        if m.group(3):
+            return f"{name}.{m.group(3)}"
+        axis = _AXES.get(m.group(2))
+        return f"{name}.shape{axis}" if axis else f"{name}'s batch dimensions"
+    message = _FIELD.sub(field, message)
+    message = _DIM.sub(lambda m: _DIMS[m.group(1)], message)
+    return re.sub(r"^mask window", "window", message)
+
+
+_warned_grad = False
+
+
+def _warn_no_grad(ops, tensors):
+    """Once per process: a torch input that requires grad, with grad mode on,
+    gets a result outside the autograd graph (tessera computes no gradients),
+    which would otherwise pass unnoticed until a backward finds no grad."""
+    global _warned_grad
+    if _warned_grad or ops.name != "torch":
+        return
+    import torch
+    if not torch.is_grad_enabled() or not any(t is not None and t.requires_grad
+                                              for t in tensors):
+        return
+    _warned_grad = True
+    warnings.warn("tessera.scaled_dot_product_attention: an input requires grad, but tessera is "
+                  "inference-only: the result is not part of the autograd graph and no gradient "
+                  "flows back through it. Call it under torch.no_grad() or "
+                  "torch.inference_mode() (or detach the inputs); to train, use torch's own "
+                  "scaled_dot_product_attention. (Warned once.)", UserWarning, stacklevel=3)
+
+
+def _run(method, kwargs):
+    """runtime.attention / explain, its messages in this module's names."""
+    try:
+        result = method(**kwargs)
+    except (ValueError, RuntimeError) as e:
+        raise type(e)(_torch_names(str(e))) from None
+    if isinstance(result, dict):  # explain()
+        if result["args_error"] is not None:
+            result["args_error"] = _torch_names(result["args_error"])
+        for b in result["backends"]:
+            b["reasons"] = [_torch_names(r) for r in b["reasons"]]
+    return result
 
 
 def _broadcast(shapes, what):
@@ -194,11 +254,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
       runtime=               a tessera.Runtime (default: tessera.runtime())
     Errors: ValueError for bad shapes, dtypes or options; RuntimeError when no
     backend can run the call or a backend fails (the message says which and why).
+    Inference only: the result carries no autograd graph (a torch input that
+    requires grad, with grad mode on, gets a warning, once).
     """
     call = _Call(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, causal,
                  window, softcap, return_lse, backend, policy)
+    # (torch.ops.tessera runs this with grad mode off; its backward raises)
+    _warn_no_grad(call.ops, (query, key, value, attn_mask))
     if not call.empty:
-        (runtime or _default_runtime()).attention(**call.kwargs)
+        _run((runtime or _default_runtime()).attention, call.kwargs)
     return call.result()
 
 
@@ -210,4 +274,4 @@ def explain(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, s
     {"name", "verdict" (chosen|eligible|rejected), "reasons"}]}. Reads no data."""
     call = _Call(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, causal,
                  window, softcap, return_lse, backend, policy)
-    return (runtime or _default_runtime()).explain(**call.kwargs)
+    return _run((runtime or _default_runtime()).explain, call.kwargs)

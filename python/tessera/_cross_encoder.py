@@ -6,16 +6,19 @@ config.json's ``sentence_transformers.activation_fn`` (or the pre-v4
 ``sbert_ce_default_activation_function``) when the model names one, else a
 sigmoid for one label and the identity for several. So ms-marco-MiniLM (whose
 config names Identity) gives raw logits, and a model without that key gives
-sigmoid(logit) in [0, 1]; activation_fn=tessera.Identity() asks for logits.
+sigmoid(logit) in [0, 1]; activation_fn=tessera._cross_encoder.Identity() asks for
+logits.
 """
 
 import json
 import os
+import re
 import sys
 
 import numpy as np
 
 from . import _tessera
+from ._errors import LOAD_NAMES, batch_call, python_names
 from ._runtime import runtime as _default_runtime
 
 # The torch module paths sentence-transformers writes into config.json.
@@ -29,12 +32,18 @@ class Identity:
     def __call__(self, x):
         return x
 
+    def __repr__(self):
+        return "Identity()"
+
 
 class Sigmoid:
     """1 / (1 + exp(-x)) (torch.nn.Sigmoid's role)."""
 
     def __call__(self, x):
         return (1.0 / (1.0 + np.exp(-x.astype(np.float64)))).astype(np.float32)
+
+    def __repr__(self):
+        return "Sigmoid()"
 
 
 def _default_activation(model_dir, num_labels):
@@ -77,8 +86,9 @@ class CrossEncoder:
     def __init__(self, model_dir, *, weights=None, activation_fn=None, batch_tokens=0,
                  runtime=None):
         self.runtime = runtime or _default_runtime()
-        self._c = _tessera.Embedder(self.runtime, model_dir=os.fspath(model_dir),
-                                    weights=weights or "", batch_tokens=batch_tokens)
+        with python_names(LOAD_NAMES):
+            self._c = _tessera.Embedder(self.runtime, model_dir=os.fspath(model_dir),
+                                        weights=weights or "", batch_tokens=batch_tokens)
         kind = self._c.kind
         if kind not in ("reranker", "classifier"):
             article = "an" if kind == "embedding" else "a"
@@ -86,6 +96,10 @@ class CrossEncoder:
                              f"(a reranker or classifier); this one is {article} {kind} model")
         self.activation_fn = activation_fn or _default_activation(self._c.model_dir,
                                                                   self.num_labels)
+
+    def __repr__(self):
+        return (f"CrossEncoder(model_dir={self._c.model_dir!r}, num_labels={self.num_labels}, "
+                f"kind={self._c.kind!r}, activation_fn={self.activation_fn!r})")
 
     @property
     def num_labels(self):
@@ -110,6 +124,9 @@ class CrossEncoder:
         the pair)."""
         if batch_size < 1:
             raise ValueError(f"batch_size: {batch_size} must be at least 1")
+        if isinstance(sentences, (bytes, bytearray, memoryview)):
+            raise TypeError(f"sentences: expected pairs [str, str] or str, got "
+                            f"{type(sentences).__name__}: decode it first (.decode('utf-8'))")
         single = isinstance(sentences, str) or _is_single_pair(sentences)
         items = [sentences] if single else list(sentences)
         inputs = []
@@ -123,7 +140,9 @@ class CrossEncoder:
                                 f"{item!r:.80}")
         parts = []
         for start in range(0, len(inputs), batch_size):
-            parts.append(self._c.score(inputs[start:start + batch_size], truncate))
+            batch = inputs[start:start + batch_size]
+            with batch_call("sentences", batch, start, single):
+                parts.append(self._c.score(batch, truncate))
             if show_progress_bar:
                 print(f"\rtessera: scored {min(start + batch_size, len(inputs))}/{len(inputs)}",
                       end="", file=sys.stderr, flush=True)
@@ -150,9 +169,16 @@ class CrossEncoder:
         if self.num_labels != 1:
             raise ValueError("CrossEncoder.rank() only works for models with num_labels=1. "
                              "Consider using CrossEncoder.predict() with input pairs instead.")
-        scores = self.predict([[query, d] for d in documents], batch_size=batch_size,
-                              show_progress_bar=show_progress_bar, activation_fn=activation_fn,
-                              truncate=truncate)
+        try:
+            scores = self.predict([[query, d] for d in documents], batch_size=batch_size,
+                                  show_progress_bar=show_progress_bar,
+                                  activation_fn=activation_fn, truncate=truncate)
+        except (TypeError, ValueError) as e:  # predict's pair i is (query, documents[i])
+            message = re.sub(r"^sentences\[\d+\]\[0\]", "query", str(e))
+            message = re.sub(r"^sentences\[(\d+)\](\[1\])?", r"documents[\1]", message)
+            if message == str(e):
+                raise
+            raise type(e)(message) from None
         results = []
         for i, s in enumerate(np.atleast_1d(scores).tolist()):
             row = {"corpus_id": i, "score": s}

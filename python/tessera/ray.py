@@ -1,11 +1,10 @@
 """Corpus embedding on Ray Data: the rows of `tessera embed`, computed by a pool
 of Ray actors, on one machine or a Ray cluster.
 
-    python -m tessera.ray embed INPUT... OUTPUT [--address auto|local] [--workers N]
-                                                [--threads-per-worker T] [--model DIR]
-                                                [--batch-size N] [--prompt-name NAME]
-                                                [--prompt TEXT] [--dimensions N]
-                                                [--precision P] [--quantization-ranges F]
+    python -m tessera.ray embed [options] INPUT [INPUT ...] OUTPUT
+        options: --address auto|local, --workers N, --threads-per-worker T,
+        --model DIR, --batch-size N, --prompt-name NAME, --prompt TEXT,
+        --dimensions N, --precision P, --quantization-ranges F, --verbose, ...
 
 or from Python:
 
@@ -44,14 +43,20 @@ How it works (docs/SCALING.md, docs/DECISIONS.md "tessera.ray"):
 - A malformed document (a line that is not JSON, no "text", a "text" that is
   not a string, an id that is neither string nor number, invalid UTF-8, an
   empty text) is reported (origin, id, problem) and skipped; the job goes on.
+- The CLI is quiet: its own lines only (progress, skipped documents, the
+  summary with the start-up cost apart from the embedding); --verbose
+  gives Ray's console logs back (see _quiet_ray).
 
 ray is imported here only: `import tessera` never needs it.
 """
 
 import argparse
+import contextlib
 import json
 import os
+import re
 import sys
+import tempfile
 import time
 import warnings
 
@@ -66,6 +71,11 @@ _RESULT_COLUMNS = ("shard", "seq", "chunk", "origin", "id", "problem", "begin", 
 
 class InputError(ValueError):
     """An input that cannot be planned (missing, unreadable, no documents)."""
+
+
+def _count(n, noun):
+    """ "1 document", "2 documents"."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 # ---------------------------------------------------------------- planning
@@ -429,6 +439,7 @@ class ShardEmbedder:
 
         import tessera
         self._maybe_fail()
+        began = time.monotonic()
         out = {c: [] for c in _RESULT_COLUMNS}
         for shard_index, plan in zip(batch["shard"], batch["plan"]):
             shard_index = int(shard_index)
@@ -468,6 +479,9 @@ class ShardEmbedder:
                                  chunks, line, r["embedding"])
         columns = {c: out[c] for c in _RESULT_COLUMNS if c != "embedding"}
         columns["problem"] = pa.array(out["problem"], pa.string())
+        # This call's own time, so the driver can tell start-up from embedding.
+        columns["seconds"] = pa.array([time.monotonic() - began] * len(out["shard"]),
+                                      pa.float64())
         if self.output_format == "parquet":  # (JSONL rows are in "json" already)
             emb = (np.stack(out["embedding"]).astype(self.dtype) if out["embedding"]
                    else np.zeros((0, self.width), self.dtype))
@@ -588,7 +602,9 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
         fixed_size_list<int8> (int8, binary) or <uint8> (uint8, ubinary), of
         dims values or ceil(dims / 8) packed bytes.
     Returns a dict: documents, skipped (a list of {"origin", "id", "problem"}),
-    rows, shards, seconds, output."""
+    rows, shards, workers, output, seconds (the whole call), startup_seconds
+    (until the first shard began: Ray's start when this call made it, the
+    actors starting and loading the model) and embedding_seconds (the rest)."""
     import ray
 
     output = os.fspath(output)
@@ -640,11 +656,14 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
               "workers": workers, "output": output}
     seen_shards = set()
     last_print = 0.0
+    first_shard_began = None
     import pyarrow.compute as pc
     try:
         for table in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
             if table.num_rows == 0:
                 continue
+            if first_shard_began is None:
+                first_shard_began = time.monotonic() - table.column("seconds")[0].as_py()
             good = pc.is_null(table.column("problem"))
             if writer is None:
                 writer = (_JsonlOutput(output) if fmt == "jsonl" else
@@ -669,9 +688,10 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
             now = time.monotonic()
             if progress and (now - last_print > 2 or len(seen_shards) == len(shards)):
                 last_print = now
-                print(f"tessera-ray: {len(seen_shards)}/{len(shards)} shards, "
-                      f"{report['documents']} documents, {report['rows']} rows, "
-                      f"{now - started:.1f} s", file=sys.stderr, flush=True)
+                print(f"tessera-ray: {len(seen_shards)}/{_count(len(shards), 'shard')}, "
+                      f"{_count(report['documents'], 'document')}, "
+                      f"{_count(report['rows'], 'row')}, {now - started:.1f} s",
+                      file=sys.stderr, flush=True)
     except BaseException:
         if writer is not None:
             writer.abort()
@@ -684,6 +704,9 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
     else:
         writer.close()
     report["seconds"] = time.monotonic() - started
+    report["startup_seconds"] = (report["seconds"] if first_shard_began is None else
+                                 max(0.0, first_shard_began - started))
+    report["embedding_seconds"] = report["seconds"] - report["startup_seconds"]
     return report
 
 
@@ -697,15 +720,16 @@ def _parser():
     sub = p.add_subparsers(dest="command", required=True)
     e = sub.add_parser(
         "embed", help="embed documents into a JSONL or Parquet file",
+        usage="python -m tessera.ray embed [options] INPUT [INPUT ...] OUTPUT",
         description="Embed INPUT files/directories into OUTPUT (.jsonl: the rows of "
                     "`tessera embed`; .parquet: id, chunk, offsets, embedding columns), "
                     "with an actor pool on a Ray cluster or on this machine.",
         epilog="Exit codes: 0 every document embedded; 3 some documents were skipped (each "
                "reported on stderr); 2 usage or input error; 1 the job failed.")
-    e.add_argument("paths", nargs="+", metavar="INPUT... OUTPUT",
+    e.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="files or directories (.txt/.md: one document; .jsonl: "
-                        '{"id","text"} per line; .parquet: "text" and "id" columns), '
-                        "then the output file")
+                        '{"id","text"} per line; .parquet: "text" and "id" columns)')
+    e.add_argument("output", metavar="OUTPUT", help="the output file: .jsonl or .parquet")
     e.add_argument("--address", default="local",
                    help="'local' (start Ray on this machine), 'auto' (the cluster this node "
                         "belongs to) or ray://HOST:PORT (default: local)")
@@ -748,6 +772,9 @@ def _parser():
     e.add_argument("--max-retries", type=int, default=3,
                    help="restarts of a dead actor and retries of its task (default: 3)")
     e.add_argument("--quiet", action="store_true", help="no progress lines")
+    e.add_argument("--verbose", action="store_true",
+                   help="Ray's own console logs too (its start-up warnings, worker output, Ray "
+                        "Data's execution logs); by default only tessera-ray's lines")
     return p
 
 
@@ -758,7 +785,10 @@ def _unknown_prompt_name(prompt_name, prompt, model):
         return None
     if model is None:
         from tessera._embedder import default_model_dir
-        model = default_model_dir()
+        try:
+            model = default_model_dir()
+        except (ValueError, RuntimeError):  # no model here: the actors say so
+            return None
     if not model or "://" in model or not os.path.isdir(model):
         return None
     known = {"query": "", "document": ""}  # sentence-transformers' own (Embedder.prompts)
@@ -776,11 +806,9 @@ def _unknown_prompt_name(prompt_name, prompt, model):
 
 
 def main(argv=None):
+    began = time.monotonic()
     args = _parser().parse_args(argv)
-    if len(args.paths) < 2:
-        print("tessera-ray: embed needs INPUT... and OUTPUT", file=sys.stderr)
-        return 2
-    inputs, output = args.paths[:-1], args.paths[-1]
+    inputs, output = args.inputs, args.output
     if not (output.endswith(".jsonl") or output.endswith(".parquet")):
         print(f"tessera-ray: {output}: OUTPUT must end in .jsonl or .parquet", file=sys.stderr)
         return 2
@@ -811,16 +839,6 @@ def main(argv=None):
         print(f"tessera-ray: --prompt-name: {problem}", file=sys.stderr)
         return 2
 
-    import logging
-
-    import ray
-    import ray.data
-    # Ray Data logs each execution at INFO on the console (and everything to
-    # its file in the session directory): the console gets errors only, the
-    # progress lines are ours.
-    for handler in logging.getLogger("ray.data").handlers:
-        if handler.get_name() == "console":
-            handler.setLevel(logging.ERROR)
     if args.address == "local":
         # No usage report to Ray's servers from a local session unless asked for.
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -828,10 +846,14 @@ def main(argv=None):
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         os.environ["PYTHONPATH"] = os.pathsep.join(
             p for p in (here, os.environ.get("PYTHONPATH")) if p)
-        ray.init(num_cpus=args.num_cpus, include_dashboard=False, log_to_driver=False,
-                 logging_level="WARNING")
-    else:
-        ray.init(address=args.address, log_to_driver=False, logging_level="WARNING")
+    ray_began = time.monotonic()
+    try:
+        ray = _init_ray(args.address, args.num_cpus, args.verbose)
+    except Exception as e:  # noqa: BLE001 - Ray's own exceptions, in one line
+        hint = "" if args.verbose else " (--verbose shows Ray's own logs)"
+        print(f"tessera-ray: Ray did not start: {type(e).__name__}: {e}{hint}", file=sys.stderr)
+        return 1
+    ray_seconds = time.monotonic() - ray_began
     try:
         report = embed_corpus(
             inputs, output, workers=args.workers, threads_per_worker=args.threads_per_worker,
@@ -844,15 +866,103 @@ def main(argv=None):
         print(f"tessera-ray: {e}", file=sys.stderr)
         return 2
     except Exception as e:  # noqa: BLE001 - report Ray's failure in one line, then exit 1
-        print(f"tessera-ray: the job failed: {type(e).__name__}: {e}", file=sys.stderr)
+        hint = "" if args.verbose else " (--verbose shows Ray's own logs)"
+        print(f"tessera-ray: the job failed: {type(e).__name__}: {e}{hint}", file=sys.stderr)
         return 1
     finally:
+        stopping = time.monotonic()
         ray.shutdown()
+        stop_seconds = time.monotonic() - stopping
+    print(_summary(report, ray_seconds, stop_seconds, time.monotonic() - began, output),
+          file=sys.stderr)
+    return 3 if report["skipped"] else 0
+
+
+def _summary(report, ray_seconds, stop_seconds, wall_seconds, output):
+    """The CLI's last line: what was embedded, then where the time went: the
+    fixed start-up (Ray; the actors and their model, until the first shard
+    began) and stop apart from the embedding, which is what grows with the
+    corpus."""
     skipped = len(report["skipped"])
-    print(f"tessera-ray: embedded {report['documents'] - skipped} documents ({skipped} skipped): "
-          f"{report['rows']} rows in {report['seconds']:.2f} s with {report['workers']} "
-          f"workers -> {output}", file=sys.stderr)
-    return 3 if skipped else 0
+    return (f"tessera-ray: embedded {_count(report['documents'] - skipped, 'document')} "
+            f"({skipped} skipped): {_count(report['rows'], 'row')} with "
+            f"{_count(report['workers'], 'worker')} -> {output} in {wall_seconds:.1f} s: "
+            f"start-up {ray_seconds + report['startup_seconds']:.1f} s (Ray {ray_seconds:.1f} s, "
+            f"workers and model {report['startup_seconds']:.1f} s), embedding "
+            f"{report['embedding_seconds']:.1f} s, Ray's shutdown {stop_seconds:.1f} s")
+
+
+# Lines Ray prints on the driver's stderr that _quiet_ray drops: the driver
+# core worker's note of the level it was given.
+_RAY_NOISE = re.compile(r"^\[[^\]]* I \d+ \d+\] logging\.cc:\d+: Set ray log level from "
+                        r"environment variable RAY_BACKEND_LOG_LEVEL")
+
+
+def _quiet_ray_env(local):
+    """Before ray is imported (it reads its settings then): see _quiet_ray."""
+    if local:
+        os.environ.setdefault("RAY_AUTH_MODE", "token")
+    if "RAY_BACKEND_LOG_LEVEL" not in os.environ:
+        os.putenv("RAY_BACKEND_LOG_LEVEL", "fatal")
+
+
+@contextlib.contextmanager
+def _quiet_ray():
+    """The CLI's Ray start without Ray's console noise (issue 34 item 6).
+
+    - A local cluster enables token authentication and warns that it did
+      (Ray 2.60): RAY_AUTH_MODE=token asks for that mode, which Ray then
+      takes without the warning (the token is made as before). Ray reads it
+      when imported: _quiet_ray_env sets it (and the next item) before.
+    - Ray Data's actor pool ships its actor class through the object store,
+      so every job's actor creation logs an ERROR line (ray-project/ray#53727:
+      restarts could fail if those arguments were lost; Ray Data holds them
+      for the job). C++ ERROR lines always reach stderr, so the driver's own
+      C++ log level is FATAL: set with putenv (the C environment its core
+      worker reads), not os.environ, which Ray copies into the GCS, raylet
+      and workers it starts: their logs keep every level. The driver's
+      core worker notes that level once on stderr while Ray starts: that
+      line is filtered out of what Ray printed meanwhile (the rest is
+      passed on).
+    - Ray Data's INFO logs on the console go (its log files keep them).
+    """
+    import logging
+    for handler in logging.getLogger("ray.data").handlers:
+        if handler.get_name() == "console":
+            handler.setLevel(logging.ERROR)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as caught:
+        os.dup2(caught.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            caught.seek(0)
+            for line in caught.read().decode("utf-8", "replace").splitlines(keepends=True):
+                if not _RAY_NOISE.match(line):
+                    sys.stderr.write(line)
+            sys.stderr.flush()
+
+
+def _init_ray(address, num_cpus, verbose):
+    """ray.init for the CLI: a local cluster ("local") or an existing one;
+    quiet unless verbose. Returns the ray module."""
+    local = address == "local"
+    if not verbose:
+        _quiet_ray_env(local)
+    import ray
+    import ray.data  # noqa: F401 - (its logger exists once imported)
+    kwargs = {"num_cpus": num_cpus, "include_dashboard": False} if local else {
+        "address": address}
+    if verbose:
+        ray.init(**kwargs)
+        return ray
+    with _quiet_ray():
+        ray.init(log_to_driver=False, logging_level="WARNING", **kwargs)
+    return ray
 
 
 if __name__ == "__main__":

@@ -41,17 +41,6 @@ class CollectingWriter final : public pipeline::EmbeddingWriter {
   std::vector<EmbeddedDocument>& docs_;
 };
 
-// "documents[12]" -> 12 (the origins DocumentReader::from_texts gives); -1 otherwise.
-int64_t document_index(const std::string& origin) {
-  const size_t open = origin.find('[');
-  if (open == std::string::npos) return -1;
-  try {
-    return std::stoll(origin.substr(open + 1));
-  } catch (const std::exception&) {
-    return -1;
-  }
-}
-
 }  // namespace
 
 struct Embedder::Impl {
@@ -65,8 +54,11 @@ Status Embedder::load(Runtime& runtime, const EmbedderOptions& options,
                       std::unique_ptr<Embedder>* out) {
   auto impl = std::unique_ptr<Impl>(new Impl{runtime, "", nullptr, {}});
   std::unique_ptr<model::Encoder> encoder;
-  TESSERA_RETURN_IF_ERROR(pipeline::load_encoder(options.model_dir, options.weights,
-                                                 runtime.context(), &impl->dir, &encoder));
+  TESSERA_RETURN_IF_ERROR(pipeline::load_encoder(
+      options.model_dir, options.weights,
+      "or set EmbedderOptions.model_dir (a model directory or a registered model's name) or "
+      "$TESSERA_MODEL",
+      runtime.context(), &impl->dir, &encoder));
   impl->model = std::make_unique<pipeline::EncoderModel>(std::move(encoder), runtime.dispatcher());
   impl->pipeline.window = {options.max_tokens, options.stride};
   impl->pipeline.batch_tokens = options.batch_tokens;
@@ -74,6 +66,12 @@ Status Embedder::load(Runtime& runtime, const EmbedderOptions& options,
   out->reset(new Embedder(std::move(impl)));
   return Status::Ok();
 }
+
+Status resolve_model_dir(const std::string& model, std::string* dir) {
+  return pipeline::resolve_model_dir(model, "", dir);
+}
+
+std::string model_data_dir() { return pipeline::model_search().data_dir; }
 
 Embedder::Embedder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Embedder::~Embedder() = default;
@@ -161,7 +159,8 @@ Status Embedder::embed_documents(const std::vector<std::string>& documents, bool
   CollectingWriter writer(dims, &docs);
   pipeline::PipelineCallbacks callbacks;
   callbacks.on_problem = [&docs](const pipeline::Problem& p) {
-    const int64_t i = document_index(p.origin);
+    // DocumentReader::from_texts ids each document by its index.
+    const int64_t i = p.id.is_number_integer() ? p.id.get<int64_t>() : -1;
     if (i >= 0 && i < static_cast<int64_t>(docs.size())) docs[i].problem = p.message;
   };
   pipeline::PipelineStats stats;

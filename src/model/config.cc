@@ -191,8 +191,9 @@ Status load_prompts(const std::string& path, Prompts* out) {
     }
     for (const auto& [name, text] : prompts->items()) {
       if (!text.is_string()) {
-        return invalid_argument(path + ": prompts." + name + " must be a string, got " +
-                                json_input::describe(text));
+        std::string what = path;
+        what += ": prompts." + name + " must be a string, got " + json_input::describe(text);
+        return invalid_argument(what);
       }
       out->by_name[name] = text.get<std::string>();
     }

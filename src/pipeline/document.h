@@ -15,9 +15,10 @@ struct Document {  // NOLINT(bugprone-exception-escape)
 };
 
 // A document (or input) that was reported and skipped; the run goes on.
-struct Problem {
+struct Problem {  // NOLINT(bugprone-exception-escape): as Document
   std::string origin;   // file, "file:line" or "stdin"
   std::string message;  // what is wrong, with the values
+  nlohmann::json id;    // the document's id when it was read as one; else null
 };
 
 }  // namespace tessera::pipeline

@@ -1,43 +1,162 @@
 #include "pipeline/model_location.h"
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
+#include <system_error>
+#include <vector>
 
-#ifndef TESSERA_DEFAULT_MODEL_DIR
-#error "TESSERA_DEFAULT_MODEL_DIR must be defined by the build"
-#endif
+#include "pipeline/model_registry.h"
+#include "runtime/build_tree.h"
 
 namespace tessera::pipeline {
 
-const char* default_model_dir() { return TESSERA_DEFAULT_MODEL_DIR; }
+namespace fs = std::filesystem;
 
-Status resolve_model_dir(const std::string& flag_value, std::string* out) {
-  std::string dir = flag_value;
-  std::string source = "--model";
-  if (dir.empty()) {
-    const char* env = std::getenv("TESSERA_MODEL");
-    if (env != nullptr && *env != '\0') {
-      dir = env;
-      source = "$TESSERA_MODEL";
-    } else {
-      dir = default_model_dir();
-      source = "the default model";
-    }
-  }
+namespace {
+
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : nullptr;
+}
+
+bool is_dir(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) {
-    return not_found("no model directory at " + dir + " (" + source +
-                     "): run scripts/install-deps.sh to install the default model "
-                     "(all-MiniLM-L6-v2), or pass --model DIR (a Hugging Face / "
-                     "sentence-transformers directory; `tessera models` lists the architectures)");
+  return !path.empty() && fs::is_directory(path, ec);
+}
+
+// Steps 1 and 2: a directory, else a registered model's name.
+Status named_model(const ModelSearch& search, const std::string& value, const std::string& what,
+                   ResolvedModel* out) {
+  if (is_dir(value)) {
+    *out = {value, what};
+    return Status::Ok();
   }
-  *out = dir;
+  std::string registered = "no data directory";
+  if (!search.data_dir.empty()) {
+    const ModelRegistry registry(search.data_dir);
+    if (ModelRegistry::check_name(value).ok()) {
+      if (const std::string path = registry.find(value); !path.empty()) {
+        if (!is_dir(path)) {
+          return not_found(what + " \"" + value + "\": the registered model " + path +
+                           " is missing (a link to a folder that is gone?): `tessera models "
+                           "remove " +
+                           value + "`, then add it again");
+        }
+        *out = {path, what + " (registered model " + value + ")"};
+        return Status::Ok();
+      }
+    }
+    registered.clear();
+    for (const RegisteredModel& m : registry.list()) {
+      registered += (registered.empty() ? "" : ", ") + m.name;
+    }
+    registered =
+        (registered.empty() ? "none" : registered) + " registered in " + registry.models_dir();
+  }
+  return not_found(what + " \"" + value +
+                   "\" is neither a model directory nor the name of a registered model (" +
+                   registered + ")");
+}
+
+}  // namespace
+
+void data_dir_from(const char* tessera_data_dir, const char* xdg_data_home, const char* home,
+                   std::string* dir, std::string* source) {
+  const auto set = [&](const fs::path& path, const char* from) {
+    *dir = path.lexically_normal().string();
+    *source = from;
+  };
+  dir->clear();
+  source->clear();
+  if (tessera_data_dir != nullptr && *tessera_data_dir != '\0') {
+    set(tessera_data_dir, "$TESSERA_DATA_DIR");
+  } else if (xdg_data_home != nullptr && xdg_data_home[0] == '/') {
+    set(fs::path(xdg_data_home) / "tessera", "$XDG_DATA_HOME");
+  } else if (home != nullptr && home[0] == '/') {
+    set(fs::path(home) / ".local" / "share" / "tessera", "$HOME");
+  }
+}
+
+ModelSearch model_search() {
+  ModelSearch s;
+  if (const char* m = env("TESSERA_MODEL")) s.env_model = m;
+  const char* home = env("HOME");
+  std::vector<char> buffer(16384);
+  passwd pw{};
+  passwd* found = nullptr;
+  if (home == nullptr && getpwuid_r(::getuid(), &pw, buffer.data(), buffer.size(), &found) == 0 &&
+      found != nullptr) {
+    home = found->pw_dir;  // no $HOME (a service): the account's home
+  }
+  data_dir_from(env("TESSERA_DATA_DIR"), env("XDG_DATA_HOME"), home, &s.data_dir,
+                &s.data_dir_source);
+  s.checkout_model = checkout_path("models/all-MiniLM-L6-v2");
+  return s;
+}
+
+Status resolve_model(const ModelSearch& search, const std::string& model, ResolvedModel* out) {
+  if (!model.empty()) return named_model(search, model, "model", out);
+  if (!search.env_model.empty()) {
+    return named_model(search, search.env_model, "$TESSERA_MODEL", out);
+  }
+  std::string data = "no data directory ($TESSERA_DATA_DIR and $HOME are unset)";
+  if (!search.data_dir.empty()) {
+    const ModelRegistry registry(search.data_dir);
+    const std::string name = registry.default_name();
+    const std::string path = name.empty() ? "" : registry.find(name);
+    if (!name.empty() && is_dir(path)) {
+      *out = {path, "the default model " + name + " of " + search.data_dir};
+      return Status::Ok();
+    }
+    if (!name.empty()) {
+      return not_found("the default model " + name + " of " + search.data_dir + " is missing (" +
+                       (path.empty() ? registry.models_dir() + "/" + name + " does not exist"
+                                     : path + " is a link to a folder that is gone") +
+                       "): `tessera models default NAME` picks another, `tessera models add DIR "
+                       "--default` registers one");
+    }
+    const size_t count = registry.list().size();
+    data = "the data directory " + search.data_dir + " (from " + search.data_dir_source + ") has " +
+           (count == 0 ? std::string("no model registered")
+                       : std::to_string(count) +
+                             " models registered and none marked the default (`tessera models "
+                             "default NAME` marks one)");
+  }
+  if (is_dir(search.checkout_model)) {
+    *out = {search.checkout_model, "this build's default model"};
+    return Status::Ok();
+  }
+  std::string message = "no model: none given, $TESSERA_MODEL is not set, and " + data;
+  if (!search.checkout_model.empty()) {
+    message += "; this build's default " + search.checkout_model +
+               " is missing too (scripts/install-deps.sh installs it)";
+  }
+  message += ". Register a model folder (Hugging Face / sentence-transformers) with `tessera " +
+             std::string("models add DIR`");
+  if (!search.data_dir.empty()) {
+    message += " or copy it to " + ModelRegistry(search.data_dir).models_dir() + "/NAME";
+  }
+  return unavailable(message);
+}
+
+Status resolve_model_dir(const std::string& model, const std::string& hint, std::string* out) {
+  ResolvedModel resolved;
+  Status st = resolve_model(model_search(), model, &resolved);
+  if (st.code() == StatusCode::kUnavailable && !hint.empty()) {
+    return Status(st.code(), st.message() + "; " + hint);
+  }
+  TESSERA_RETURN_IF_ERROR(st);
+  *out = resolved.dir;
   return Status::Ok();
 }
 
-Status load_encoder(const std::string& model_flag, const std::string& weights_flag, Context& ctx,
-                    std::string* dir, std::unique_ptr<model::Encoder>* out) {
-  TESSERA_RETURN_IF_ERROR(resolve_model_dir(model_flag, dir));
+Status load_encoder(const std::string& model, const std::string& weights_flag,
+                    const std::string& hint, Context& ctx, std::string* dir,
+                    std::unique_ptr<model::Encoder>* out) {
+  TESSERA_RETURN_IF_ERROR(resolve_model_dir(model, hint, dir));
   model::EncoderOptions options;
   TESSERA_RETURN_IF_ERROR(model::resolve_weight_precision(weights_flag, &options.weights));
   Status st = model::Encoder::load(*dir, options, ctx, out);

@@ -1,6 +1,19 @@
-// Where `tessera embed` (and the server) find their model when none is named:
-// --model DIR, else $TESSERA_MODEL, else the compiled-in default
-// <source>/models/all-MiniLM-L6-v2 (the link scripts/install-deps.sh makes).
+// Where a model comes from: one rule for the CLI, the server, the C++
+// Embedder and Python (docs/DECISIONS.md, "Installed models: a data
+// directory, not the checkout"). The first that applies:
+//   1. the model the caller names (--model, EmbedderOptions.model_dir,
+//      Embedder(model_dir)): a directory, else the name of a registered model;
+//   2. $TESSERA_MODEL, read the same way;
+//   3. the data directory's default model (model_registry.h): the data
+//      directory is $TESSERA_DATA_DIR, else $XDG_DATA_HOME/tessera, else
+//      ~/.local/share/tessera;
+//   4. a build-tree binary only (runtime/build_tree.h): the checkout's
+//      models/all-MiniLM-L6-v2, the link scripts/install-deps.sh makes.
+// A model named in 1-3 that is not there is an error (kNotFound), never a
+// fall-through to the next; nothing named and nothing found is kUnavailable,
+// whose message says how to register a model, followed by the front end's
+// own hint. This file is the one place in the library that reads the
+// environment for it.
 #pragma once
 
 #include <memory>
@@ -12,16 +25,40 @@
 
 namespace tessera::pipeline {
 
-const char* default_model_dir();
+// What the rule looks at, read from the environment by model_search() and
+// given explicitly by tests.
+struct ModelSearch {
+  std::string env_model;        // $TESSERA_MODEL; "" when unset
+  std::string data_dir;         // "" when there is none (no variable, no home)
+  std::string data_dir_source;  // "$TESSERA_DATA_DIR", "$XDG_DATA_HOME", "$HOME"
+  std::string checkout_model;   // step 4's folder; "" outside a build tree
+};
 
-// Picks the directory by the rule above and checks that it exists; the error
-// says where the path came from and how to get a model.
-Status resolve_model_dir(const std::string& flag_value, std::string* out);
+ModelSearch model_search();
+
+// The data directory and the variable it came from, for these values of
+// $TESSERA_DATA_DIR, $XDG_DATA_HOME and $HOME (nullptr: unset). A relative
+// $XDG_DATA_HOME is ignored, as the XDG spec says.
+void data_dir_from(const char* tessera_data_dir, const char* xdg_data_home, const char* home,
+                   std::string* dir, std::string* source);
+
+struct ResolvedModel {
+  std::string dir;
+  std::string source;  // "the given model", "$TESSERA_MODEL", "the data directory's default", ...
+};
+
+// The rule above for `model` ("" when the caller names none).
+Status resolve_model(const ModelSearch& search, const std::string& model, ResolvedModel* out);
+
+// The rule on the environment. `hint` ends the kUnavailable message (what
+// this front end's user can do: "pass --model DIR", ...).
+Status resolve_model_dir(const std::string& model, const std::string& hint, std::string* out);
 
 // Resolves the directory (above) and the weight precision (--weights, else
 // $TESSERA_WEIGHTS, else f32) and loads the encoder; *dir receives the
 // directory. The CLI and the Embedder API load models only through here.
-Status load_encoder(const std::string& model_flag, const std::string& weights_flag, Context& ctx,
-                    std::string* dir, std::unique_ptr<model::Encoder>* out);
+Status load_encoder(const std::string& model, const std::string& weights_flag,
+                    const std::string& hint, Context& ctx, std::string* dir,
+                    std::unique_ptr<model::Encoder>* out);
 
 }  // namespace tessera::pipeline

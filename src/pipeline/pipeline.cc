@@ -11,6 +11,7 @@
 #include "model/stage_span.h"
 #include "pipeline/batching.h"
 #include "pipeline/embedding_output.h"
+#include "pipeline/prompts.h"
 #include "pipeline/utf8_text.h"
 #include "tessera/allocator.h"
 #include "tessera/profiler.h"
@@ -191,11 +192,11 @@ class Runner {
     };
     for (const RoundDoc& rd : docs) {
       if (!rd.problem.empty()) {
-        report({rd.doc.origin, rd.problem});
+        report({rd.doc.origin, rd.problem, rd.doc.id});
         continue;
       }
       if (!all_finite(embeddings + rd.first_chunk * dim, rd.num_chunks * dim)) {
-        report({rd.doc.origin, "the model produced a non-finite embedding"});
+        report({rd.doc.origin, "the model produced a non-finite embedding", rd.doc.id});
         continue;
       }
       const float* rows = shape(embeddings + rd.first_chunk * dim, rd.num_chunks);
@@ -280,16 +281,12 @@ Status resolve_options(const EmbeddingModel& model, PipelineOptions* options) {
                             " exceeds the model's max_seq_length " + std::to_string(limit));
   }
   if (options->dimensions != 0) {
-    TESSERA_RETURN_IF_ERROR(check_dimensions(options->dimensions, model.dim(), "--dimensions"));
+    TESSERA_RETURN_IF_ERROR(check_dimensions(options->dimensions, model.dim(), "dimensions"));
   }
   options->frame = model.frame();
-  if (!options->prompt.empty()) {
-    std::vector<model::TokenSpan> spans;
-    Status s = model.tokenize(options->prompt, &spans);
-    if (!s.ok()) return invalid_argument("the prompt: the tokenizer refused it: " + s.message());
-    auto& prefix = options->frame.prefix;
-    for (const model::TokenSpan& t : spans) prefix.push_back(t.id);
-  }
+  std::vector<model::TokenSpan> prompt;
+  TESSERA_RETURN_IF_ERROR(prompt_tokens(model, options->prompt, &prompt));
+  for (const model::TokenSpan& t : prompt) options->frame.prefix.push_back(t.id);
   options->window.specials = options->frame.specials();
   if (options->window.max_tokens < options->window.specials + 1) {
     return invalid_argument("--max-tokens = " + std::to_string(options->window.max_tokens) +

@@ -33,4 +33,13 @@ Status resolve_prompt(const model::Prompts& prompts, const PromptChoice& choice,
   return Status::Ok();
 }
 
+Status prompt_tokens(const EmbeddingModel& model, const std::string& prompt,
+                     std::vector<model::TokenSpan>* out) {
+  out->clear();
+  if (prompt.empty()) return Status::Ok();
+  const Status s = model.tokenize(prompt, out);
+  if (!s.ok()) return invalid_argument("the prompt: the tokenizer refused it: " + s.message());
+  return Status::Ok();
+}
+
 }  // namespace tessera::pipeline

@@ -7,8 +7,10 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "model/config.h"
+#include "pipeline/embedding_model.h"
 #include "tessera/status.h"
 
 namespace tessera::pipeline {
@@ -26,6 +28,12 @@ struct PromptChoice {
 // (include_prompt false) refuses any prompt.
 Status resolve_prompt(const model::Prompts& prompts, const PromptChoice& choice,
                       const std::string& field, std::string* text);
+
+// The prompt's tokens alone ("" has none), for inputs that are not
+// tokenized with it: document windows and token-id inputs put them right
+// after the frame's prefix specials.
+Status prompt_tokens(const EmbeddingModel& model, const std::string& prompt,
+                     std::vector<model::TokenSpan>* out);
 
 // "query, document" (or "none"): the names a model defines, for messages.
 std::string prompt_names(const model::Prompts& prompts);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "pipeline/batching.h"
+#include "pipeline/prompts.h"
 #include "pipeline/windowing.h"
 #include "tessera/allocator.h"
 
@@ -96,10 +97,7 @@ Status frame_token_ids(const EmbeddingModel& model, const std::vector<std::vecto
   int limit = 0;
   TESSERA_RETURN_IF_ERROR(text_limit(model, options, &limit));
   std::vector<model::TokenSpan> prompt;
-  if (!options.prompt.empty()) {
-    Status s = model.tokenize(options.prompt, &prompt);
-    if (!s.ok()) return invalid_argument("the prompt: the tokenizer refused it: " + s.message());
-  }
+  TESSERA_RETURN_IF_ERROR(prompt_tokens(model, options.prompt, &prompt));
   sequences->assign(ids.size(), {});
   *tokens = 0;
   std::vector<model::TokenSpan> spans;

@@ -165,9 +165,10 @@ ApiError parse_cohere_texts(const json& body, CohereEmbedRequest* out) {
                             "send one of texts ([str]) or inputs ([{\"content\": [...]}]), " +
                                 std::string(has_texts ? "not both" : "got neither"));
   }
-  if (has_texts)
+  if (has_texts) {
     return request_fields::parse_texts(body, "texts", kCohereMaxTexts, "Cohere's limit",
                                        &out->texts);
+  }
   out->field = "inputs";
   if (!inputs->is_array() || inputs->empty()) {
     return validation_error("inputs", "inputs must be a non-empty list, got " + describe(*inputs));

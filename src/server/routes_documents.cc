@@ -48,8 +48,9 @@ ApiError plan_documents(RouteContext& rc, const DocumentsRequest& req,
       return validation_error(name, name + ": the tokenizer refused this text: " + s.message());
     }
     if (tokens.empty()) {
-      return validation_error(name, name + ": empty document (no tokens: empty, or only "
-                                           "whitespace or control characters)");
+      return validation_error(name, name +
+                                        ": empty document (no tokens: empty, or only "
+                                        "whitespace or control characters)");
     }
     PlannedDocument pd;
     pd.id = nlohmann::json::parse(req.ids[d]);
@@ -74,8 +75,9 @@ Reply handle_embed_documents(RouteContext& rc, std::string_view body) {
   ApiError e = parse_documents_request(body, parse_limits(rc), &req);
   if (e.ok()) e = needs_embedding_model(rc, "/embed_documents");
   RowShape shape;
-  if (e.ok())
+  if (e.ok()) {
     e = resolve_row_shape(rc, req.dimensions, "dimensions", rc.model.normalized(), &shape);
+  }
   std::vector<PlannedDocument> docs;
   PreparedInputs inputs;
   if (e.ok()) e = plan_documents(rc, req, &docs, &inputs);

@@ -71,8 +71,8 @@ ApiError run_job(RouteContext& rc, PreparedInputs& inputs, const std::string& fi
 ApiError run_job(RouteContext& rc, PreparedInputs& inputs, const RowName& row_name,
                  std::shared_ptr<EmbedJob>* job, JobOutput output) {
   const std::string field = row_name(-1);
-  Status s = rc.batcher.submit(std::move(inputs.sequences), job, output,
-                               std::move(inputs.type_ids));
+  Status s =
+      rc.batcher.submit(std::move(inputs.sequences), job, output, std::move(inputs.type_ids));
   if (s.code() == StatusCode::kResourceExhausted) {
     return {429, "Overloaded", "", "overloaded: " + s.message(), kRetryAfterSeconds};
   }
@@ -139,8 +139,9 @@ Reply handle_embed(RouteContext& rc, std::string_view body) {
   Framing framing;
   if (e.ok()) e = tei_framing(rc, req.text, "prompt_name", &framing);
   PreparedInputs inputs;
-  if (e.ok())
+  if (e.ok()) {
     e = prepare_inputs(rc.model, req.inputs, framing, "inputs", kTeiTruncateHint, &inputs);
+  }
   std::shared_ptr<EmbedJob> job;
   if (e.ok()) e = run_job(rc, inputs, "inputs", &job);
   if (!e.ok()) return tei_error_reply(e);

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "runtime/json_input.h"
 #include "pipeline/model_kind.h"
+#include "runtime/json_input.h"
 #include "server/inputs.h"
 #include "server/json_out.h"
 #include "server/request_parse.h"
@@ -39,10 +39,14 @@ std::string similarity_row_name(int64_t row) {
 Reply handle_default_task(RouteContext& rc, std::string_view body) {
   // TEI's default routes by model type (router/src/http/server.rs).
   switch (pipeline::model_kind(rc.model)) {
-    case ModelKind::kReranker: return handle_rerank(rc, body);
-    case ModelKind::kClassifier: return handle_predict(rc, body);
-    case ModelKind::kSparse: return handle_embed_sparse(rc, body);
-    case ModelKind::kEmbedding: break;
+    case ModelKind::kReranker:
+      return handle_rerank(rc, body);
+    case ModelKind::kClassifier:
+      return handle_predict(rc, body);
+    case ModelKind::kSparse:
+      return handle_embed_sparse(rc, body);
+    case ModelKind::kEmbedding:
+      break;
   }
   nlohmann::json j;
   const bool similarity = json_input::parse(body, "body", &j).ok() && j.is_object() &&
@@ -89,8 +93,9 @@ Reply handle_embed_all(RouteContext& rc, std::string_view body) {
   Framing framing;
   if (e.ok()) e = tei_framing(rc, req.text, "prompt_name", &framing);
   PreparedInputs inputs;
-  if (e.ok())
+  if (e.ok()) {
     e = prepare_inputs(rc.model, req.inputs, framing, "inputs", kTeiTruncateHint, &inputs);
+  }
   std::vector<int64_t> lengths;
   for (const auto& s : inputs.sequences) lengths.push_back(static_cast<int64_t>(s.size()));
   std::shared_ptr<EmbedJob> job;

@@ -116,7 +116,9 @@ class FeatureOracleModel : public ::testing::Test {
   }
   void TearDown() override {
     embedder_.reset();
-    if (runtime_) EXPECT_EQ(runtime_->context().allocator().live_bytes(), 0u);
+    if (runtime_) {
+      EXPECT_EQ(runtime_->context().allocator().live_bytes(), 0u);
+    }
   }
   // Every row of ours within cosine 0.9999 of the oracle's, and as long.
   void expect_rows(const EmbedOptions& options, const json& expected, const std::string& what) {

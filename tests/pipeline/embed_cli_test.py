@@ -265,7 +265,8 @@ class EmbedCli(unittest.TestCase):
     def test_usage_and_model_errors_exit_2(self):
         proc = run(["embed", "data/sample", "--model", "/nonexistent/model"], cwd=SOURCE)
         self.assertEqual(proc.returncode, 2)
-        self.assertIn("scripts/install-deps.sh", proc.stderr)
+        self.assertIn('"/nonexistent/model" is neither a model directory nor the name of a '
+                      "registered model", proc.stderr)
         proc = run(["embed", "data/sample"], cwd=SOURCE, env={"TESSERA_MODEL": "/nowhere"})
         self.assertEqual(proc.returncode, 2)
         self.assertIn("$TESSERA_MODEL", proc.stderr)

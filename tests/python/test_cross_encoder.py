@@ -92,3 +92,12 @@ def test_a_model_of_the_wrong_kind_is_refused_naming_its_kind():
         tessera.Embedder(MODELS / "tiny-bert-rerank").encode(["a"])
     with pytest.raises(RuntimeError, match="SPLADE"):
         tessera.Embedder(MODELS / "tiny-bert").encode(["a"], output="sparse")
+
+
+def test_repr_names_the_model_labels_and_activation():
+    model = tessera.CrossEncoder(MODELS / "tiny-bert-rerank")
+    assert repr(model) == (f"CrossEncoder(model_dir={model._c.model_dir!r}, num_labels=1, "
+                           "kind='reranker', activation_fn=Sigmoid())")
+    splade = tessera.Embedder(MODELS / "tiny-splade")
+    assert repr(splade) == (f"Embedder(model_dir={splade.model_dir!r}, dim={splade.dim}, "
+                            "kind='sparse')")

@@ -56,6 +56,8 @@ def test_encode_conventions(embedder):
         embedder.encode(["ok", 3])
     with pytest.raises(ValueError, match="output_value"):
         embedder.encode(SHORT, output_value="token_embeddings")
+    assert repr(embedder) == (f"Embedder(model_dir={embedder.model_dir!r}, dim=384, "
+                              "kind='embedding')")
 
 
 def test_containers_that_are_not_sequences_are_refused(embedder):

@@ -1,10 +1,15 @@
 """Bad calls raise Python exceptions that carry tessera's message: ValueError
-for the caller's mistakes, RuntimeError when no backend can serve."""
+for the caller's mistakes, RuntimeError when no backend can serve. The
+messages use the Python API's names (keywords, torch's [..., L, E], the
+caller's indices), not the CLI's flags or the C++ contract's fields."""
+
+import re
 
 import numpy as np
 import pytest
 
 import tessera
+from conftest import REPO
 
 
 def f32(*shape):
@@ -55,7 +60,7 @@ def test_mixed_dtypes_and_masks():
         tessera.scaled_dot_product_attention(q, q, q, scale=float("nan"))
     with pytest.raises(ValueError, match=r"window: \(1,\) is not a pair"):
         tessera.scaled_dot_product_attention(q, q, q, window=(1,))
-    with pytest.raises(ValueError, match=r"D\) = 0 must be >= 1"):
+    with pytest.raises(ValueError, match=r"^query.shape\[-1\] \(E\) = 0 must be >= 1$"):
         tessera.scaled_dot_product_attention(f32(1, 2, 4, 0), f32(1, 2, 4, 0), q)
     with pytest.raises(TypeError, match=r"numpy array or a torch tensor"):
         tessera.scaled_dot_product_attention([[1.0]], q, q)
@@ -88,3 +93,74 @@ def test_memory_budget_refusal_is_a_runtime_error_and_nothing_leaks():
 def test_bad_model_dir_names_the_path(tmp_path):
     with pytest.raises((ValueError, RuntimeError), match=str(tmp_path / "nowhere")):
         tessera.Embedder(tmp_path / "nowhere")
+
+
+def test_sdpa_messages_use_torch_names_not_the_contracts():
+    # The contract's q.shape[3] (D), Sq, Sk, Dv are query.shape[-1] (E), L, S,
+    # Ev here (issue 34 item 4).
+    q = f32(1, 2, 4, 8)
+    with pytest.raises(ValueError, match=r"^window \(-2, 0\) must use sizes >= 0"):
+        tessera.scaled_dot_product_attention(q, q, q, window=(-2, 0))
+    big = f32(1, 2, 4, 300)
+    with pytest.raises(RuntimeError) as e:
+        tessera.scaled_dot_product_attention(big, big, big, backend="cpu.flash")
+    assert "L=4,S=4,Hq=2,Hkv=2,E=300" in str(e.value)
+    assert "head dim E = 300" in str(e.value) and "Ev = 300" in str(e.value)
+    assert not re.search(r"\b(D|Dv|Sq|Sk)\b|\b[qkv]\.shape", str(e.value)), str(e.value)
+    verdicts = tessera.explain(big, big, big)["backends"]
+    flash = next(v for v in verdicts if v["name"] == "cpu.flash")
+    assert any("E = 300" in r for r in flash["reasons"]), flash
+
+
+def test_load_errors_name_the_keywords_not_the_cli_flags(tmp_path):
+    tiny = REPO / "data" / "models" / "tiny-bert"
+    for kwargs, message in (
+            ({"weights": "bf17"}, r"^weights: 'bf17' is not a weight precision"),
+            ({"max_tokens": 100000}, r"^max_tokens = 100000 exceeds"),
+            ({"max_tokens": 64, "stride": 100}, r"^stride = 100: must be in \[0, 62\) \(a window "
+                                                r"of max_tokens 64"),
+            ({"max_tokens": 64, "batch_tokens": 10}, r"^batch_tokens = 10 is below max_tokens")):
+        with pytest.raises(ValueError, match=message) as e:
+            tessera.Embedder(tiny, **kwargs)
+        assert "--" not in str(e.value), str(e.value)
+    with pytest.raises(ValueError, match=r"^weights: 'x'"):
+        tessera.CrossEncoder(REPO / "data" / "models" / "tiny-bert-rerank", weights="x")
+    with pytest.raises((ValueError, RuntimeError)) as e:
+        tessera.Embedder(tmp_path / "nowhere")
+    assert "--model" not in str(e.value), str(e.value)
+    assert str(e.value).startswith(f'model_dir "{tmp_path / "nowhere"}"'), str(e.value)
+
+
+def test_text_errors_name_the_callers_argument_and_index(embedder):
+    long = "word " * 600
+    # encode() sends batches of batch_size to the core: the index is the caller's.
+    with pytest.raises(ValueError, match=r"^sentences\[3\] has 602 tokens .*truncate=True cuts "
+                                         r"it$"):
+        embedder.encode(["a", "b", "c", long], batch_size=2, truncate=False)
+    with pytest.raises(ValueError, match=r"^sentences has 602 tokens"):
+        embedder.encode(long, truncate=False)
+    # A lone surrogate has no UTF-8: named, not nanobind's "incompatible
+    # function arguments" (issue 34 item 4).
+    with pytest.raises(ValueError, match=r"^sentences\[2\]: not valid text: '\\ud800' at index 4 "
+                                         r"is a lone surrogate"):
+        embedder.encode(["ok", "fine", "bad \ud800 x"], batch_size=2)
+    with pytest.raises(ValueError, match=r"^sentences\[1\]: not valid text"):
+        embedder.encode(["ok", "\udfff"], output="sparse")
+    with pytest.raises(ValueError, match=r"^documents\[0\]: not valid text"):
+        embedder.embed_documents(["bad \ud800 x"])
+    with pytest.raises(TypeError, match=r"got bytes: decode it first"):
+        embedder.encode(b"bytes are not text")
+
+
+def test_cross_encoder_errors_name_the_pair_and_the_document():
+    model = tessera.CrossEncoder(REPO / "data" / "models" / "tiny-bert-rerank")
+    with pytest.raises(TypeError, match=r"^sentences: expected pairs .* got bytes"):
+        model.predict(b"q")  # not iterated byte by byte
+    with pytest.raises(ValueError, match=r"^sentences\[1\]\[1\]: not valid text"):
+        model.predict([["q", "a"], ["q", "b\ud800"]], batch_size=1)
+    with pytest.raises(ValueError, match=r"^sentences\[1\] has \d+ tokens .*truncate=True"):
+        model.predict([["q", "a"], ["q", "word " * 600]], batch_size=1, truncate=False)
+    with pytest.raises(ValueError, match=r"^documents\[1\]: not valid text"):
+        model.rank("q", ["a", "b\ud800"])
+    with pytest.raises(ValueError, match=r"^query: not valid text"):
+        model.rank("q\ud800", ["a", "b"])

@@ -5,6 +5,7 @@ loses and duplicates no row; malformed documents are reported, not fatal."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -91,6 +92,10 @@ def test_generated_corpus_equals_the_cli(ray_session, generated, tmp_path):
                                batch_size=GENERATED_DOCUMENTS // 20, progress=False)
     assert report["skipped"] == [] and report["rows"] == len(want)
     assert report["documents"] == GENERATED_DOCUMENTS and report["shards"] == 20
+    # The fixed start-up (actors, the model) apart from the embedding.
+    assert report["startup_seconds"] > 0 and report["embedding_seconds"] > 0
+    assert report["startup_seconds"] + report["embedding_seconds"] == \
+        pytest.approx(report["seconds"])
     assert_same_rows(read_jsonl(tmp_path / "ray.jsonl"), want)
 
 
@@ -106,7 +111,14 @@ def test_sample_corpus_through_the_module_cli(ray_session, cli, tmp_path):
                           "--workers", "2", "--batch-size", "4"],
                          capture_output=True, text=True, env=os.environ.copy())
     assert run.returncode == 0, run.stderr
-    assert "tessera-ray: embedded 33 documents (0 skipped)" in run.stderr
+    # Quiet: tessera-ray's lines only, not Ray's (issue 34 item 6: Ray Data's
+    # actor pool made the driver's core worker log an ERROR line every job).
+    assert all(line.startswith("tessera-ray: ") for line in run.stderr.splitlines()), run.stderr
+    summary = run.stderr.splitlines()[-1]
+    assert re.fullmatch(r"tessera-ray: embedded 33 documents \(0 skipped\): 44 rows with 2 "
+                        rf"workers -> {re.escape(str(out))} in [\d.]+ s: start-up [\d.]+ s \(Ray "
+                        r"[\d.]+ s, workers and model [\d.]+ s\), embedding [\d.]+ s, Ray's "
+                        r"shutdown [\d.]+ s", summary), summary
     assert_same_rows(read_jsonl(out), want)
 
 
@@ -295,6 +307,12 @@ def test_cli_help_and_input_errors(tmp_path):
     run = subprocess.run([sys.executable, "-m", "tessera.ray", "embed", "--help"],
                          capture_output=True, text=True)
     assert run.returncode == 0 and "--workers" in run.stdout and "--address" in run.stdout
+    assert run.stdout.startswith(
+        "usage: python -m tessera.ray embed [options] INPUT [INPUT ...] OUTPUT\n"), run.stdout
+    assert "--verbose" in run.stdout
+    run = subprocess.run([sys.executable, "-m", "tessera.ray", "embed", "only.jsonl"],
+                         capture_output=True, text=True)
+    assert run.returncode == 2 and "required: OUTPUT" in run.stderr, run.stderr
     missing = tmp_path / "nowhere.jsonl"
     run = subprocess.run([sys.executable, "-m", "tessera.ray", "embed", str(missing),
                           str(tmp_path / "out.jsonl")], capture_output=True, text=True)
@@ -345,3 +363,29 @@ def test_a_model_uri_is_copied_once_per_node(tmp_path, monkeypatch):
     assert tray._local_model_dir("file://" + os.path.abspath(model)) == local
     assert tray._local_model_dir(model) == model  # a path is used as it is
     assert tessera.Embedder(local).dim == 384
+
+
+def test_the_summary_counts_in_words_and_splits_the_time():
+    report = {"documents": 1, "skipped": [], "rows": 1, "workers": 1, "startup_seconds": 3.04,
+              "embedding_seconds": 0.51}
+    assert tray._summary(report, 5.96, 1.2, 11.0, "out.jsonl") == (
+        "tessera-ray: embedded 1 document (0 skipped): 1 row with 1 worker -> out.jsonl in "
+        "11.0 s: start-up 9.0 s (Ray 6.0 s, workers and model 3.0 s), embedding 0.5 s, Ray's "
+        "shutdown 1.2 s")
+
+
+def test_a_local_start_asks_for_token_auth_without_rays_warning():
+    # (No second Ray cluster here: Ray's own step that warned, after what the
+    # CLI sets before importing ray.) Token authentication stays on.
+    code = ("import os, tessera.ray as t; t._quiet_ray_env(True)\n"
+            "from ray._private.authentication import authentication_token_setup as a\n"
+            "assert a.enable_token_auth_by_default()\n"
+            "assert os.environ['RAY_AUTH_MODE'] == 'token'\n"
+            "assert 'RAY_BACKEND_LOG_LEVEL' not in os.environ  # Ray's processes keep theirs\n"
+            "os.execvp('sh', ['sh', '-c', 'echo $RAY_BACKEND_LOG_LEVEL'])")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RAY_AUTH_MODE", "RAY_BACKEND_LOG_LEVEL")}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr
+    assert "Token authentication" not in run.stderr, run.stderr
+    assert run.stdout == "fatal\n"  # only this process's C++ logging (the driver's)

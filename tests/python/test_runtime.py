@@ -81,3 +81,12 @@ def test_a_variant_is_chosen_by_a_policy_with_colons():
 def test_policy_errors_are_value_errors():
     with pytest.raises(ValueError, match="policy"):
         tessera.Runtime(attention="only:nope")
+
+
+def test_runtime_has_a_docstring_and_a_repr():
+    assert "policy" in tessera.Runtime.__doc__ and "threads" in tessera.Runtime.__doc__
+    assert tessera.Runtime.backends.__doc__ and tessera.Runtime.memory.__doc__
+    rt = tessera.Runtime(threads=1, attention="only:cpu.flash")
+    assert repr(rt) == "Runtime(threads=1, attention='only:cpu.flash')"
+    rt = tessera.Runtime(threads=1, memory_budget_bytes=1 << 20)
+    assert repr(rt) == "Runtime(threads=1, attention='auto', memory_budget_bytes=1048576)"

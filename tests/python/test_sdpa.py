@@ -1,6 +1,7 @@
 """tessera.scaled_dot_product_attention against torch's semantics written out
 in float64 NumPy (sdpa_reference.py), on odd shapes and every dtype."""
 
+import warnings
 import zlib
 
 import ml_dtypes
@@ -189,3 +190,24 @@ def test_random_shapes_layouts_and_dtypes():
             kw["attn_mask"] = rng.random((L, S)) < 0.7
         out = tessera.scaled_dot_product_attention(q, k, v, backend=backends[i % 3], **kw)
         check(out, sdpa_float64(q, k, v, **kw)[0], dtype)
+
+
+def test_an_input_that_requires_grad_is_warned_once(monkeypatch):
+    # tessera is inference-only: the result has no autograd graph, which a
+    # caller with grad mode on would otherwise find out only at backward()
+    # (issue 34 item 4). torch is not in CI's venv: run from .venv-bench.
+    torch = pytest.importorskip("torch")
+    import tessera._attention as attention
+    monkeypatch.setattr(attention, "_warned_grad", False)
+    q = torch.ones(1, 2, 4, 8, requires_grad=True)
+    with torch.no_grad():
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            tessera.scaled_dot_product_attention(q, q, q)  # no graph asked for: no warning
+    with pytest.warns(UserWarning, match=r"an input requires grad, but tessera is "
+                                         r"inference-only.*torch.no_grad\(\)"):
+        out = tessera.scaled_dot_product_attention(q, q, q)
+    assert not out.requires_grad
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tessera.scaled_dot_product_attention(q, q, q)  # once per process

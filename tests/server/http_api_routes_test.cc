@@ -67,11 +67,7 @@ class ApiRoutes : public ::testing::Test {
     return o;
   }
   json post_ok(const char* path, const json& body) {
-    auto r = http_->Post(path, body.dump(), "application/json");
-    EXPECT_TRUE(r);
-    if (!r) return json();
-    EXPECT_EQ(r->status, 200) << path << " " << r->body;
-    return r->status == 200 ? json::parse(r->body) : json();
+    return testing::post_expecting_ok(*http_, path, body.dump());
   }
   httplib::Result post(const char* path, const json& body) {
     return http_->Post(path, body.dump(), "application/json");

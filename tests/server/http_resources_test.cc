@@ -55,7 +55,9 @@ TEST(Resources, SlowAndSilentConnectionsDoNotStarveAWellBehavedClient) {
   for (int i = 0; i < 300; ++i) {  // more than the cap and the worker threads
     slow.push_back(std::make_unique<RawClient>(server.port()));
     ASSERT_TRUE(slow.back()->connected());
-    if (i % 2 == 0) ASSERT_TRUE(slow.back()->send("P"));
+    if (i % 2 == 0) {
+      ASSERT_TRUE(slow.back()->send("P"));
+    }
   }
   auto http = server.client();
   http->set_read_timeout(5, 0);  // the read timeout is 30 s: an answer within 5 s was not starved

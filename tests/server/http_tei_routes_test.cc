@@ -41,11 +41,7 @@ class TeiRoutes : public ::testing::Test {
   }
   // Safe from several threads: each call has its own client.
   json post_ok(const char* path, const std::string& body) {
-    auto r = server_.client()->Post(path, body, "application/json");
-    EXPECT_TRUE(r);
-    if (!r) return json();
-    EXPECT_EQ(r->status, 200) << path << " " << r->body;
-    return json::parse(r->body);
+    return testing::post_expecting_ok(*server_.client(), path, body);
   }
 
   FakeModel model_;

@@ -27,6 +27,16 @@ inline void expect_row(const nlohmann::json& got, const std::vector<float>& want
   for (size_t k = 0; k < want.size(); ++k) EXPECT_FLOAT_EQ(got[k].get<float>(), want[k]) << k;
 }
 
+// POSTs a JSON body and expects a 200; the parsed answer (null otherwise).
+inline nlohmann::json post_expecting_ok(httplib::Client& client, const char* path,
+                                        const std::string& body) {
+  auto r = client.Post(path, body, "application/json");
+  EXPECT_TRUE(r) << path;
+  if (!r) return nlohmann::json();
+  EXPECT_EQ(r->status, 200) << path << " " << r->body;
+  return r->status == 200 ? nlohmann::json::parse(r->body) : nlohmann::json();
+}
+
 // Checks status, JSON content type, and that the body names `field`.
 inline void expect_error(const httplib::Result& r, int status, const std::string& field) {
   ASSERT_TRUE(r) << httplib::to_string(r.error());

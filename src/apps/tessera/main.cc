@@ -58,7 +58,7 @@ int run_cli(int argc, char** argv) {
       [](const std::string& path) { ::setenv("TESSERA_PJRT_PLUGIN", path.c_str(), 1); },
       "PJRT plugin file for the xla backend (a CPU plugin, libtpu.so, the jax CUDA plugin). "
       "Default: $TESSERA_PJRT_PLUGIN, else the first known plugin in the Python environment's "
-      "site-packages ($VIRTUAL_ENV, then the project's .venv)");
+      "site-packages ($VIRTUAL_ENV, then, for a build-tree binary, the project's .venv)");
   add_observe_options(app, &state.observe);
 
   add_backends_command(app, state);

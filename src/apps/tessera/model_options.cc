@@ -7,12 +7,14 @@
 
 namespace tessera::cli {
 
+const char* const kNoModelHint = "or pass --model DIR, or set TESSERA_MODEL=DIR";
+
 void add_model_options(CLI::App* cmd, ModelFlags* flags) {
   cmd->add_option("--model", flags->model,
                   "Model directory (HF / sentence-transformers; `tessera models --explain DIR`\n"
-                  "says whether it runs). Default: $TESSERA_MODEL,\n"
-                  "else " +
-                      std::string(pipeline::default_model_dir()));
+                  "says whether it runs), or the name of a model `tessera models add` registered.\n"
+                  "Default: $TESSERA_MODEL, else the data directory's default model\n"
+                  "(`tessera models list` shows it)");
   cmd->add_option("--weights", flags->weights,
                   "Precision of the Linear layers' weights: f32 (exact) or bf16. bf16 halves\n"
                   "their memory and runs the products on the CPU's bf16 matrix units, which\n"
@@ -27,7 +29,7 @@ void add_model_options(CLI::App* cmd, ModelFlags* flags) {
 
 Status load_encoder(const ModelFlags& flags, Context& ctx, std::string* dir,
                     std::unique_ptr<model::Encoder>* out) {
-  return pipeline::load_encoder(flags.model, flags.weights, ctx, dir, out);
+  return pipeline::load_encoder(flags.model, flags.weights, kNoModelHint, ctx, dir, out);
 }
 
 std::string describe_weights(const model::Encoder& encoder) {

@@ -11,8 +11,11 @@
 
 namespace tessera::cli {
 
+// What the CLI adds to the library's "no model" error (model_location.h).
+extern const char* const kNoModelHint;
+
 struct ModelFlags {
-  std::string model;    // "": $TESSERA_MODEL, else the default model
+  std::string model;    // "": $TESSERA_MODEL, else the data directory's default
   std::string weights;  // "": $TESSERA_WEIGHTS, else f32
 };
 

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "runtime/build_tree.h"
+
 namespace tessera::xla {
 
 namespace fs = std::filesystem;
@@ -34,9 +36,9 @@ Status find_pjrt_plugin(std::string* path) {
   if (const char* venv = std::getenv("VIRTUAL_ENV"); venv != nullptr && *venv != '\0') {
     roots.emplace_back(venv);
   }
-#ifdef TESSERA_XLA_PROJECT_VENV
-  roots.emplace_back(TESSERA_XLA_PROJECT_VENV);
-#endif
+  // The project's own .venv, as install-deps.sh fills it: a build-tree
+  // binary's last resort, never an installed copy's.
+  if (std::string venv = checkout_path(".venv"); !venv.empty()) roots.push_back(std::move(venv));
   std::string searched;
   for (const std::string& root : roots) {
     for (const std::string& site : site_packages_of(root)) {
