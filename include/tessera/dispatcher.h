@@ -17,7 +17,8 @@
 
 namespace tessera {
 
-// Policy text (CLI --attention=, env TESSERA_ATTENTION), clauses joined by ';':
+// Policy text (RuntimeOptions.attention, CLI --attention=, env
+// TESSERA_ATTENTION), clauses joined by ';':
 //   auto                     fastest supported: tuned table, else priority (the default)
 //   NAME[,NAME...]           shorthand for only:NAME,... (names without ':')
 //   only:NAME[,NAME...]      use just these, in this order
@@ -35,8 +36,6 @@ struct Policy {
   std::string to_string() const;
 };
 Status parse_policy(std::string_view text, Policy* out);
-// TESSERA_ATTENTION if set (parse errors are returned), else `fallback`.
-Status policy_from_environment(const Policy& fallback, Policy* out);
 
 struct BackendVerdict {
   std::string name;

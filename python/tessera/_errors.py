@@ -1,9 +1,10 @@
 """The C++ core's messages in the Python API's words.
 
 The library's messages are shared with the CLI and the C++ API: they name
-`tessera embed`'s flags (--weights, --max-tokens), the attention contract's
-fields (q.shape[3] (D), laid out [B, S, H, D]) and the batch the binding
-was given (texts[3]). The Python wrappers call the core inside one of the
+options by the library's names (max_tokens, weights: the keywords here
+too; the CLI writes them as flags), the attention contract's fields
+(q.shape[3] (D), laid out [B, S, H, D]) and the batch the binding was
+given (texts[3]). The Python wrappers call the core inside one of the
 context managers below, which re-raise its ValueError / RuntimeError with
 the keywords, argument names and indices the caller used.
 """
@@ -11,12 +12,9 @@ the keywords, argument names and indices the caller used.
 import contextlib
 import re
 
-# Embedder(...) / CrossEncoder(...)'s keywords for the flags a load names
-# (a leading ^: only at the message's start).
-LOAD_NAMES = (("^model \"", "model_dir \""),
-              ("--weights f32", "weights='f32'"), ("--weights", "weights"),
-              ("--max-tokens", "max_tokens"), ("--stride", "stride"),
-              ("--batch-tokens", "batch_tokens"))
+# Embedder(...) / CrossEncoder(...)'s keyword where the library's option
+# name differs (a leading ^: only at the message's start).
+LOAD_NAMES = (("^model \"", "model_dir \""),)
 
 # The texts a batch call names: "texts[3] has ...", "texts: ..." (one text).
 _BATCH_INPUT = re.compile(r"^(?:texts|inputs)(?:\[(\d+)\])?(?=[ :])")

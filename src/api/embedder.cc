@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/environment.h"
 #include "pipeline/document_reader.h"
 #include "pipeline/embedding_output.h"
 #include "pipeline/embedding_writer.h"
@@ -54,8 +55,10 @@ Status Embedder::load(Runtime& runtime, const EmbedderOptions& options,
                       std::unique_ptr<Embedder>* out) {
   auto impl = std::unique_ptr<Impl>(new Impl{runtime, "", nullptr, {}});
   std::unique_ptr<model::Encoder> encoder;
+  model::WeightPrecision weights{};
+  TESSERA_RETURN_IF_ERROR(api::weights_or_environment(options.weights, &weights));
   TESSERA_RETURN_IF_ERROR(pipeline::load_encoder(
-      options.model_dir, options.weights,
+      api::model_search(), options.model_dir, weights,
       "or set EmbedderOptions.model_dir (a model directory or a registered model's name) or "
       "$TESSERA_MODEL",
       runtime.context(), &impl->dir, &encoder));
@@ -68,10 +71,10 @@ Status Embedder::load(Runtime& runtime, const EmbedderOptions& options,
 }
 
 Status resolve_model_dir(const std::string& model, std::string* dir) {
-  return pipeline::resolve_model_dir(model, "", dir);
+  return pipeline::resolve_model_dir(api::model_search(), model, "", dir);
 }
 
-std::string model_data_dir() { return pipeline::model_search().data_dir; }
+std::string model_data_dir() { return api::model_search().data_dir; }
 
 Embedder::Embedder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Embedder::~Embedder() = default;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "api/environment.h"
 #include "attention/dispatch/dispatch_metrics.h"
 #include "attention/tuning/shipped_rankings.h"
 #include "attention/tuning/tuning.h"
@@ -24,12 +25,6 @@ struct Runtime::Impl {
 };
 
 namespace {
-
-std::string option_or_env(const std::string& value, const char* env) {
-  if (!value.empty()) return value;
-  const char* v = std::getenv(env);
-  return v == nullptr ? "" : v;
-}
 
 // No usable table of the user's: the shipped default ranking for this CPU
 // kind, else the priority order. `why` says why there is no user table
@@ -59,11 +54,11 @@ void use_shipped_ranking(const std::string& why, Context& ctx, Dispatcher& dispa
 // a stale default.
 void load_tuning(const std::string& option, Context& ctx, Dispatcher& dispatcher,
                  std::string* tuning_path, std::string* tuning_note) {
-  std::string path = option_or_env(option, "TESSERA_TUNING");
+  std::string path = option.empty() ? api::environment_variable("TESSERA_TUNING") : option;
   const bool explicit_path = !path.empty();
   if (path == "none") return use_shipped_ranking("", ctx, dispatcher, tuning_note);
   if (!explicit_path) {
-    path = default_tuning_path();
+    path = api::default_tuning_path();
     std::error_code ec;
     if (path.empty() || !std::filesystem::exists(path, ec)) {
       return use_shipped_ranking("", ctx, dispatcher, tuning_note);
@@ -101,9 +96,10 @@ Status check_policy_can_run(const Policy& policy, const Registry& registry) {
     }
     known += (known.empty() ? "" : ", ") + name + (av.available ? "" : " (unavailable here)");
   }
-  return invalid_argument("attention: policy '" + policy.to_string() +
-                          "' leaves no backend that can run on this machine (this build has " +
-                          known + "; `tessera backends` says more)");
+  return invalid_option("attention", ": policy '" + policy.to_string() +
+                                         "' leaves no backend that can run on this machine (this "
+                                         "build has " +
+                                         known + "; `tessera backends` says more)");
 }
 
 Status check_threads_started(int asked, const ThreadPool& pool) {
@@ -111,9 +107,10 @@ Status check_threads_started(int asked, const ThreadPool& pool) {
   const std::string what = asked == 0 ? "threads = 0 (one per hardware thread: " +
                                             std::to_string(pool.requested_threads()) + ")"
                                       : "threads = " + std::to_string(asked);
-  return resource_exhausted(
-      what + ": the system started only " + std::to_string(pool.num_threads()) + " of them (" +
-      pool.start_failure() + ": a limit on memory or processes); ask for fewer");
+  return {StatusCode::kResourceExhausted,
+          what + ": the system started only " + std::to_string(pool.num_threads()) + " of them (" +
+              pool.start_failure() + ": a limit on memory or processes); ask for fewer",
+          "threads"};
 }
 
 }  // namespace
@@ -121,20 +118,16 @@ Status check_threads_started(int asked, const ThreadPool& pool) {
 Status Runtime::create(const RuntimeOptions& options, std::unique_ptr<Runtime>* out) {
   auto impl = std::make_unique<Impl>();
   if (options.threads < 0) {
-    return invalid_argument("threads = " + std::to_string(options.threads) +
-                            ": give 0 (one per hardware thread) or more");
+    return invalid_option("threads", " = " + std::to_string(options.threads) +
+                                         ": give 0 (one per hardware thread) or more");
   }
   if (options.threads > ThreadPool::max_threads()) {
-    return invalid_argument("threads = " + std::to_string(options.threads) + " is more than " +
-                            std::to_string(ThreadPool::max_threads()) +
-                            ", the most this machine takes (8 per hardware thread, at least "
-                            "64); give 0 for one per hardware thread");
+    return invalid_option("threads", " = " + std::to_string(options.threads) + " is more than " +
+                                         std::to_string(ThreadPool::max_threads()) +
+                                         ", the most this machine takes (8 per hardware thread, "
+                                         "at least 64); give 0 for one per hardware thread");
   }
-  if (options.attention.empty()) {
-    TESSERA_RETURN_IF_ERROR(policy_from_environment(Policy{}, &impl->policy));
-  } else if (Status s = parse_policy(options.attention, &impl->policy); !s.ok()) {
-    return invalid_argument("attention: " + s.message());
-  }
+  TESSERA_RETURN_IF_ERROR(api::policy_or_environment(options.attention, &impl->policy));
   ContextOptions ctx_options;
   ctx_options.num_threads = options.threads;
   if (options.memory_budget_bytes > 0) {

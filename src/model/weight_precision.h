@@ -1,6 +1,7 @@
 // How the encoder stores its Linear weights: f32 (exact, the default) or bf16
 // (half the memory; products on the CPU's bf16 matrix units, AMX or
-// AVX512_BF16, with f32 accumulation). Chosen by --weights or TESSERA_WEIGHTS.
+// AVX512_BF16, with f32 accumulation). Chosen by the weights option (the
+// edges fall back to $TESSERA_WEIGHTS: api/environment.h).
 #pragma once
 
 #include <string>
@@ -13,8 +14,9 @@ enum class WeightPrecision { kF32, kBf16 };
 
 const char* weight_precision_name(WeightPrecision p);  // "f32", "bf16"
 
-// The flag's value if not empty, else $TESSERA_WEIGHTS if set, else f32. A
-// value other than f32 / bf16 is an error naming its source and the value.
-Status resolve_weight_precision(const std::string& flag_value, WeightPrecision* out);
+// "f32" or "bf16" ("": f32). Anything else is an error naming `source` (the
+// option "weights", or the variable it came from) and the value.
+Status parse_weight_precision(const std::string& value, const std::string& source,
+                              WeightPrecision* out);
 
 }  // namespace tessera::model

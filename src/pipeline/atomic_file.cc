@@ -65,14 +65,15 @@ Status AtomicFile::open_resumable(const std::string& path, int64_t keep_bytes) {
   }
   struct stat st {};
   if (::stat(temp_path_.c_str(), &st) != 0) {
-    return not_found("cannot resume: " + temp_path_ + ": " + errno_text() +
+    return not_found("cannot continue: " + temp_path_ + ": " + errno_text() +
                      " (the checkpoint recorded " + std::to_string(keep_bytes) + " bytes in it)");
   }
   if (st.st_size < keep_bytes) {
-    return invalid_argument("cannot resume: " + temp_path_ + " has " + std::to_string(st.st_size) +
-                            " bytes but the checkpoint recorded " + std::to_string(keep_bytes) +
-                            " committed bytes (the file was cut or replaced); run without "
-                            "--resume to start over");
+    return {StatusCode::kInvalidArgument,
+            "resume: cannot continue: " + temp_path_ + " has " + std::to_string(st.st_size) +
+                " bytes but the checkpoint recorded " + std::to_string(keep_bytes) +
+                " committed bytes (the file was cut or replaced); start over without it",
+            "resume"};
   }
   // Bytes past the checkpoint were written after its last commit: a torn tail.
   if (st.st_size > keep_bytes && ::truncate(temp_path_.c_str(), keep_bytes) != 0) {

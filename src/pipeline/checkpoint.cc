@@ -27,9 +27,11 @@ Status field_int(const std::string& path, const nlohmann::json& object, const ch
                  const char* key, int64_t* out) {
   const auto it = object.find(key);
   if (it == object.end() || !it->is_number_integer() || it->get<int64_t>() < 0) {
-    return invalid_argument(path + ": \"" + section + "." + key +
-                            "\" is missing or not a non-negative integer: not a checkpoint this "
-                            "tessera wrote; run without --resume to start over");
+    return {StatusCode::kInvalidArgument,
+            "resume: " + path + ": \"" + section + "." + key +
+                "\" is missing or not a non-negative integer: not a checkpoint this tessera "
+                "wrote; start over without it",
+            "resume"};
   }
   *out = it->get<int64_t>();
   return Status::Ok();
@@ -52,9 +54,10 @@ nlohmann::json to_json(const Checkpoint& c) {
 
 Status from_json(const std::string& path, const nlohmann::json& j, Checkpoint* c) {
   auto bad = [&](const std::string& what) {
-    return invalid_argument(path + ": " + what +
-                            ": not a checkpoint this tessera wrote; run without --resume to "
-                            "start over");
+    return Status(StatusCode::kInvalidArgument,
+                  "resume: " + path + ": " + what +
+                      ": not a checkpoint this tessera wrote; start over without it",
+                  "resume");
   };
   if (!j.is_object()) return bad("not a JSON object");
   const auto format = j.find("format");
@@ -109,8 +112,9 @@ Status load_checkpoint(const std::string& path, Checkpoint* out, bool* found) {
   try {
     j = nlohmann::json::parse(text, shallow);
   } catch (const std::exception& e) {
-    return invalid_argument(path + ": not valid JSON (" + e.what() +
-                            "); run without --resume to start over");
+    return {StatusCode::kInvalidArgument,
+            "resume: " + path + ": not valid JSON (" + e.what() + "); start over without it",
+            "resume"};
   }
   return from_json(path, j, out);
 }

@@ -248,7 +248,7 @@ Status make_jsonl_writer(const std::string& path, int dim, std::unique_ptr<Embed
   TESSERA_RETURN_IF_ERROR(check_encoding(dim, options.encoding));
   const bool to_stdout = path.empty() || path == "-";
   if (to_stdout && options.resumable) {
-    return invalid_argument("--resume needs an output file (-o FILE): stdout cannot be resumed");
+    return invalid_option("resume", " needs an output file (-o FILE): stdout cannot be resumed");
   }
   std::unique_ptr<AtomicFile> file;
   if (!to_stdout) {
@@ -264,7 +264,7 @@ Status make_jsonl_writer(const std::string& path, int dim, std::unique_ptr<Embed
 Status make_npy_writer(const std::string& path, int dim, std::unique_ptr<EmbeddingWriter>* out,
                        const WriterOptions& options) {
   if (path.empty() || path == "-") {
-    return invalid_argument("--format npy writes a file: give -o FILE.npy");
+    return {StatusCode::kInvalidArgument, "format npy writes a file: give -o FILE.npy", "format"};
   }
   TESSERA_RETURN_IF_ERROR(check_encoding(dim, options.encoding));
   auto writer = std::make_unique<NpyWriter>(dim, options.encoding);

@@ -1,26 +1,16 @@
 #include "pipeline/model_location.h"
 
-#include <pwd.h>
-#include <unistd.h>
-
-#include <cstdlib>
 #include <filesystem>
 #include <system_error>
 #include <vector>
 
 #include "pipeline/model_registry.h"
-#include "runtime/build_tree.h"
 
 namespace tessera::pipeline {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-const char* env(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? v : nullptr;
-}
 
 bool is_dir(const std::string& path) {
   std::error_code ec;
@@ -80,23 +70,6 @@ void data_dir_from(const char* tessera_data_dir, const char* xdg_data_home, cons
   }
 }
 
-ModelSearch model_search() {
-  ModelSearch s;
-  if (const char* m = env("TESSERA_MODEL")) s.env_model = m;
-  const char* home = env("HOME");
-  std::vector<char> buffer(16384);
-  passwd pw{};
-  passwd* found = nullptr;
-  if (home == nullptr && getpwuid_r(::getuid(), &pw, buffer.data(), buffer.size(), &found) == 0 &&
-      found != nullptr) {
-    home = found->pw_dir;  // no $HOME (a service): the account's home
-  }
-  data_dir_from(env("TESSERA_DATA_DIR"), env("XDG_DATA_HOME"), home, &s.data_dir,
-                &s.data_dir_source);
-  s.checkout_model = checkout_path("models/all-MiniLM-L6-v2");
-  return s;
-}
-
 Status resolve_model(const ModelSearch& search, const std::string& model, ResolvedModel* out) {
   if (!model.empty()) return named_model(search, model, "model", out);
   if (!search.env_model.empty()) {
@@ -142,9 +115,10 @@ Status resolve_model(const ModelSearch& search, const std::string& model, Resolv
   return unavailable(message);
 }
 
-Status resolve_model_dir(const std::string& model, const std::string& hint, std::string* out) {
+Status resolve_model_dir(const ModelSearch& search, const std::string& model,
+                         const std::string& hint, std::string* out) {
   ResolvedModel resolved;
-  Status st = resolve_model(model_search(), model, &resolved);
+  Status st = resolve_model(search, model, &resolved);
   if (st.code() == StatusCode::kUnavailable && !hint.empty()) {
     return Status(st.code(), st.message() + "; " + hint);
   }
@@ -153,15 +127,16 @@ Status resolve_model_dir(const std::string& model, const std::string& hint, std:
   return Status::Ok();
 }
 
-Status load_encoder(const std::string& model, const std::string& weights_flag,
-                    const std::string& hint, Context& ctx, std::string* dir,
-                    std::unique_ptr<model::Encoder>* out) {
-  TESSERA_RETURN_IF_ERROR(resolve_model_dir(model, hint, dir));
+Status load_encoder(const ModelSearch& search, const std::string& model,
+                    model::WeightPrecision weights, const std::string& hint, Context& ctx,
+                    std::string* dir, std::unique_ptr<model::Encoder>* out) {
+  TESSERA_RETURN_IF_ERROR(resolve_model_dir(search, model, hint, dir));
   model::EncoderOptions options;
-  TESSERA_RETURN_IF_ERROR(model::resolve_weight_precision(weights_flag, &options.weights));
+  options.weights = weights;
   Status st = model::Encoder::load(*dir, options, ctx, out);
-  if (st.code() == StatusCode::kUnsupported && options.weights == model::WeightPrecision::kBf16) {
-    return Status(st.code(), st.message() + " (use --weights f32)");
+  if (st.code() == StatusCode::kUnsupported && weights == model::WeightPrecision::kBf16) {
+    return {st.code(), "weights bf16: " + st.message() + "; f32 weights run on every CPU",
+            "weights"};
   }
   return st;
 }

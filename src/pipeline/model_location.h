@@ -12,8 +12,8 @@
 // A model named in 1-3 that is not there is an error (kNotFound), never a
 // fall-through to the next; nothing named and nothing found is kUnavailable,
 // whose message says how to register a model, followed by the front end's
-// own hint. This file is the one place in the library that reads the
-// environment for it.
+// own hint. The environment reaches it as a ModelSearch the edges read
+// (api/environment.h: model_search()).
 #pragma once
 
 #include <memory>
@@ -25,16 +25,14 @@
 
 namespace tessera::pipeline {
 
-// What the rule looks at, read from the environment by model_search() and
-// given explicitly by tests.
+// What the rule looks at: read from the environment by the edges
+// (api::model_search()), given explicitly by tests.
 struct ModelSearch {
   std::string env_model;        // $TESSERA_MODEL; "" when unset
   std::string data_dir;         // "" when there is none (no variable, no home)
   std::string data_dir_source;  // "$TESSERA_DATA_DIR", "$XDG_DATA_HOME", "$HOME"
   std::string checkout_model;   // step 4's folder; "" outside a build tree
 };
-
-ModelSearch model_search();
 
 // The data directory and the variable it came from, for these values of
 // $TESSERA_DATA_DIR, $XDG_DATA_HOME and $HOME (nullptr: unset). A relative
@@ -50,15 +48,16 @@ struct ResolvedModel {
 // The rule above for `model` ("" when the caller names none).
 Status resolve_model(const ModelSearch& search, const std::string& model, ResolvedModel* out);
 
-// The rule on the environment. `hint` ends the kUnavailable message (what
-// this front end's user can do: "pass --model DIR", ...).
-Status resolve_model_dir(const std::string& model, const std::string& hint, std::string* out);
+// The rule's directory. `hint` ends the kUnavailable message (what this
+// front end's user can do: "pass --model DIR", ...).
+Status resolve_model_dir(const ModelSearch& search, const std::string& model,
+                         const std::string& hint, std::string* out);
 
-// Resolves the directory (above) and the weight precision (--weights, else
-// $TESSERA_WEIGHTS, else f32) and loads the encoder; *dir receives the
-// directory. The CLI and the Embedder API load models only through here.
-Status load_encoder(const std::string& model, const std::string& weights_flag,
-                    const std::string& hint, Context& ctx, std::string* dir,
-                    std::unique_ptr<model::Encoder>* out);
+// Resolves the directory (above) and loads the encoder with `weights`; *dir
+// receives the directory. The CLI and the Embedder API load models only
+// through here.
+Status load_encoder(const ModelSearch& search, const std::string& model,
+                    model::WeightPrecision weights, const std::string& hint, Context& ctx,
+                    std::string* dir, std::unique_ptr<model::Encoder>* out);
 
 }  // namespace tessera::pipeline

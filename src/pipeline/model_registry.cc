@@ -138,9 +138,10 @@ Status ModelRegistry::add(const std::string& dir, const AddModelOptions& options
   const fs::path models = models_dir();
   const fs::path path = models / name;
   if (!find(name).empty() || fs::exists(fs::symlink_status(path, ec))) {
-    return invalid_argument("a model named " + name + " is already registered (" + path.string() +
-                            "): `tessera models remove " + name +
-                            "` first, or add this one with --name NAME");
+    return {StatusCode::kInvalidArgument,
+            "a model named " + name + " is already registered (" + path.string() +
+                "): `tessera models remove " + name + "` first, or add this one under another name",
+            ""};
   }
   fs::create_directories(models, ec);
   if (ec) return io_error("cannot create", models, ec);

@@ -277,8 +277,9 @@ Status resolve_options(const EmbeddingModel& model, PipelineOptions* options) {
   const int limit = model.max_seq_length();
   if (options->window.max_tokens == 0) options->window.max_tokens = limit;
   if (options->window.max_tokens > limit) {
-    return invalid_argument("--max-tokens = " + std::to_string(options->window.max_tokens) +
-                            " exceeds the model's max_seq_length " + std::to_string(limit));
+    return invalid_option("max_tokens", " = " + std::to_string(options->window.max_tokens) +
+                                            " exceeds the model's max_seq_length " +
+                                            std::to_string(limit));
   }
   if (options->dimensions != 0) {
     TESSERA_RETURN_IF_ERROR(check_dimensions(options->dimensions, model.dim(), "dimensions"));
@@ -289,10 +290,10 @@ Status resolve_options(const EmbeddingModel& model, PipelineOptions* options) {
   for (const model::TokenSpan& t : prompt) options->frame.prefix.push_back(t.id);
   options->window.specials = options->frame.specials();
   if (options->window.max_tokens < options->window.specials + 1) {
-    return invalid_argument("--max-tokens = " + std::to_string(options->window.max_tokens) +
-                            " leaves no room for text after the " +
-                            std::to_string(options->window.specials) +
-                            " tokens of the model's specials and the prompt");
+    return invalid_option("max_tokens", " = " + std::to_string(options->window.max_tokens) +
+                                            " leaves no room for text after the " +
+                                            std::to_string(options->window.specials) +
+                                            " tokens of the model's specials and the prompt");
   }
   if (options->window.stride < 0) {
     options->window.stride =
@@ -303,9 +304,10 @@ Status resolve_options(const EmbeddingModel& model, PipelineOptions* options) {
     options->batch_tokens = std::max<int64_t>(kDefaultBatchTokens, options->window.max_tokens);
   }
   if (options->batch_tokens < options->window.max_tokens) {
-    return invalid_argument(
-        "--batch-tokens = " + std::to_string(options->batch_tokens) + " is below --max-tokens = " +
-        std::to_string(options->window.max_tokens) + ": a full window must fit in one batch");
+    return invalid_option("batch_tokens", " = " + std::to_string(options->batch_tokens) +
+                                              " is below the window of " +
+                                              std::to_string(options->window.max_tokens) +
+                                              " tokens: a full window must fit in one batch");
   }
   return Status::Ok();
 }

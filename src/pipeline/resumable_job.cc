@@ -39,13 +39,16 @@ Status ResumableJob::lock(bool create) {
   const std::string partial = AtomicFile::partial_path(output_);
   lock_fd_ = ::open(partial.c_str(), O_RDWR | (create ? O_CREAT : 0), 0644);
   if (lock_fd_ < 0) {
-    return not_found("cannot open " + partial + " (for --resume of " + output_ +
-                     "): " + std::strerror(errno));
+    return {StatusCode::kNotFound,
+            "resume: cannot open " + partial + " (of " + output_ + "): " + std::strerror(errno),
+            "resume"};
   }
   if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     const bool busy = errno == EWOULDBLOCK;
-    return busy ? invalid_argument("another tessera embed --resume is writing " + output_ + " (" +
-                                   partial + " is locked by a running process)")
+    return busy ? Status(StatusCode::kInvalidArgument,
+                         "resume: another job is writing " + output_ + " (" + partial +
+                             " is locked by a running process)",
+                         "resume")
                 : internal_error("cannot lock " + partial + ": " + std::strerror(errno));
   }
   return Status::Ok();
@@ -70,10 +73,11 @@ Status ResumableJob::open(const std::string& output, bool npy, int dim, nlohmann
   if (found) {
     const std::string diff = describe_difference(j->checkpoint_.job, job);
     if (!diff.empty()) {
-      return invalid_argument("cannot resume " + output + ": the checkpoint " +
-                              j->checkpoint_path_ + " is for a different job: " + diff +
-                              ". Resume with the same inputs, model and options, or run "
-                              "without --resume to start over");
+      return {StatusCode::kInvalidArgument,
+              "resume: cannot continue " + output + ": the checkpoint " + j->checkpoint_path_ +
+                  " is for a different job: " + diff +
+                  ". Continue with the same inputs, model and options, or start over without it",
+              "resume"};
     }
     j->base_ = j->checkpoint_.done;
     if (j->checkpoint_.complete) {
@@ -108,10 +112,11 @@ Status ResumableJob::skip_committed(DocumentReader& reader) const {
   Problem problem;
   for (int64_t i = 0; i < base_.items; ++i) {
     if (reader.next(&doc, &problem) == DocumentReader::Item::kEnd) {
-      return invalid_argument("cannot resume " + output_ + ": the input ends after " +
-                              std::to_string(i) + " documents but " + checkpoint_path_ +
-                              " committed " + std::to_string(base_.items) +
-                              " (the input changed); run without --resume to start over");
+      return {StatusCode::kInvalidArgument,
+              "resume: cannot continue " + output_ + ": the input ends after " + std::to_string(i) +
+                  " documents but " + checkpoint_path_ + " committed " +
+                  std::to_string(base_.items) + " (the input changed); start over without it",
+              "resume"};
     }
   }
   return Status::Ok();

@@ -79,16 +79,16 @@ Status check_window_options(const WindowOptions& options) {
   }
   const std::string adds = "the model adds " + specials_phrase(options.specials) + " to each";
   if (options.max_tokens < options.specials + 1) {
-    return invalid_argument("--max-tokens = " + std::to_string(options.max_tokens) +
-                            ": must be at least " + std::to_string(options.specials + 1) +
-                            " (one token; " + adds + ")");
+    return invalid_option("max_tokens",
+                          " = " + std::to_string(options.max_tokens) + ": must be at least " +
+                              std::to_string(options.specials + 1) + " (one token; " + adds + ")");
   }
   const int content = options.max_tokens - options.specials;
   if (options.stride < 0 || options.stride >= content) {
-    return invalid_argument("--stride = " + std::to_string(options.stride) + ": must be in [0, " +
-                            std::to_string(content) + ") (a window of --max-tokens " +
-                            std::to_string(options.max_tokens) + " holds " +
-                            std::to_string(content) + " tokens of text; " + adds + ")");
+    return invalid_option("stride", " = " + std::to_string(options.stride) + ": must be in [0, " +
+                                        std::to_string(content) + ") (a window of " +
+                                        std::to_string(options.max_tokens) + " tokens holds " +
+                                        std::to_string(content) + " tokens of text; " + adds + ")");
   }
   return Status::Ok();
 }
@@ -108,8 +108,8 @@ Cut cut_before(const std::vector<model::TokenSpan>& tokens, std::string_view tex
   return ends_sentence(prev_text, !gap.empty()) ? Cut::kSentence : Cut::kWord;
 }
 
-std::vector<Window> plan_windows(const std::vector<model::TokenSpan>& tokens,
-                                 std::string_view text, const WindowOptions& options) {
+std::vector<Window> plan_windows(const std::vector<model::TokenSpan>& tokens, std::string_view text,
+                                 const WindowOptions& options) {
   return plan(static_cast<int64_t>(tokens.size()), options,
               [&](int64_t t) { return cut_before(tokens, text, t); });
 }

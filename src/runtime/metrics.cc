@@ -165,7 +165,7 @@ void append_allocator_metrics(const TrackingAllocator& allocator, MetricsText* o
   out->gauge("tessera_memory_total_peak_bytes", "Most tracked bytes live at once, all owners", {},
              static_cast<double>(allocator.peak_bytes()));
   if (const auto budget = allocator.budget()) {
-    out->gauge("tessera_memory_budget_bytes", "The context's memory budget (--memory-budget)", {},
+    out->gauge("tessera_memory_budget_bytes", "The context's memory budget in bytes", {},
                static_cast<double>(*budget));
   }
 }

@@ -22,6 +22,11 @@ const char* status_code_name(StatusCode code) {
   return "Unknown";
 }
 
+std::string Status::message_naming(const std::string& name) const {
+  if (option_.empty() || message_.rfind(option_, 0) != 0) return message_;
+  return name + message_.substr(option_.size());
+}
+
 std::string Status::to_string() const {
   if (ok()) return "OK";
   return std::string(status_code_name(code_)) + ": " + message_;

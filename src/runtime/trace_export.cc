@@ -12,9 +12,7 @@ constexpr int kPid = 1;
 
 // The trace category: "attention" for dispatches (and their shadow and canary
 // runs), else the first dotted part of the name ("model", "pipeline").
-std::string category_of(const std::string& name) {
-  return name.substr(0, name.find('.'));
-}
+std::string category_of(const std::string& name) { return name.substr(0, name.find('.')); }
 
 nlohmann::json args_of(const Span& s) {
   nlohmann::json a = {{"ok", s.ok}};
@@ -51,10 +49,8 @@ nlohmann::json args_of(const Span& s) {
 
 std::string chrome_trace_json(const std::vector<Span>& spans, uint64_t dropped_spans) {
   nlohmann::json events = nlohmann::json::array();
-  events.push_back({{"name", "process_name"},
-                    {"ph", "M"},
-                    {"pid", kPid},
-                    {"args", {{"name", "tessera"}}}});
+  events.push_back(
+      {{"name", "process_name"}, {"ph", "M"}, {"pid", kPid}, {"args", {{"name", "tessera"}}}});
   std::set<uint32_t> threads;
   for (const Span& s : spans) threads.insert(s.thread);
   for (uint32_t t : threads) {
@@ -74,20 +70,19 @@ std::string chrome_trace_json(const std::vector<Span>& spans, uint64_t dropped_s
                       {"dur", static_cast<double>(s.duration_ns) / 1e3},
                       {"args", args_of(s)}});
   }
-  nlohmann::json trace = {{"traceEvents", std::move(events)},
-                          {"displayTimeUnit", "ns"},
-                          {"otherData",
-                           {{"producer", "tessera"},
-                            {"spans", spans.size()},
-                            {"dropped_spans", dropped_spans}}}};
+  nlohmann::json trace = {
+      {"traceEvents", std::move(events)},
+      {"displayTimeUnit", "ns"},
+      {"otherData",
+       {{"producer", "tessera"}, {"spans", spans.size()}, {"dropped_spans", dropped_spans}}}};
   return trace.dump() + "\n";
 }
 
 Status write_chrome_trace(const Profiler& profiler, const std::string& path) {
   std::ofstream f(path, std::ios::binary);
-  if (!f) return not_found("--trace: cannot open '" + path + "' for writing");
+  if (!f) return {StatusCode::kNotFound, "trace: cannot open '" + path + "' for writing", "trace"};
   f << chrome_trace_json(profiler.spans(), profiler.dropped_spans());
-  if (!f) return internal_error("--trace: writing '" + path + "' failed");
+  if (!f) return {StatusCode::kInternal, "trace: writing '" + path + "' failed", "trace"};
   return Status::Ok();
 }
 

@@ -59,20 +59,5 @@ TEST(Policy, RejectsHostileNamesWithBoundedMessages) {
   EXPECT_FALSE(parse_policy("prefer:" + std::string(65, 'n'), &p).ok());
 }
 
-TEST(Policy, ReadsTheEnvironment) {
-  Policy p;
-  ::setenv("TESSERA_ATTENTION", "deny:cpu.gemm", 1);
-  ASSERT_TRUE(policy_from_environment(Policy{}, &p).ok());
-  EXPECT_EQ(p.deny, (std::vector<std::string>{"cpu.gemm"}));
-  ::setenv("TESSERA_ATTENTION", "bogus:x", 1);
-  Status s = policy_from_environment(Policy{}, &p);
-  EXPECT_NE(s.message().find("TESSERA_ATTENTION"), std::string::npos);
-  ::unsetenv("TESSERA_ATTENTION");
-  Policy fallback;
-  fallback.only = {"reference"};
-  ASSERT_TRUE(policy_from_environment(fallback, &p).ok());
-  EXPECT_EQ(p.only, fallback.only);
-}
-
 }  // namespace
 }  // namespace tessera

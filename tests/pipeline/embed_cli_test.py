@@ -288,7 +288,8 @@ class EmbedCli(unittest.TestCase):
                    env={"ONEDNN_MAX_CPU_ISA": "AVX2"})
         self.assertEqual(proc.returncode, 2)
         self.assertIn("no bf16 matrix kernel for this CPU", proc.stderr)
-        self.assertIn("use --weights f32", proc.stderr)
+        self.assertIn("tessera: Unsupported: --weights bf16: ", proc.stderr)
+        self.assertIn("f32 weights run on every CPU", proc.stderr)
 
     def test_fatal_error_leaves_nothing(self):
         with tempfile.TemporaryDirectory() as d:

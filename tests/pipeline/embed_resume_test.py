@@ -215,7 +215,8 @@ class EmbedResume(unittest.TestCase):
         proc = run(args)
         self.assertEqual(proc.returncode, 2, proc.stderr)
         self.assertIn("is for a different job: inputs[0] (%s).size: is " % corpus, proc.stderr)
-        self.assertIn("run without --resume to start over", proc.stderr)
+        self.assertIn("tessera: InvalidArgument: --resume: cannot continue ", proc.stderr)
+        self.assertIn("or start over without it", proc.stderr)
         with open(out + ".checkpoint.json", encoding="utf-8") as f:
             self.assertEqual(f.read(), saved, "a refused resume changes nothing")
         # --batch-tokens and --threads may change (a job killed for memory

@@ -192,7 +192,7 @@ TEST_F(Framing, TemplateWithoutExactlyOneTextIsRefused) {
 
 TEST(WindowOptionsSpecials, MessagesCountTheModelsSpecials) {
   Status s = check_window_options({1, 0, 1});
-  EXPECT_NE(s.message().find("--max-tokens = 1: must be at least 2 (one token; the model adds 1 "
+  EXPECT_NE(s.message().find("max_tokens = 1: must be at least 2 (one token; the model adds 1 "
                              "special token to each)"),
             std::string::npos)
       << s.message();
@@ -202,7 +202,7 @@ TEST(WindowOptionsSpecials, MessagesCountTheModelsSpecials) {
             std::string::npos)
       << s.message();
   s = check_window_options({10, 9, 1});
-  EXPECT_NE(s.message().find("--stride = 9: must be in [0, 9) (a window of --max-tokens 10 holds "
+  EXPECT_NE(s.message().find("stride = 9: must be in [0, 9) (a window of 10 tokens holds "
                              "9 tokens of text; the model adds 1 special token to each)"),
             std::string::npos)
       << s.message();

@@ -112,13 +112,14 @@ TEST(LongContext, BatchBudgetScalesUnlessAskedAndLimitsNameBothNumbers) {
   options = {};
   options.batch_tokens = 8192;  // asked for: kept, and refused
   Status s = resolve_options(model, &options);
-  EXPECT_NE(s.message().find("--batch-tokens = 8192 is below --max-tokens = 32768"),
+  EXPECT_EQ(s.option(), "batch_tokens");
+  EXPECT_NE(s.message().find("batch_tokens = 8192 is below the window of 32768 tokens"),
             std::string::npos)
       << s.message();
   options = {};
   options.window.max_tokens = 32769;
   s = resolve_options(model, &options);
-  EXPECT_NE(s.message().find("--max-tokens = 32769 exceeds the model's max_seq_length 32768"),
+  EXPECT_NE(s.message().find("max_tokens = 32769 exceeds the model's max_seq_length 32768"),
             std::string::npos)
       << s.message();
 }

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "support/fake_model.h"
 #include "pipeline/utf8_text.h"
+#include "support/fake_model.h"
 #include "temp_dir.h"
 
 namespace tessera::pipeline {
@@ -264,13 +264,13 @@ TEST(Pipeline, OptionsAreCheckedAgainstTheModel) {
   PipelineOptions options;
   options.window.max_tokens = 17;
   Status s = resolve_options(model, &options);
-  EXPECT_NE(s.message().find("--max-tokens = 17 exceeds the model's max_seq_length 16"),
+  EXPECT_NE(s.message().find("max_tokens = 17 exceeds the model's max_seq_length 16"),
             std::string::npos)
       << s.message();
   options = {};
   options.batch_tokens = 8;
   s = resolve_options(model, &options);
-  EXPECT_NE(s.message().find("--batch-tokens = 8"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("batch_tokens = 8"), std::string::npos) << s.message();
   options = {};
   EXPECT_TRUE(resolve_options(model, &options).ok());
   EXPECT_EQ(options.window.max_tokens, 16);

@@ -357,8 +357,7 @@ TEST_P(ResumableJobTest, ASecondWriterOfTheSameOutputIsRefused) {
   std::unique_ptr<ResumableJob> second;
   const Status s = ResumableJob::open(out, npy_, kDim, fingerprint(), &second);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("another tessera embed --resume is writing"), std::string::npos)
-      << s.message();
+  EXPECT_NE(s.message().find("resume: another job is writing"), std::string::npos) << s.message();
 }
 
 INSTANTIATE_TEST_SUITE_P(JsonlAndNpy, ResumableJobTest, ::testing::Values(false, true),

@@ -118,8 +118,9 @@ def test_load_errors_name_the_keywords_not_the_cli_flags(tmp_path):
             ({"weights": "bf17"}, r"^weights: 'bf17' is not a weight precision"),
             ({"max_tokens": 100000}, r"^max_tokens = 100000 exceeds"),
             ({"max_tokens": 64, "stride": 100}, r"^stride = 100: must be in \[0, 62\) \(a window "
-                                                r"of max_tokens 64"),
-            ({"max_tokens": 64, "batch_tokens": 10}, r"^batch_tokens = 10 is below max_tokens")):
+                                                r"of 64 tokens"),
+            ({"max_tokens": 64, "batch_tokens": 10}, r"^batch_tokens = 10 is below the window of "
+                                                     r"64 tokens")):
         with pytest.raises(ValueError, match=message) as e:
             tessera.Embedder(tiny, **kwargs)
         assert "--" not in str(e.value), str(e.value)

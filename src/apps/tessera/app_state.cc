@@ -1,5 +1,6 @@
 #include "app_state.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace tessera::cli {
@@ -41,12 +42,7 @@ Status AppState::init() {
   }
   TESSERA_RETURN_IF_ERROR(
       parse_byte_size(options.memory_reuse, "--memory-reuse", &rt.memory_reuse_bytes));
-  if (Status s = Runtime::create(rt, &runtime_); !s.ok()) {
-    // The runtime names its options ("attention: ..."); here they are flags.
-    const bool names_option = s.message().rfind("attention:", 0) == 0 ||
-                              s.message().rfind("threads =", 0) == 0;
-    return names_option ? Status(s.code(), "--" + s.message()) : s;
-  }
+  TESSERA_RETURN_IF_ERROR(Runtime::create(rt, &runtime_));
   observe_state_.tuning_path = runtime_->tuning_path();
   observe_state_.tuning_note = runtime_->tuning_note();
   return configure_observability(observe, context(), dispatcher(), &observe_state_);
@@ -57,8 +53,20 @@ Status AppState::finish() {
   return finish_observability(observe, observe_state_, context(), dispatcher());
 }
 
+std::string flag_of_option(const std::string& option) {
+  std::string flag = "--" + option;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
 int fail(const Status& status, int code) {
-  std::fprintf(stderr, "tessera: %s\n", status.to_string().c_str());
+  // The library names the option by its own name (max_tokens); the user
+  // typed the flag (--max-tokens).
+  const std::string message = status.option().empty()
+                                  ? status.to_string()
+                                  : std::string(status_code_name(status.code())) + ": " +
+                                        status.message_naming(flag_of_option(status.option()));
+  std::fprintf(stderr, "tessera: %s\n", message.c_str());
   return code;
 }
 

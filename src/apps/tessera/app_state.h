@@ -14,9 +14,9 @@
 namespace tessera::cli {
 
 struct GlobalOptions {
-  std::string attention;      // policy text; empty: TESSERA_ATTENTION, else auto
-  int threads = 0;            // 0: one per hardware thread
-  std::string memory_budget;  // "512M", "2G", bytes; empty: unlimited
+  std::string attention;              // policy text; empty: TESSERA_ATTENTION, else auto
+  int threads = 0;                    // 0: one per hardware thread
+  std::string memory_budget;          // "512M", "2G", bytes; empty: unlimited
   std::string memory_reuse = "192M";  // ContextOptions::reuse_memory_bytes; "0": off
 };
 
@@ -45,6 +45,9 @@ class AppState {
 Status parse_byte_size(const std::string& text, const char* field, size_t* out);
 
 // Prints "tessera: <message>" to stderr and returns exit code `code`.
+// "--max-tokens" for the library's option "max_tokens".
+std::string flag_of_option(const std::string& option);
+
 int fail(const Status& status, int code = 2);
 
 }  // namespace tessera::cli

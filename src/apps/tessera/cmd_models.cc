@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "api/environment.h"
 #include "commands.h"
 #include "model/explain.h"
 #include "pipeline/model_location.h"
@@ -56,7 +57,7 @@ std::string describe(const pipeline::RegisteredModel& m) {
 }
 
 int list_models(bool json) {
-  const pipeline::ModelSearch search = pipeline::model_search();
+  const pipeline::ModelSearch search = api::model_search();
   if (Status s = open_registry(search); !s.ok()) return fail_status(s);
   const pipeline::ModelRegistry registry(search.data_dir);
   const std::vector<pipeline::RegisteredModel> models = registry.list();
@@ -102,7 +103,7 @@ int list_models(bool json) {
 }
 
 int add_model(const std::string& dir, const pipeline::AddModelOptions& options) {
-  const pipeline::ModelSearch search = pipeline::model_search();
+  const pipeline::ModelSearch search = api::model_search();
   if (Status s = open_registry(search); !s.ok()) return fail_status(s);
   pipeline::ModelRegistry registry(search.data_dir);
   pipeline::RegisteredModel added;
@@ -114,7 +115,7 @@ int add_model(const std::string& dir, const pipeline::AddModelOptions& options) 
 }
 
 int remove_model(const std::string& name) {
-  const pipeline::ModelSearch search = pipeline::model_search();
+  const pipeline::ModelSearch search = api::model_search();
   if (Status s = open_registry(search); !s.ok()) return fail_status(s);
   pipeline::ModelRegistry registry(search.data_dir);
   const bool was_default = registry.default_name() == name;
@@ -130,7 +131,7 @@ int remove_model(const std::string& name) {
 }
 
 int set_default(const std::string& name) {
-  const pipeline::ModelSearch search = pipeline::model_search();
+  const pipeline::ModelSearch search = api::model_search();
   if (Status s = open_registry(search); !s.ok()) return fail_status(s);
   pipeline::ModelRegistry registry(search.data_dir);
   if (Status s = registry.set_default(name); !s.ok()) return fail_status(s);
@@ -140,7 +141,7 @@ int set_default(const std::string& name) {
 
 // `tessera models`' last lines: the registered models, in one line.
 void print_registered() {
-  const pipeline::ModelSearch search = pipeline::model_search();
+  const pipeline::ModelSearch search = api::model_search();
   if (search.data_dir.empty()) return;
   const pipeline::ModelRegistry registry(search.data_dir);
   std::string names;
@@ -215,7 +216,7 @@ void add_models_command(CLI::App& app, AppState& state) {
     std::error_code ec;
     if (!std::filesystem::exists(dir, ec)) {
       // A registered model's name explains that model.
-      const pipeline::ModelSearch search = pipeline::model_search();
+      const pipeline::ModelSearch search = api::model_search();
       if (!search.data_dir.empty()) {
         const std::string path = pipeline::ModelRegistry(search.data_dir).find(dir);
         if (!path.empty()) dir = path;

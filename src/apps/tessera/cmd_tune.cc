@@ -13,6 +13,7 @@
 #include <map>
 #include <sstream>
 
+#include "api/environment.h"
 #include "attention/tuning/tuner.h"
 #include "attention/tuning/tuning.h"
 #include "commands.h"
@@ -111,7 +112,7 @@ int run_tune(AppState& state, const TuneOptions& o) {
   if (Status s = verify::parse_case_list(shape_text, &shapes); !s.ok()) return fail(s);
   const std::vector<Backend*> backends = tune_backends(state.registry(), o);
   const std::string output =
-      shipped ? o.shipped_defaults : (o.output.empty() ? default_tuning_path() : o.output);
+      shipped ? o.shipped_defaults : (o.output.empty() ? api::default_tuning_path() : o.output);
   if (output.empty()) return fail(invalid_argument("--output: no default path (HOME is unset)"));
 
   const double load_at_start = load_average();

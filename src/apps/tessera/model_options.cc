@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "api/environment.h"
 #include "pipeline/model_location.h"
 #include "runtime/gemm.h"
 
@@ -29,7 +30,10 @@ void add_model_options(CLI::App* cmd, ModelFlags* flags) {
 
 Status load_encoder(const ModelFlags& flags, Context& ctx, std::string* dir,
                     std::unique_ptr<model::Encoder>* out) {
-  return pipeline::load_encoder(flags.model, flags.weights, kNoModelHint, ctx, dir, out);
+  model::WeightPrecision weights{};
+  TESSERA_RETURN_IF_ERROR(api::weights_or_environment(flags.weights, &weights));
+  return pipeline::load_encoder(api::model_search(), flags.model, weights, kNoModelHint, ctx, dir,
+                                out);
 }
 
 std::string describe_weights(const model::Encoder& encoder) {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "api/environment.h"
 #include "attention/dispatch/dispatch_metrics.h"
 #include "attention/observers/canary.h"
 #include "attention/tuning/tuning.h"
@@ -15,9 +16,7 @@ namespace tessera::cli {
 namespace {
 
 std::string env_or(const std::string& flag, const char* env) {
-  if (!flag.empty()) return flag;
-  const char* v = std::getenv(env);
-  return v == nullptr ? "" : v;
+  return flag.empty() ? api::environment_variable(env) : flag;
 }
 
 Status write_text(const std::string& path, const std::string& text, const char* flag) {
@@ -65,7 +64,7 @@ void add_observe_options(CLI::App& app, ObserveOptions* o) {
 
 std::string canary_record_path(const ObserveOptions& o) {
   const std::string p = env_or(o.canary_record, "TESSERA_CANARY_RECORD");
-  return p.empty() ? default_canary_path() : p;
+  return p.empty() ? api::default_canary_path() : p;
 }
 
 Status configure_observability(const ObserveOptions& o, Context& ctx, Dispatcher& dispatcher,

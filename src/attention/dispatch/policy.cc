@@ -100,17 +100,6 @@ Status parse_policy(std::string_view text, Policy* out) {
   return Status::Ok();
 }
 
-Status policy_from_environment(const Policy& fallback, Policy* out) {
-  const char* env = std::getenv("TESSERA_ATTENTION");
-  if (env == nullptr || *env == '\0') {
-    *out = fallback;
-    return Status::Ok();
-  }
-  Status s = parse_policy(env, out);
-  if (!s.ok()) return invalid_argument("TESSERA_ATTENTION: " + s.message());
-  return Status::Ok();
-}
-
 std::string Policy::to_string() const {
   std::string s;
   if (!only.empty()) s += "only:" + join(only);

@@ -118,14 +118,4 @@ std::string canary_summary(const std::map<std::string, CanaryBucketRecord>& buck
   return s;
 }
 
-std::string default_canary_path() {
-  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg != nullptr && *xdg != '\0') {
-    return std::string(xdg) + "/tessera/canary.json";
-  }
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    return std::string(home) + "/.local/state/tessera/canary.json";
-  }
-  return "";
-}
-
 }  // namespace tessera

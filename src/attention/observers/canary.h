@@ -25,7 +25,4 @@ void merge_canary_records(const CanaryRecords& more, CanaryRecords* into);
 // "12 runs in 2 buckets, 12 agree (100%), 3.1x the serving backend's speed"
 std::string canary_summary(const std::map<std::string, CanaryBucketRecord>& buckets);
 
-// ${XDG_STATE_HOME:-$HOME/.local/state}/tessera/canary.json ("" if neither is set).
-std::string default_canary_path();
-
 }  // namespace tessera

@@ -121,9 +121,11 @@ void ShadowObserver::after_run(const DispatchEvent& event, Context& ctx) {
                         std::to_string(cmp.elements) + " elements out of tolerance, first " +
                         cmp.worst + ", " + err + ".";
   if (opts.repro_dir.empty()) {
-    message += " Replay: set a repro directory (--shadow-repro DIR or TESSERA_SHADOW=" +
-               std::to_string(opts.rate) + ",repro=DIR) to save q/k/v, then `tessera attention " +
-               "run --backend " + served + "` on them.";
+    message +=
+        " Replay: set a repro directory (ShadowOptions.repro_dir, --shadow-repro DIR or "
+        "TESSERA_SHADOW=" +
+        std::to_string(opts.rate) + ",repro=DIR) to save q/k/v, then `tessera attention " +
+        "run --backend " + served + "` on them.";
   } else {
     const std::string dir = opts.repro_dir + "/" + served + "-call" + std::to_string(call);
     std::string commands;

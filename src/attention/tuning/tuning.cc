@@ -241,14 +241,4 @@ std::string describe_load(double at_start, double at_end) {
   return buf;
 }
 
-std::string default_tuning_path() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
-    return std::string(xdg) + "/tessera/tuning.json";
-  }
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    return std::string(home) + "/.cache/tessera/tuning.json";
-  }
-  return "";
-}
-
 }  // namespace tessera

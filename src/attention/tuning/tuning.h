@@ -83,8 +83,6 @@ class TuningTable {
   Status save(const std::string& path) const;
 };
 
-// ${XDG_CACHE_HOME:-$HOME/.cache}/tessera/tuning.json ("" if neither is set).
-std::string default_tuning_path();
 // "1-minute load average 2.10 at start, 2.40 at end; 2 hardware threads"
 // from two readings of /proc/loadavg (negative: unreadable).
 double load_average();
