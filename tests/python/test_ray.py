@@ -49,7 +49,7 @@ def ray_session(generated_cli):
     os.environ["PYTHONPATH"] = os.pathsep.join(
         p for p in (here, os.environ.get("PYTHONPATH")) if p)
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"  # no report to Ray's servers
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
              logging_level="WARNING", configure_logging=False)
     yield ray
     ray.shutdown()
