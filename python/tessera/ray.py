@@ -641,7 +641,6 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
         done = log.open()
     except parts.ForeignParts as e:
         raise InputError(str(e)) from None
-    todo = [s for s in shards if s["shard"] not in done]
     if not ray.is_initialized():
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         ray.init()
@@ -650,40 +649,35 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
     if progress is None:
         progress = sys.stderr.isatty()
     report = {"documents": 0, "skipped": [], "rows": 0, "shards": len(shards),
-              "resumed_shards": len(done), "workers": workers, "nodes": {}, "output": output}
-    first_shard_began = None
-    if todo:
-        ds = _embedding_dataset(ray, todo, workers, threads_per_worker, max_retries, {
-            "model": model, "threads": threads_per_worker, "weights": weights,
-            "max_tokens": max_tokens, "stride": stride, "batch_tokens": batch_tokens,
-            "doc_embedding": doc_embedding, "output_format": fmt,
-            "fault_after_batches": _fault_after_batches, "fault_marker": _fault_marker,
-            "prompt_name": prompt_name, "prompt": prompt, "dimensions": dimensions,
-            "precision": precision, "quantization_ranges": ranges})
-        import pyarrow.compute as pc
-        last_print = 0.0
-        for table in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
-            if table.num_rows == 0:
-                continue
-            if first_shard_began is None:
-                first_shard_began = time.monotonic() - table.column("seconds")[0].as_py()
-            for shard, rows in _split_by_shard(table):
-                good = pc.is_null(rows.column("problem"))
-                bad = rows.filter(pc.invert(good))
-                skipped = [{"origin": o, "id": json.loads(i), "problem": p} for o, i, p in zip(
-                    bad.column("origin").to_pylist(), bad.column("id").to_pylist(),
-                    bad.column("problem").to_pylist())]
-                kept = rows.filter(good)
-                documents = rows.filter(pc.less_equal(rows.column("chunk"), 0)).num_rows
-                done[shard] = log.commit(shard, _part_bytes(kept, fmt, doc_embedding, precision),
-                                         kept.num_rows, documents, skipped)
-                node = rows.column("node")[0].as_py()
-                report["nodes"][node] = report["nodes"].get(node, 0) + 1
-            now = time.monotonic()
-            if progress and (now - last_print > 2 or len(done) == len(shards)):
-                last_print = now
-                print(f"tessera-ray: {len(done)}/{_count(len(shards), 'shard')} committed, "
-                      f"{now - started:.1f} s", file=sys.stderr, flush=True)
+              "resumed_shards": len(done), "workers": workers, "nodes": {}, "reruns": 0,
+              "output": output}
+    actor_kwargs = {
+        "model": model, "threads": threads_per_worker, "weights": weights,
+        "max_tokens": max_tokens, "stride": stride, "batch_tokens": batch_tokens,
+        "doc_embedding": doc_embedding, "output_format": fmt,
+        "fault_after_batches": _fault_after_batches, "fault_marker": _fault_marker,
+        "prompt_name": prompt_name, "prompt": prompt, "dimensions": dimensions,
+        "precision": precision, "quantization_ranges": ranges}
+    clock = {"started": started, "first_shard": None, "last_print": 0.0}
+    # Ray retries a task whose actor died (max_task_retries); a node that is
+    # lost fails the dataset once those retries are spent before the cluster
+    # declares it dead. The committed shards stay: run the rest again.
+    for attempt in range(max_retries + 1):
+        todo = [s for s in shards if s["shard"] not in done]
+        if not todo:
+            break
+        try:
+            ds = _embedding_dataset(ray, todo, workers, threads_per_worker, max_retries,
+                                    actor_kwargs)
+            _commit_results(ds, log, done, len(shards), fmt, doc_embedding, precision, report,
+                            clock, progress)
+        except Exception as e:  # noqa: BLE001 - only a lost worker is run again
+            if attempt == max_retries or not _worker_lost(ray, e):
+                raise
+            report["reruns"] += 1
+            print(f"tessera-ray: a worker was lost ({type(e).__name__}); running the "
+                  f"{_count(len(shards) - len(done), 'shard')} not committed again (rerun "
+                  f"{attempt + 1} of {max_retries})", file=sys.stderr, flush=True)
     commits = [done[s["shard"]] for s in shards]
     for c in commits:
         report["documents"] += c["documents"]
@@ -701,10 +695,48 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
             print(f"tessera-ray: skipped {s['origin']}{named}: {s['problem']}", file=sys.stderr)
     report["retries"] = retry.retries
     report["seconds"] = time.monotonic() - started
-    report["startup_seconds"] = (report["seconds"] if first_shard_began is None else
-                                 max(0.0, first_shard_began - started))
+    report["startup_seconds"] = (report["seconds"] if clock["first_shard"] is None else
+                                 max(0.0, clock["first_shard"] - started))
     report["embedding_seconds"] = report["seconds"] - report["startup_seconds"]
     return report
+
+
+def _worker_lost(ray, error):
+    """Whether a dataset failed because Ray lost an actor or a node (the
+    shards not committed can run again), not because our code raised
+    (RayTaskError) or an actor could not start (the model failing to load)."""
+    return (isinstance(error, ray.exceptions.RayError) and
+            not isinstance(error, ray.exceptions.RayTaskError) and
+            not getattr(error, "actor_init_failed", False))
+
+
+def _commit_results(ds, log, done, total, fmt, doc_embedding, precision, report, clock,
+                    progress):
+    """Consumes the dataset's results in shard order, committing each shard's
+    part as it arrives (into `done`, {shard: commit})."""
+    import pyarrow.compute as pc
+    for table in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
+        if table.num_rows == 0:
+            continue
+        if clock["first_shard"] is None:
+            clock["first_shard"] = time.monotonic() - table.column("seconds")[0].as_py()
+        for shard, rows in _split_by_shard(table):
+            good = pc.is_null(rows.column("problem"))
+            bad = rows.filter(pc.invert(good))
+            skipped = [{"origin": o, "id": json.loads(i), "problem": p} for o, i, p in zip(
+                bad.column("origin").to_pylist(), bad.column("id").to_pylist(),
+                bad.column("problem").to_pylist())]
+            kept = rows.filter(good)
+            documents = rows.filter(pc.less_equal(rows.column("chunk"), 0)).num_rows
+            done[shard] = log.commit(shard, _part_bytes(kept, fmt, doc_embedding, precision),
+                                     kept.num_rows, documents, skipped)
+            node = rows.column("node")[0].as_py()
+            report["nodes"][node] = report["nodes"].get(node, 0) + 1
+        now = time.monotonic()
+        if progress and (now - clock["last_print"] > 2 or len(done) == total):
+            clock["last_print"] = now
+            print(f"tessera-ray: {len(done)}/{_count(total, 'shard')} committed, "
+                  f"{now - clock['started']:.1f} s", file=sys.stderr, flush=True)
 
 
 def _embedding_dataset(ray, shards, workers, threads_per_worker, max_retries, actor_kwargs):
