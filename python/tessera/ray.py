@@ -296,18 +296,6 @@ def read_shard(shard):
 # ---------------------------------------------------------------- the actor
 
 
-def _format_row(doc_id, chunk_key, chunk, begin, end, embedding, precision="float32"):
-    if precision == "float32":
-        values = ",".join("%.9g" % v for v in embedding.astype(np.float64).tolist())
-        tag = ""
-    else:  # as `tessera embed --precision`: the name, then the ints
-        values = ",".join(map(str, embedding.tolist()))
-        tag = ',"precision":"' + precision + '"'
-    return ('{"id":' + json.dumps(doc_id, ensure_ascii=False) + ',"' + chunk_key + '":' +
-            str(chunk) + ',"offsets":[' + str(begin) + "," + str(end) + "]" + tag +
-            ',"embedding":[' + values + "]}")
-
-
 def _read_ranges(path, flag):
     """--quantization-ranges FILE: a float32 .npy of shape (2, dims) (per-
     dimension min, then max), checked as `tessera embed` checks it."""
@@ -488,15 +476,11 @@ class ShardEmbedder:
                     continue
                 for r in doc_rows:
                     begin, end = r["offsets"]
-                    if self.doc_embedding:
-                        chunk, chunks, key = 0, r["chunks"], "chunks"
-                    else:
-                        chunk, chunks, key = r["chunk"], 0, "chunk"
-                    line = (_format_row(doc_id, key, chunks if self.doc_embedding else chunk,
-                                        begin, end, r["embedding"], self.precision)
-                            if self.output_format == "jsonl" else "")
+                    chunk, chunks = (0, r["chunks"]) if self.doc_embedding else (r["chunk"], 0)
                     self._append(out, shard_index, seq, chunk, origin, doc_id, None, begin, end,
-                                 chunks, line, r["embedding"])
+                                 chunks, "", r["embedding"])
+        if self.output_format == "jsonl":
+            self._format_lines(out)
         columns = {c: out[c] for c in _RESULT_COLUMNS if c != "embedding"}
         columns["problem"] = pa.array(out["problem"], pa.string())
         # This call's own time, so the driver can tell start-up from embedding.
@@ -509,6 +493,23 @@ class ShardEmbedder:
             columns["embedding"] = pa.FixedSizeListArray.from_arrays(
                 pa.array(emb.reshape(-1), pa.from_numpy_dtype(self.dtype)), self.width)
         return pa.table(columns)
+
+    def _format_lines(self, out):
+        """The JSONL lines of the good rows in `out`, by the CLI's own row
+        formatter (tessera._tessera.format_jsonl_rows: the bytes `tessera
+        embed` writes for the same values)."""
+        import tessera
+        rows = [i for i, problem in enumerate(out["problem"]) if problem is None]
+        if not rows:
+            return
+        values = np.stack([out["embedding"][i] for i in rows]).astype(self.dtype)
+        lines = tessera._tessera.format_jsonl_rows(
+            [out["id"][i] for i in rows],
+            [out["chunks" if self.doc_embedding else "chunk"][i] for i in rows],
+            self.doc_embedding, [out["begin"][i] for i in rows], [out["end"][i] for i in rows],
+            values.tobytes(), self.precision, self.dims)
+        for i, line in zip(rows, lines):
+            out["json"][i] = line
 
     @staticmethod
     def _append(out, shard, seq, chunk, origin, doc_id, problem, begin, end, chunks, line,

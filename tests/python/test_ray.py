@@ -84,7 +84,7 @@ def generated(generated_cli):
     return src, read_jsonl(out)
 
 
-def test_generated_corpus_equals_the_cli(ray_session, generated, tmp_path):
+def test_generated_corpus_equals_the_cli(ray_session, generated, generated_cli, tmp_path):
     src, want = generated
     assert len(want) > GENERATED_DOCUMENTS  # the long documents have several chunks
     assert any(w["id"] == f"{src}:8" for w in want)  # the record with no id
@@ -97,6 +97,15 @@ def test_generated_corpus_equals_the_cli(ray_session, generated, tmp_path):
     assert report["startup_seconds"] + report["embedding_seconds"] == \
         pytest.approx(report["seconds"])
     assert_same_rows(read_jsonl(tmp_path / "ray.jsonl"), want)
+    # The lines are the CLI's formatter's (issue 34 item 8): the same bytes
+    # before the embedding on every row, and on every row whose values are
+    # equal (the shards batch chunks differently from the CLI, so some floats
+    # differ in their last bits).
+    pairs = list(zip((tmp_path / "ray.jsonl").read_text(encoding="utf-8").splitlines(),
+                     generated_cli[1].read_text(encoding="utf-8").splitlines()))
+    assert all(a.split(',"embedding":')[0] == b.split(',"embedding":')[0] for a, b in pairs)
+    same = [(a, b) for a, b in pairs if json.loads(a)["embedding"] == json.loads(b)["embedding"]]
+    assert same and all(a == b for a, b in same), (len(same), len(pairs))
 
 
 def test_sample_corpus_through_the_module_cli(ray_session, cli, tmp_path):
