@@ -57,6 +57,7 @@ ray is imported here only: `import tessera` never needs it.
 
 import argparse
 import contextlib
+import gc
 import json
 import os
 import re
@@ -456,17 +457,23 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
         if not todo:
             break
         try:
-            ds = _embedding_dataset(ray, todo, workers, threads_per_worker, max_retries,
-                                    actor_kwargs)
-            _commit_results(ds, log, done, len(shards), fmt, doc_embedding, precision, report,
+            _commit_results(_embedding_dataset(ray, todo, workers, threads_per_worker,
+                                               max_retries, actor_kwargs),
+                            log, done, len(shards), fmt, doc_embedding, precision, report,
                             clock, progress)
+            continue
         except Exception as e:  # noqa: BLE001 - only a lost worker is run again
             if attempt == max_retries or not _worker_lost(ray, e):
                 raise
-            report["reruns"] += 1
-            print(f"tessera-ray: a worker was lost ({type(e).__name__}); running the "
-                  f"{_count(len(shards) - len(done), 'shard')} not committed again (rerun "
-                  f"{attempt + 1} of {max_retries})", file=sys.stderr, flush=True)
+            lost = type(e).__name__
+        report["reruns"] += 1
+        print(f"tessera-ray: a worker was lost ({lost}); running the "
+              f"{_count(len(shards) - len(done), 'shard')} not committed again (rerun "
+              f"{attempt + 1} of {max_retries})", file=sys.stderr, flush=True)
+        # The failed dataset's actors on the nodes still up hold their CPUs
+        # until their handles are gone: free them now (cycles included), or
+        # the new pool waits for them (measured: 18 s and more).
+        gc.collect()
     commits = [done[s["shard"]] for s in shards]
     for c in commits:
         report["documents"] += c["documents"]
