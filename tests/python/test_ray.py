@@ -182,6 +182,8 @@ def test_a_killed_actor_loses_and_duplicates_no_row(ray_session, generated, tmp_
                                progress=False, max_retries=2,
                                _fault_after_batches=3, _fault_marker=str(marker))
     assert marker.exists(), "the injected fault did not fire"
+    # The shards it had not committed ran again, once, on a new actor pool.
+    assert report["reruns"] == 1
     assert report["rows"] == len(prefix) and report["documents"] == 300
     assert_same_rows(read_jsonl(tmp_path / "ray.jsonl"), prefix)
 

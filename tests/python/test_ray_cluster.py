@@ -254,6 +254,7 @@ def test_a_lost_worker_node_loses_and_repeats_no_row(cluster, generated, want, t
     nodes = report["nodes"]
     assert set(nodes) == {lost.node_id, cluster.workers[1].node_id}, nodes
     assert sum(nodes.values()) == SHARDS and nodes[lost.node_id] < SHARDS
+    assert report["reruns"] >= 1  # the shards not committed ran again
     assert report["rows"] == len(want) and report["documents"] == DOCUMENTS
     assert_same_rows(read_jsonl(out), want)
     assert not os.path.exists(f"{out}.parts")
