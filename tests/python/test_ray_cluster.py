@@ -129,26 +129,30 @@ def s3(tmp_path_factory):
            "TESSERA_MODEL_CACHE": str(tmp_path_factory.mktemp("model-cache"))}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            http.client.HTTPConnection("127.0.0.1", port, timeout=2).request("GET", "/")
-            break
-        except OSError:
-            assert time.monotonic() < deadline and server.poll() is None, "moto did not start"
-            time.sleep(0.2)
-    import pyarrow.fs as pafs
-    # (from_uri reads AWS_ENDPOINT_URL; S3FileSystem() does not)
-    pafs.FileSystem.from_uri(f"s3://{BUCKET}?allow_bucket_creation=true")[0].create_dir(BUCKET)
-    yield proxy
-    proxy.shutdown()
-    server.terminate()
-    server.wait()
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    try:  # (the server goes whatever fails here)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                http.client.HTTPConnection("127.0.0.1", port, timeout=2).request("GET", "/")
+                break
+            except OSError:
+                assert time.monotonic() < deadline and server.poll() is None, \
+                    "moto did not start"
+                time.sleep(0.2)
+        import pyarrow.fs as pafs
+        # (from_uri reads AWS_ENDPOINT_URL; S3FileSystem() does not)
+        pafs.FileSystem.from_uri(f"s3://{BUCKET}?allow_bucket_creation=true")[0].create_dir(
+            BUCKET)
+        yield proxy
+    finally:
+        proxy.shutdown()
+        server.terminate()
+        server.wait()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 @pytest.fixture(scope="module")
@@ -267,9 +271,11 @@ def test_a_killed_driver_resumes_from_its_committed_shards(cluster, generated, w
                cluster.address, "--workers", "2", "--batch-size", str(BATCH), "--quiet"]
     driver = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               text=True)
-    wait_for(lambda: commits(f"{out}.parts") >= 5 or driver.poll() is not None, "5 shards")
-    driver.send_signal(signal.SIGKILL)
-    _, stderr = driver.communicate()
+    try:
+        wait_for(lambda: commits(f"{out}.parts") >= 5 or driver.poll() is not None, "5 shards")
+    finally:
+        driver.send_signal(signal.SIGKILL)
+        _, stderr = driver.communicate()
     assert driver.returncode == -signal.SIGKILL, stderr
     committed = commits(f"{out}.parts")
     assert 5 <= committed < SHARDS and not out.exists()
