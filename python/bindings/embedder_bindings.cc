@@ -19,6 +19,8 @@
 #include "runtime_handle.h"
 #include "status_errors.h"
 #include "tessera/embedder.h"
+#include "tessera/embedding_rows.h"
+#include "tessera/quantize.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -153,11 +155,55 @@ std::string resolve_model(const std::string& model, const std::string& fallback,
   return dir;
 }
 
+// tessera.ray's rows as `tessera embed` writes them (one formatter,
+// include/tessera/embedding_rows.h): row i is ids_json[i] (the id as JSON
+// text), counts[i] (its chunk index, or its chunks when document_rows),
+// [begins[i], ends[i]) and row i of `values`, the rows' bytes: dims float32
+// values each, or quantized_row_bytes(precision, dims) bytes.
+std::vector<std::string> format_jsonl_rows(const std::vector<std::string>& ids_json,
+                                           const std::vector<int64_t>& counts, bool document_rows,
+                                           const std::vector<int64_t>& begins,
+                                           const std::vector<int64_t>& ends,
+                                           const nb::bytes& values, const std::string& precision,
+                                           int dims) {
+  Precision p{};
+  throw_if_error(parse_precision(precision, "precision", &p));
+  const size_t n = ids_json.size();
+  if (counts.size() != n || begins.size() != n || ends.size() != n) {
+    throw nb::value_error(("ids_json, counts, begins and ends: " + std::to_string(n) + ", " +
+                           std::to_string(counts.size()) + ", " + std::to_string(begins.size()) +
+                           " and " + std::to_string(ends.size()) + " rows; they must be equal")
+                              .c_str());
+  }
+  if (dims < 1) throw nb::value_error(("dims = " + std::to_string(dims) + " must be >= 1").c_str());
+  const auto width = static_cast<size_t>(p == Precision::kFloat32 ? int64_t{4} * dims
+                                                                  : quantized_row_bytes(p, dims));
+  if (values.size() != n * width) {
+    throw nb::value_error(("values: " + std::to_string(values.size()) + " bytes, expected " +
+                           std::to_string(n) + " rows x " + std::to_string(width) + " (" +
+                           precision + ", " + std::to_string(dims) + " dimensions)")
+                              .c_str());
+  }
+  const auto* bytes = static_cast<const char*>(values.c_str());
+  std::vector<std::string> lines(n);
+  for (size_t i = 0; i < n; ++i) {
+    EmbeddingRowFields row;
+    row.id_json = ids_json[i];
+    (document_rows ? row.chunks : row.chunk) = counts[i];
+    row.begin = begins[i];
+    row.end = ends[i];
+    throw_if_error(format_embedding_row(row, p, bytes + i * width, dims, &lines[i]));
+  }
+  return lines;
+}
+
 }  // namespace
 
 void bind_embedder(nb::module_& m) {
   m.def("resolve_model_dir", &resolve_model, "model"_a, "fallback"_a = "", "hint"_a = "");
   m.def("model_data_dir", [] { return model_data_dir(); });
+  m.def("format_jsonl_rows", &format_jsonl_rows, "ids_json"_a, "counts"_a, "document_rows"_a,
+        "begins"_a, "ends"_a, "values"_a, "precision"_a, "dims"_a);
   nb::class_<EmbedderHandle>(m, "Embedder")
       .def("__init__", &load, "runtime"_a, "model_dir"_a = "", "weights"_a = "", "max_tokens"_a = 0,
            "stride"_a = -1, "batch_tokens"_a = 0, nb::keep_alive<1, 2>())

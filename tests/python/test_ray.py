@@ -49,7 +49,7 @@ def ray_session(generated_cli):
     os.environ["PYTHONPATH"] = os.pathsep.join(
         p for p in (here, os.environ.get("PYTHONPATH")) if p)
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"  # no report to Ray's servers
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
              logging_level="WARNING", configure_logging=False)
     yield ray
     ray.shutdown()
@@ -84,7 +84,7 @@ def generated(generated_cli):
     return src, read_jsonl(out)
 
 
-def test_generated_corpus_equals_the_cli(ray_session, generated, tmp_path):
+def test_generated_corpus_equals_the_cli(ray_session, generated, generated_cli, tmp_path):
     src, want = generated
     assert len(want) > GENERATED_DOCUMENTS  # the long documents have several chunks
     assert any(w["id"] == f"{src}:8" for w in want)  # the record with no id
@@ -97,6 +97,15 @@ def test_generated_corpus_equals_the_cli(ray_session, generated, tmp_path):
     assert report["startup_seconds"] + report["embedding_seconds"] == \
         pytest.approx(report["seconds"])
     assert_same_rows(read_jsonl(tmp_path / "ray.jsonl"), want)
+    # The lines are the CLI's formatter's (issue 34 item 8): the same bytes
+    # before the embedding on every row, and on every row whose values are
+    # equal (the shards batch chunks differently from the CLI, so some floats
+    # differ in their last bits).
+    pairs = list(zip((tmp_path / "ray.jsonl").read_text(encoding="utf-8").splitlines(),
+                     generated_cli[1].read_text(encoding="utf-8").splitlines()))
+    assert all(a.split(',"embedding":')[0] == b.split(',"embedding":')[0] for a, b in pairs)
+    same = [(a, b) for a, b in pairs if json.loads(a)["embedding"] == json.loads(b)["embedding"]]
+    assert same and all(a == b for a, b in same), (len(same), len(pairs))
 
 
 def test_sample_corpus_through_the_module_cli(ray_session, cli, tmp_path):
@@ -173,6 +182,8 @@ def test_a_killed_actor_loses_and_duplicates_no_row(ray_session, generated, tmp_
                                progress=False, max_retries=2,
                                _fault_after_batches=3, _fault_marker=str(marker))
     assert marker.exists(), "the injected fault did not fire"
+    # The shards it had not committed ran again, once, on a new actor pool.
+    assert report["reruns"] == 1
     assert report["rows"] == len(prefix) and report["documents"] == 300
     assert_same_rows(read_jsonl(tmp_path / "ray.jsonl"), prefix)
 
@@ -389,3 +400,64 @@ def test_a_local_start_asks_for_token_auth_without_rays_warning():
     assert run.returncode == 0, run.stderr
     assert "Token authentication" not in run.stderr, run.stderr
     assert run.stdout == "fatal\n"  # only this process's C++ logging (the driver's)
+
+
+def test_the_commit_log_resumes_refuses_another_job_and_joins_in_shard_order(tmp_path):
+    # tessera/_ray_parts.py without Ray: Parquet parts committed out of order
+    # by a "driver" that dies before the join; the next one finds them.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tessera import _ray_parts as parts
+    from tessera import _ray_storage as storage
+
+    def part(shard):
+        table = pa.table({"id": [f'"d{shard}"'], "chunk": [0]})
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink)
+        return sink.getvalue().to_pybytes()
+
+    out = str(tmp_path / "out.parquet")
+    job = {"version": 1, "batch_size": 4, "model": "m"}
+    first = parts.Parts(out, "parquet", job, storage.Retrying(1))
+    assert first.open() == {}
+    for shard in (2, 0):
+        first.commit(shard, part(shard), 1, 1, [])
+    first.commit(1, None, 0, 1, [{"origin": "x:1", "id": "x:1", "problem": "empty document"}])
+    assert not os.path.exists(out)  # (no join: the driver died)
+
+    other = parts.Parts(out, "parquet", dict(job, batch_size=5), storage.Retrying(1))
+    with pytest.raises(parts.ForeignParts, match=r"out\.parquet\.parts: holds the parts of "
+                                                 r"another job \(batch_size was 4, now 5\)"):
+        other.open()
+    again = parts.Parts(out, "parquet", job, storage.Retrying(1))
+    done = again.open()
+    assert sorted(done) == [0, 1, 2] and done[1]["skipped"][0]["problem"] == "empty document"
+    again.join([done[s] for s in sorted(done)])
+    again.remove()
+    assert pq.read_table(out).column("id").to_pylist() == ['"d0"', '"d2"']
+    assert os.listdir(tmp_path) == ["out.parquet"]
+
+
+def test_a_write_that_keeps_failing_names_the_file_and_its_tries():
+    from tessera import _ray_storage as storage
+    lines = []
+    retry = storage.Retrying(3, backoff=0.01, log=lines.append)
+    calls = []
+
+    def fails_twice():
+        calls.append(1)
+        if len(calls) < 3:
+            raise OSError("store unavailable")
+        return "written"
+
+    assert retry("writing s3://b/k", fails_twice) == "written" and retry.retries == 2
+    assert lines[0] == ("writing s3://b/k failed (OSError: store unavailable); retry 1 of 2 "
+                        "in 0.01 s")
+
+    def always_fails():
+        raise OSError("store unavailable")
+
+    with pytest.raises(OSError, match=r"writing s3://b/k: failed 3 times; the last error: "
+                                      r"store unavailable"):
+        storage.Retrying(3, backoff=0.01)("writing s3://b/k", always_fails)
