@@ -265,7 +265,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     sig = _planned.signature(query, key, value, attn_mask, options)
     planned = _planned.lookup(sig)
     if planned is not None:
-        if not _warned_grad:
+        if not _warned_grad and planned.io.requires_grad(query, key, value, attn_mask):
             _warn_no_grad(planned.ops, (query, key, value, attn_mask))
         try:
             return planned.run(runtime or _default_runtime(), query, key, value, attn_mask)

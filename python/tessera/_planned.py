@@ -54,8 +54,8 @@ def signature(query, key, value, attn_mask, options):
                _signers[type(value)](value),
                None if attn_mask is None else _signers[type(attn_mask)](attn_mask), options)
         hash(sig)
-    except (KeyError, TypeError):
-        return None
+    except Exception:  # noqa: BLE001 (an unknown type, an unhashable option, a sparse
+        return None    # tensor's stride(): the full path says what is wrong, if anything)
     return sig
 
 
@@ -89,6 +89,11 @@ class _TorchData:
     def data(a):
         return a.data_ptr()
 
+    @staticmethod
+    def requires_grad(query, key, value, attn_mask):
+        return (query.requires_grad or key.requires_grad or value.requires_grad or
+                (attn_mask is not None and attn_mask.requires_grad))
+
     def new(self, shape, float32=False):
         import torch
         return self.empty(*shape, dtype=torch.float32 if float32 else self.dtype,
@@ -102,6 +107,10 @@ class _NumpyData:
     def __init__(self, like):
         self.dtype = like.dtype
         self.as_u16 = like.dtype.name == "bfloat16"
+
+    @staticmethod
+    def requires_grad(query, key, value, attn_mask):
+        return False
 
     def data(self, a):
         return a.view(np.uint16) if self.as_u16 and a.dtype == self.dtype else a
