@@ -50,13 +50,14 @@ Policy checked_policy(const Registry& registry, const std::string& text) {
   for (const auto* list : {&policy.only, &policy.prefer, &policy.deny}) {
     for (const std::string& name : *list) {
       if (registry.find(name) != nullptr) continue;
-      std::string known;
+      std::string message = "policy: unknown backend '" + name + "' (this build has ";
+      const size_t listed = message.size();
       for (Backend* b : registry.backends()) {
-        if (!known.empty()) known += ", ";
-        known += b->name();
+        if (message.size() > listed) message += ", ";
+        message += b->name();
       }
-      throw nb::value_error(
-          ("policy: unknown backend '" + name + "' (this build has " + known + ")").c_str());
+      message += ")";
+      throw nb::value_error(message.c_str());
     }
   }
   return policy;
