@@ -262,8 +262,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     """
     options = (dropout_p, is_causal, scale, enable_gqa, causal, window, softcap, return_lse,
                backend, policy)
-    sig = _planned.signature(query, key, value, attn_mask, options)
-    planned = _planned.lookup(sig)
+    sig, planned = _planned.find(query, key, value, attn_mask, options)
     if planned is not None:
         if not _warned_grad and planned.io.requires_grad(query, key, value, attn_mask):
             _warn_no_grad(planned.ops, (query, key, value, attn_mask))
@@ -284,7 +283,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                  lse=k["lse"], bias=k["bias"]))
     planned = _planned.PlannedCall.make(call, plan, query, key, value, attn_mask)
     if sig is None:  # torch's tensor types are known from now on
-        sig = _planned.signature(query, key, value, attn_mask, options)
+        sig, _ = _planned.find(query, key, value, attn_mask, options)
     _planned.remember(sig, planned)
     return call.result()
 

@@ -46,21 +46,17 @@ def note_torch(torch):
         _signers[t] = _torch_signature
 
 
-def signature(query, key, value, attn_mask, options):
-    """The call's plan key, or None when it has none (an array type the
-    plans do not know, an unhashable option such as a list window)."""
+def find(query, key, value, attn_mask, options):
+    """(the call's plan key, its plan or None); the key is None when the call
+    has none (an array type the plans do not know, an unhashable option such
+    as a list window), so it is never planned."""
     try:
         sig = (_signers[type(query)](query), _signers[type(key)](key),
                _signers[type(value)](value),
                None if attn_mask is None else _signers[type(attn_mask)](attn_mask), options)
-        hash(sig)
+        return sig, _plans.get(sig)
     except Exception:  # noqa: BLE001 (an unknown type, an unhashable option, a sparse
-        return None    # tensor's stride(): the full path says what is wrong, if anything)
-    return sig
-
-
-def lookup(sig):
-    return None if sig is None else _plans.get(sig)
+        return None, None  # tensor's stride(): the full path says what is wrong, if anything)
 
 
 def remember(sig, planned):
