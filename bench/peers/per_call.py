@@ -12,6 +12,8 @@ rotating, so load from other processes falls on all of them alike; the
 table gives medians over each contender's calls. tessera's C++ time is the
 median span (dispatcher + kernel) of the same calls (Runtime.spans()); its
 overhead is the call minus that: the Python layer, the bridge, the GIL.
+"full path" is every call as before issue 37 (checks, mapping and DLPack
+each time), for a before/after in the same run.
 
 First (unless --skip-compile) it checks that torch.compile(fullgraph=True) of
 a small attention block calling tessera's op compiles with no graph break
@@ -103,6 +105,16 @@ def check_compile():
     return result
 
 
+def full_path(rt, q, k, v):
+    """Every call as before issue 37: torch's checks and the layout mapping
+    (tessera._attention._Call), then Runtime.attention, which imports each
+    tensor through DLPack; the planned path's first call of a signature."""
+    call = tessera._attention._Call(q, k, v, None, 0.0, True, None, False, None, None, 0.0,
+                                    False, None, None)
+    rt.attention(**call.kwargs)
+    return call.result()
+
+
 def bench_sdpa(shape, threads, rounds):
     b, h, s, d, dtype = shape
     rt = tessera.configure(threads=threads)  # a fresh runtime: its spans are this shape's
@@ -114,6 +126,7 @@ def bench_sdpa(shape, threads, rounds):
             "tessera": lambda: tessera.scaled_dot_product_attention(q, k, v, is_causal=True),
             "tessera_op": lambda: tessera.torch_ops.scaled_dot_product_attention(
                 q, k, v, is_causal=True),
+            "tessera_full_path": lambda: full_path(rt, q, k, v),
         }, rounds)
         want = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=True)
         err = (tessera.scaled_dot_product_attention(q, k, v, is_causal=True).float() -
@@ -122,6 +135,7 @@ def bench_sdpa(shape, threads, rounds):
     row = {"shape": f"B={b},H={h},S={s},D={d},{dtype},causal",
            "torch_us": medians["torch"] * 1e6, "tessera_us": medians["tessera"] * 1e6,
            "tessera_op_us": medians["tessera_op"] * 1e6,
+           "tessera_full_path_us": medians["tessera_full_path"] * 1e6,
            "tessera_cxx_us": statistics.median(spans) / 1e3, "max_abs_err_vs_f32": err}
     row["tessera_overhead_us"] = row["tessera_us"] - row["tessera_cxx_us"]
     row["ratio"] = row["tessera_us"] / row["torch_us"]
@@ -181,11 +195,12 @@ def main():
     rows = [bench_sdpa(shape, args.threads, args.calls) for shape in SHAPES]
     report["sdpa"] = rows
     print(f"\n{'shape':32s} {'torch':>9s} {'tessera':>9s} {'ratio':>6s} {'op':>9s} "
-          f"{'ratio':>6s} {'C++':>9s} {'overhead':>9s}  (us, medians of {args.calls})")
+          f"{'ratio':>6s} {'C++':>9s} {'overhead':>9s} {'full path':>9s}  "
+          f"(us, medians of {args.calls})")
     for r in rows:
         print(f"{r['shape']:32s} {r['torch_us']:9.1f} {r['tessera_us']:9.1f} {r['ratio']:6.2f} "
               f"{r['tessera_op_us']:9.1f} {r['op_ratio']:6.2f} {r['tessera_cxx_us']:9.1f} "
-              f"{r['tessera_overhead_us']:9.1f}")
+              f"{r['tessera_overhead_us']:9.1f} {r['tessera_full_path_us']:9.1f}")
     enc = bench_encode(args.model, args.threads, args.encode_calls)
     report["encode"] = enc
     print(f"\nencode({SENTENCE!r}): sentence-transformers {enc['sentence_transformers_us']:.0f} us, "
