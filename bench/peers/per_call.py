@@ -17,7 +17,9 @@ each time), for a before/after in the same run.
 
 First (unless --skip-compile) it checks that torch.compile(fullgraph=True) of
 a small attention block calling tessera's op compiles with no graph break
-and matches the block run eagerly; it exits 1 if not. Runs in .venv-bench
+and matches the block run eagerly, then that planned calls on torch tensors
+(layouts, masks, GQA, dtypes; the pytest suite has numpy only) match
+torch's math; it exits 1 if either fails. Runs in .venv-bench
 (torch, sentence-transformers), never in the tests.
 """
 import argparse
@@ -115,6 +117,57 @@ def full_path(rt, q, k, v):
     return call.result()
 
 
+def check_planned_torch():
+    """The planned path on torch tensors (the pytest suite has numpy only):
+    each case called three times with new data of one signature, so the
+    second and third calls take the plan; every result against torch's math
+    in float64. Returns the failures."""
+    gen = torch.Generator().manual_seed(1)
+
+    def rand(*shape, dtype=torch.float32):
+        return torch.randn(*shape, generator=gen).to(dtype)
+
+    def bshd(b, h, s, d, dtype=torch.float32):  # [B, H, S, D] view of [B, S, H, D] memory
+        return rand(b, s, h, d, dtype=dtype).transpose(1, 2)
+
+    cases = {
+        "contiguous": lambda: ((rand(2, 4, 9, 32),) * 3, {"is_causal": True}),
+        "bshd_views": lambda: ((bshd(2, 4, 9, 32), bshd(2, 4, 9, 32), bshd(2, 4, 9, 32)), {}),
+        "strided_rows": lambda: ((rand(1, 2, 18, 16)[:, :, ::2], rand(1, 2, 9, 16),
+                                  rand(1, 2, 9, 16)), {}),
+        "gqa": lambda: ((rand(1, 8, 7, 16), rand(1, 2, 11, 16), rand(1, 2, 11, 24)),
+                        {"enable_gqa": True}),
+        "float_mask": lambda: ((rand(2, 2, 5, 8), rand(2, 2, 6, 8), rand(2, 2, 6, 8)),
+                               {"attn_mask": rand(5, 6)}),
+        "bool_mask": lambda: ((rand(2, 2, 5, 8), rand(2, 2, 6, 8), rand(2, 2, 6, 8)),
+                              {"attn_mask": rand(5, 6) > -0.5}),
+        "top_left_l_lt_s": lambda: ((rand(1, 2, 4, 8), rand(1, 2, 9, 8), rand(1, 2, 9, 8)),
+                                    {"is_causal": True}),
+        "3d": lambda: ((rand(3, 6, 16), rand(3, 7, 16), rand(3, 7, 16)), {}),
+        "broadcast_batch": lambda: ((rand(3, 2, 4, 8), rand(1, 2, 4, 8), rand(1, 2, 4, 8)), {}),
+        "bf16": lambda: ((bshd(1, 4, 13, 64, torch.bfloat16),) * 3, {"is_causal": True}),
+        "f16": lambda: ((rand(1, 4, 13, 64, dtype=torch.float16),) * 3, {}),
+        "requires_grad": lambda: ((rand(1, 2, 5, 8).requires_grad_(), rand(1, 2, 5, 8),
+                                   rand(1, 2, 5, 8)), {}),
+    }
+    tolerance = {torch.float32: 2e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
+    failures = []
+    with torch.no_grad():
+        for name, make in cases.items():
+            for call in range(3):
+                (q, k, v), kw = make()
+                got = tessera.scaled_dot_product_attention(q, k, v, **kw)
+                want = F.scaled_dot_product_attention(
+                    q.double(), k.double(), v.double(),
+                    **{key: val.double() if key == "attn_mask" and val.is_floating_point()
+                       else val for key, val in kw.items()})
+                err = (got.double() - want).abs().max().item()
+                bound = tolerance[q.dtype] * max(1.0, want.abs().max().item())
+                if got.dtype != q.dtype or not err <= bound:
+                    failures.append(f"{name} call {call}: max error {err:.3g}")
+    return failures
+
+
 def bench_sdpa(shape, threads, rounds):
     b, h, s, d, dtype = shape
     rt = tessera.configure(threads=threads)  # a fresh runtime: its spans are this shape's
@@ -192,6 +245,10 @@ def main():
         report["compile"] = check_compile()
         ok = report["compile"]["ok"]
         print("torch.compile(fullgraph=True) over tessera's op:", report["compile"])
+    report["planned_torch_failures"] = check_planned_torch()
+    ok = ok and not report["planned_torch_failures"]
+    print("planned path on torch tensors against torch's math:",
+          report["planned_torch_failures"] or "all equal within tolerance")
     rows = [bench_sdpa(shape, args.threads, args.calls) for shape in SHAPES]
     report["sdpa"] = rows
     print(f"\n{'shape':32s} {'torch':>9s} {'tessera':>9s} {'ratio':>6s} {'op':>9s} "
