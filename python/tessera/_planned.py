@@ -129,6 +129,8 @@ class PlannedCall:
     @staticmethod
     def make(call, plan, query, key, value, attn_mask):
         ops = call.ops
+        if ops.name == "torch" and query.device.type != "cpu":
+            return None  # DLPack's import orders CUDA streams; a bare pointer would not
         for given, passed in zip((query, key, value), call.inputs):
             if _address(ops, given) != _address(ops, passed):
                 return None  # copied: broadcast stride 0 or a reversed view
