@@ -278,9 +278,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         return call.result()
     runtime = runtime or _default_runtime()
     plan = _run(runtime._plan, call.kwargs)
-    k = call.kwargs
-    _run(runtime._run_plan, dict(plan=plan, q=k["q"], k=k["k"], v=k["v"], out=k["out"],
-                                 lse=k["lse"], bias=k["bias"]))
+    kw = call.kwargs
+    _run(runtime._run_plan, dict(plan=plan, q=kw["q"], k=kw["k"], v=kw["v"], out=kw["out"],
+                                 lse=kw["lse"], bias=kw["bias"]))
     planned = _planned.PlannedCall.make(call, plan, query, key, value, attn_mask)
     if sig is None:  # torch's tensor types are known from now on
         sig, _ = _planned.find(query, key, value, attn_mask, options)
