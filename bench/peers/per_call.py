@@ -226,8 +226,10 @@ def cpu_model():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--calls", type=int, default=200, help="timed calls per contender and SDPA shape")
-    ap.add_argument("--encode-calls", type=int, default=100, help="timed encode calls per contender")
+    ap.add_argument("--calls", type=int, default=200,
+                    help="timed calls per contender and SDPA shape")
+    ap.add_argument("--encode-calls", type=int, default=100,
+                    help="timed encode calls per contender")
     ap.add_argument("--model", default="models/all-MiniLM-L6-v2")
     ap.add_argument("--skip-compile", action="store_true")
     ap.add_argument("--json", help="also write the results here")
@@ -260,7 +262,8 @@ def main():
               f"{r['tessera_overhead_us']:9.1f} {r['tessera_full_path_us']:9.1f}")
     enc = bench_encode(args.model, args.threads, args.encode_calls)
     report["encode"] = enc
-    print(f"\nencode({SENTENCE!r}): sentence-transformers {enc['sentence_transformers_us']:.0f} us, "
+    print(f"\nencode({SENTENCE!r}): sentence-transformers "
+          f"{enc['sentence_transformers_us']:.0f} us, "
           f"tessera {enc['tessera_us']:.0f} us ({enc['ratio']:.2f}x), of which C++ "
           f"{enc['tessera_cxx_us']:.0f} us, Python {enc['tessera_overhead_us']:.0f} us; "
           f"cosine {enc['cosine']:.6f} (medians of {args.encode_calls})")

@@ -124,7 +124,8 @@ class PlannedCall:
     attn_mask, or a bias made once, such as top-left causal's), new out and
     lse. Built by make() from a full call, or None when that call copied."""
 
-    __slots__ = ("plan", "ops", "io", "out_shape", "lse_shape", "bias_is_mask", "bias_data", "bias_keep")
+    __slots__ = ("plan", "ops", "io", "out_shape", "lse_shape", "bias_is_mask", "bias_data",
+                 "bias_keep")
 
     @staticmethod
     def make(call, plan, query, key, value, attn_mask):
