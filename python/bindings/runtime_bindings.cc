@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "attention_call.h"
 #include "runtime_handle.h"
 #include "status_errors.h"
 #include "tensor_bridge.h"
@@ -22,90 +23,6 @@ using namespace nb::literals;
 
 namespace tessera::python {
 namespace {
-
-using SeqLens = nb::ndarray<nb::ro, int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-
-// The arguments of one attention call, as Python passes them.
-struct CallArgs {
-  InputArray q, k, v;
-  OutputArray out, lse;
-  InputArray bias;
-  std::optional<float> scale;
-  std::string mask;
-  int64_t window_left, window_right;
-  float softcap;
-  SeqLens cu_q, cu_k;
-  bool uint16_is_bf16;
-};
-
-Mask mask_of(const std::string& kind, int64_t left, int64_t right) {
-  if (kind == "none") return Mask::none();
-  if (kind == "causal") return Mask::causal();
-  if (kind == "window") return Mask::window(left, right);
-  throw nb::value_error(("mask: '" + kind + "' is not none, causal or window").c_str());
-}
-
-AttentionArgs to_args(const CallArgs& c) {
-  AttentionArgs a;
-  a.q = input_view(c.q, "query", c.uint16_is_bf16);
-  a.k = input_view(c.k, "key", c.uint16_is_bf16);
-  a.v = input_view(c.v, "value", c.uint16_is_bf16);
-  a.out = output_view(c.out, "out", c.uint16_is_bf16);
-  if (c.lse.is_valid()) a.lse = output_view(c.lse, "lse", false);
-  if (c.bias.is_valid()) a.bias = input_view(c.bias, "attn_mask", false);
-  a.scale = c.scale;
-  a.mask = mask_of(c.mask, c.window_left, c.window_right);
-  a.softcap = c.softcap;
-  if (c.cu_q.is_valid() != c.cu_k.is_valid()) {
-    throw nb::value_error("cu_seqlens_q and cu_seqlens_k: give both or neither");
-  }
-  if (c.cu_q.is_valid()) {
-    if (c.cu_q.shape(0) != c.cu_k.shape(0) || c.cu_q.shape(0) < 2) {
-      throw nb::value_error(("cu_seqlens_q has " + std::to_string(c.cu_q.shape(0)) +
-                             " entries and cu_seqlens_k " + std::to_string(c.cu_k.shape(0)) +
-                             ": both need batch + 1 >= 2")
-                                .c_str());
-    }
-    a.varlen = Varlen{c.cu_q.data(), c.cu_k.data(), static_cast<int64_t>(c.cu_q.shape(0)) - 1};
-  }
-  return a;
-}
-
-// parse_policy checks the form; this checks each name is a backend of the
-// build, so a typo is a ValueError rather than "nothing eligible".
-Policy checked_policy(const Registry& registry, const std::string& text) {
-  Policy policy;
-  Status s = parse_policy(text, &policy);
-  if (!s.ok()) throw nb::value_error(("policy: " + s.message()).c_str());
-  for (const auto* list : {&policy.only, &policy.prefer, &policy.deny}) {
-    for (const std::string& name : *list) {
-      if (registry.find(name) != nullptr) continue;
-      std::string known;
-      for (Backend* b : registry.backends()) {
-        if (!known.empty()) known += ", ";
-        known += b->name();
-      }
-      throw nb::value_error(
-          ("policy: unknown backend '" + name + "' (this build has " + known + ")").c_str());
-    }
-  }
-  return policy;
-}
-
-// The dispatcher a call uses: the Runtime's own, or one for a per-call
-// policy. Call with h.mu held.
-Dispatcher& dispatcher_for(RuntimeHandle& h, const std::string& policy_text) {
-  if (policy_text.empty()) return h.runtime->dispatcher();
-  auto it = h.by_policy.find(policy_text);
-  if (it == h.by_policy.end()) {
-    Policy policy = checked_policy(h.runtime->registry(), policy_text);
-    it = h.by_policy
-             .emplace(policy_text,
-                      std::make_unique<Dispatcher>(h.runtime->registry(), std::move(policy)))
-             .first;
-  }
-  return *it->second;
-}
 
 std::string attention(RuntimeHandle& h, const CallArgs& c, const std::string& policy) {
   const AttentionArgs args = to_args(c);
@@ -236,27 +153,6 @@ void create(RuntimeHandle* h, const std::string& attention, int threads, size_t 
   h->runtime = std::move(rt);
 }
 
-// attention() and explain() take the same arguments.
-template <typename Result>
-void def_attention_call(nb::class_<RuntimeHandle>& cls, const char* name,
-                        Result (*fn)(RuntimeHandle&, const CallArgs&, const std::string&),
-                        const char* doc) {
-  cls.def(
-      name,
-      [fn](RuntimeHandle& h, InputArray q, InputArray k, InputArray v, OutputArray out,
-           OutputArray lse, InputArray bias, std::optional<float> scale, const std::string& mask,
-           int64_t wl, int64_t wr, float softcap, SeqLens cu_q, SeqLens cu_k, bool uint16_is_bf16,
-           const std::string& policy) {
-        return fn(
-            h, {q, k, v, out, lse, bias, scale, mask, wl, wr, softcap, cu_q, cu_k, uint16_is_bf16},
-            policy);
-      },
-      "q"_a, "k"_a, "v"_a, "out"_a, "lse"_a.none() = nb::none(), "bias"_a.none() = nb::none(),
-      "scale"_a.none() = nb::none(), "mask"_a = "none", "window_left"_a = -1, "window_right"_a = -1,
-      "softcap"_a = 0.0f, "cu_seqlens_q"_a.none() = nb::none(),
-      "cu_seqlens_k"_a.none() = nb::none(), "uint16_is_bf16"_a = false, "policy"_a = "", doc);
-}
-
 constexpr const char* kRuntimeDoc =
     R"(A tessera runtime: the attention backends of this build, the dispatcher
 that picks one per call (its policy), a thread pool and a tracked allocator,
@@ -355,6 +251,7 @@ void bind_runtime(nb::module_& m) {
                      "attention()'s arguments -> which backend would run them and why each "
                      "other would not: {\"chosen\", \"args_error\", \"backends\"}. Reads no "
                      "data.");
+  bind_attention_plan(m, cls);
 }
 
 }  // namespace tessera::python

@@ -48,6 +48,8 @@ nanobind::dict dict_of(Items&&... items) {
 }
 
 void bind_runtime(nanobind::module_& m);
+// Runtime._plan / _run_plan and their _AttentionPlan (attention_plan.cc).
+void bind_attention_plan(nanobind::module_& m, nanobind::class_<RuntimeHandle>& runtime);
 void bind_embedder(nanobind::module_& m);
 void bind_quantize(nanobind::module_& m);
 

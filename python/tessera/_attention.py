@@ -22,6 +22,7 @@ import warnings
 
 import numpy as np
 
+from . import _planned
 from ._arrays import check_dtype, ops_for
 from ._runtime import runtime as _default_runtime
 
@@ -58,9 +59,10 @@ def _warn_no_grad(ops, tensors):
     global _warned_grad
     if _warned_grad or ops.name != "torch":
         return
+    if not any(t is not None and t.requires_grad for t in tensors):
+        return
     import torch
-    if not torch.is_grad_enabled() or not any(t is not None and t.requires_grad
-                                              for t in tensors):
+    if not torch.is_grad_enabled():
         return
     _warned_grad = True
     warnings.warn("tessera.scaled_dot_product_attention: an input requires grad, but tessera is "
@@ -152,6 +154,7 @@ class _Call:
         v4 = _as_4d(ops, value, (B, hkv, S, Ev), batch + (hkv, S, Ev))
 
         self.ops = ops
+        self.inputs = (q4, k4, v4)
         self.out = ops.empty((B, heads, L, Ev), query)
         self.lse = ops.empty((B, heads, L), query, dtype="float32") if return_lse else None
         self.result_shape = batch + ((heads,) if has_heads else ())
@@ -257,12 +260,31 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     Inference only: the result carries no autograd graph (a torch input that
     requires grad, with grad mode on, gets a warning, once).
     """
+    options = (dropout_p, is_causal, scale, enable_gqa, causal, window, softcap, return_lse,
+               backend, policy)
+    sig, planned = _planned.find(query, key, value, attn_mask, options)
+    if planned is not None:
+        if not _warned_grad and planned.io.requires_grad(query, key, value, attn_mask):
+            _warn_no_grad(planned.ops, (query, key, value, attn_mask))
+        try:
+            return planned.run(runtime or _default_runtime(), query, key, value, attn_mask)
+        except (ValueError, RuntimeError) as e:
+            raise type(e)(_torch_names(str(e))) from None
     call = _Call(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, causal,
                  window, softcap, return_lse, backend, policy)
     # (torch.ops.tessera runs this with grad mode off; its backward raises)
     _warn_no_grad(call.ops, (query, key, value, attn_mask))
-    if not call.empty:
-        _run((runtime or _default_runtime()).attention, call.kwargs)
+    if call.empty:
+        return call.result()
+    runtime = runtime or _default_runtime()
+    plan = _run(runtime._plan, call.kwargs)
+    kw = call.kwargs
+    _run(runtime._run_plan, dict(plan=plan, q=kw["q"], k=kw["k"], v=kw["v"], out=kw["out"],
+                                 lse=kw["lse"], bias=kw["bias"]))
+    planned = _planned.PlannedCall.make(call, plan, query, key, value, attn_mask)
+    if sig is None:  # torch's tensor types are known from now on
+        sig, _ = _planned.find(query, key, value, attn_mask, options)
+    _planned.remember(sig, planned)
     return call.result()
 
 

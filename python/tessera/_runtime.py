@@ -12,6 +12,9 @@ _default = None
 def runtime():
     """The default Runtime that module-level functions use."""
     global _default
+    made = _default  # once made, read without the lock: it is on every call's path
+    if made is not None:
+        return made
     with _lock:
         if _default is None:
             _default = Runtime()

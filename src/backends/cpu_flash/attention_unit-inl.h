@@ -98,14 +98,45 @@ inline void CarveBlock(const Scratch& s, int64_t sub, Block* b) {
   b->bias_index = reinterpret_cast<int32_t*>(at + s.lay.bias_index);
 }
 
+// Byte offsets from the block's Q row 0 to rows [r, r + lanes), for a
+// gather whose lane i reads row r + i: false when one is negative, not a
+// multiple of 4 or, with the `reach` bytes read past it, beyond the
+// gather's int32.
+inline bool QRowOffsets(const FlashParams& p, const UnitGeom& g, int64_t r, int64_t lanes,
+                        int64_t reach, int32_t* offsets) {
+  const int64_t bytes_per = static_cast<int64_t>(dtype_size(p.dtype));
+  for (int64_t i = 0; i < lanes; ++i) {
+    const int64_t bytes = (q_offset(p, g, r + i) - q_offset(p, g, 0)) * bytes_per;
+    if (bytes % 4 != 0 || bytes < 0 || bytes > INT32_MAX - reach) return false;
+    offsets[i] = static_cast<int32_t>(bytes);
+  }
+  return true;
+}
+
 // Q^T [D x ld_rows]: row r of the block becomes column r; padding columns
 // 0. (The scale is applied to the scores, inside the softmax's exponent, not
-// here: one rounding instead of one per q element.) The block's o holds one
-// converted row at a time (it is cleared afterwards).
+// here: one rounding instead of one per q element.) f32 rows with unit
+// stride are gathered a vector of rows at a time (a scalar transpose, one
+// store per element, was a fifth of a short sequence's time: B=1, S=16,
+// H=8, D=64); the rest is converted a row at a time through the block's o
+// (cleared afterwards).
 template <class DF>
 HWY_INLINE void PackQT(DF df, const FlashParams& p, int64_t ld, const Block& b) {
   std::fill(b.qt, b.qt + p.d * ld, 0.0f);
-  for (int64_t r = 0; r < b.g.rows; ++r) {
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  int64_t r = 0;
+  if (p.dtype == DType::kF32 && p.qs[3] == 1) {
+    const hn::RebindToSigned<DF> di;
+    HWY_ALIGN int32_t offsets[kMaxLanes];
+    const auto* row0 = static_cast<const float*>(element(p.q, p.dtype, q_offset(p, b.g, 0)));
+    for (; r + lanes <= b.g.rows && QRowOffsets(p, b.g, r, lanes, 4 * p.d, offsets); r += lanes) {
+      const auto vo = hn::Load(di, offsets);
+      for (int64_t d = 0; d < p.d; ++d) {
+        hn::StoreU(hn::GatherOffset(df, row0 + d, vo), df, b.qt + d * ld + r);
+      }
+    }
+  }
+  for (; r < b.g.rows; ++r) {
     RowToF32(df, element(p.q, p.dtype, q_offset(p, b.g, r)), p.dtype, p.qs[3], p.d, b.o);
     for (int64_t d = 0; d < p.d; ++d) b.qt[d * ld + r] = b.o[d];
   }
@@ -148,14 +179,7 @@ HWY_INLINE void PackQPairs(DF df, const FlashParams& p, int64_t ld, const Block&
   int64_t r = 0;
   if (stride == 1 && reinterpret_cast<uintptr_t>(row0) % 4 == 0) {
     HWY_ALIGN int32_t offsets[kMaxLanes];
-    for (; r + lanes <= b.g.rows; r += lanes) {
-      bool fits = true;
-      for (int64_t i = 0; i < lanes; ++i) {
-        const int64_t bytes = (q_offset(p, b.g, r + i) - q_offset(p, b.g, 0)) * 2;
-        fits = fits && bytes % 4 == 0 && bytes >= 0 && bytes <= INT32_MAX - 4 * d2;
-        offsets[i] = static_cast<int32_t>(bytes);
-      }
-      if (!fits) break;
+    for (; r + lanes <= b.g.rows && QRowOffsets(p, b.g, r, lanes, 4 * d2, offsets); r += lanes) {
       const auto vo = hn::Load(di, offsets);
       const auto* words = reinterpret_cast<const uint32_t*>(row0);
       for (int64_t i = 0; i < d2; ++i) {
