@@ -1,5 +1,5 @@
 """The embedding benchmark: tessera vs sentence-transformers (torch, CPU) vs
-ONNX Runtime (fused attention), same corpus, same threads, one run.
+ONNX Runtime (fused attention) vs OpenVINO, same corpus, same threads, one run.
 
 Usage (from the repository root, after bench/embed/setup-venv.sh and a
 release build):
@@ -16,12 +16,19 @@ small count makes a quick check; a corpus already made is reused whatever
 its count, so give a fresh --out for another).
 --bf16 adds the engine tessera-bf16 (tessera --weights bf16) after tessera:
 another precision than its f32 peers, labelled so in the table.
+--engines ov (ov-f32,ov-bf16) / ov-int8 add OpenVINO's CPU plugin on the plain
+ONNX export (model.onnx) with the ORT engine's tokenizer and batches, at an
+explicit INFERENCE_PRECISION_HINT; ov-int8 is NNCF's post-training
+quantization of it (py_engines.py). The table's "tessera at equal precision"
+divides a peer's time by tessera's at its precision (f32: tessera, bf16:
+tessera-bf16; int8 has no tessera peer).
 Each engine runs in its own process, interleaved (tessera, st, ort, tessera,
 ...); figures are medians over the repeats. Embedding time excludes model
 loading (each engine's load is reported apart): for tessera it is the
 pipeline's own clock (read, tokenize, embed, write .npy), for the Python
 engines encode() with tokenization. Peak RSS is the whole process's
-(os.wait4). Every engine's embeddings are checked against tessera's (cosine).
+(os.wait4). Every engine's embeddings are checked against the first engine's
+(cosine), and against sentence-transformers' where st runs.
 Writes OUT/results.json and prints the Markdown table for docs/BENCHMARKS.md.
 """
 import argparse
@@ -85,8 +92,9 @@ def main():
     ap.add_argument("--count", type=int, default=2000, help="documents in a new corpus")
     ap.add_argument("--batch-tokens", type=int, default=0, help="tessera --batch-tokens (0: default)")
     ap.add_argument("--engines", default="tessera,st,ort",
-                    help="of tessera, tessera-bf16 (--weights bf16), st, ort; the first is the "
-                         "reference of the cosine check")
+                    help="of tessera, tessera-bf16 (--weights bf16), st, ort, ov-f32, ov-bf16, "
+                         "ov-int8 (OpenVINO; ov = ov-f32,ov-bf16); the first is the reference "
+                         "of the cosine check")
     ap.add_argument("--bf16", action="store_true", help="also run tessera-bf16, after tessera")
     ap.add_argument("--boost", action="store_true",
                     help="own scheduler autogroup at nice -20 (root), as bench/attention_table.py")
@@ -112,10 +120,13 @@ def main():
                         "--count", str(args.count)], check=True)
     onnx_dir = os.path.join(args.out, "onnx")
     fused = os.path.join(onnx_dir, "model-fused.onnx")
-    engines = args.engines.split(",")
+    plain = os.path.join(onnx_dir, "model.onnx")
+    engines = []
+    for e in args.engines.split(","):
+        engines += ["ov-f32", "ov-bf16"] if e == "ov" else [e]
     if args.bf16 and "tessera-bf16" not in engines:
         engines.insert(engines.index("tessera") + 1 if "tessera" in engines else 0, "tessera-bf16")
-    if "ort" in engines and not os.path.exists(fused):
+    if any(e == "ort" or e.startswith("ov-") for e in engines) and not os.path.exists(fused):
         subprocess.run([py, os.path.join(HERE, "export_onnx.py"), args.model, onnx_dir], check=True)
     with open(corpus, encoding="utf-8") as f:
         n_docs = sum(1 for line in f if line.strip())
@@ -147,6 +158,8 @@ def main():
                        out_npy, "--threads", str(args.threads)]
                 if engine == "ort":
                     cmd += ["--onnx", fused]
+                elif engine.startswith("ov-"):
+                    cmd += ["--onnx", plain]  # OpenVINO's own fusions: docs/DECISIONS.md
                 stdout, _, rss = timed(cmd, env)
                 run = json.loads(stdout.strip().splitlines()[-1])
             run["peak_rss_mib"] = rss
@@ -155,18 +168,25 @@ def main():
                   (rep, engine, run["embed_seconds"], run["load_seconds"], rss), flush=True)
 
     base = np.load(os.path.join(args.out, "%s.npy" % engines[0]))
-    agreement = {}
-    for engine in engines[1:]:
-        other = np.load(os.path.join(args.out, "%s.npy" % engine))
-        cos = np.sum(base * other, axis=1) / (np.linalg.norm(base, axis=1) *
-                                             np.linalg.norm(other, axis=1))
-        agreement[engine] = float(cos.min())
+    def min_cosine(a, b):
+        return float((np.sum(a * b, axis=1) /
+                      (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))).min())
+
+    agreement = {e: min_cosine(base, np.load(os.path.join(args.out, "%s.npy" % e)))
+                 for e in engines[1:]}
+    vs_st = {}
+    if "st" in engines[1:]:  # and against sentence-transformers, the reference implementation
+        st_emb = np.load(os.path.join(args.out, "st.npy"))
+        vs_st = {e: min_cosine(st_emb, np.load(os.path.join(args.out, "%s.npy" % e)))
+                 for e in engines if e != "st"}
 
     model_mib = os.path.getsize(os.path.join(args.model, "model.safetensors")) / 2**20
     summary = {"model": model_name, "model_dir": args.model,
                "cpu": cpu_model(), "threads": args.threads, "repeats": args.repeats,
                "documents": n_docs, "tokens": tokens, "model_mib": model_mib,
                "min_cosine_vs_" + engines[0]: agreement, "engines": {}}
+    if vs_st:
+        summary["min_cosine_vs_st"] = vs_st
     for engine, runs in results.items():
         secs = statistics.median(r["embed_seconds"] for r in runs)
         summary["engines"][engine] = {
@@ -182,22 +202,35 @@ def main():
 
     print("\nModel: %s; CPU: %s, %d threads, %d documents, %s tokens, medians of %d runs\n" %
           (model_name, summary["cpu"], args.threads, n_docs, tokens, args.repeats))
-    # Every engine runs f32 weights but tessera-bf16, whose row says so.
-    print("| engine | weights | embed s | docs/s | tokens/s | peak RSS MiB | load s "
-          "| tessera speed-up | st / this |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    t_secs = summary["engines"].get("tessera", {}).get("embed_seconds_median")
-    st_secs = summary["engines"].get("st", {}).get("embed_seconds_median")
+    # Every engine runs f32 but tessera-bf16 and ov-bf16 / ov-int8, whose rows say so;
+    # "tessera at equal precision" is this engine's time over tessera's of its precision.
+    print("| engine | precision | embed s | docs/s | tokens/s | peak RSS MiB | load s "
+          "| tessera f32 speed-up | tessera at equal precision | st / this |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    med = {e: s["embed_seconds_median"] for e, s in summary["engines"].items()}
+    t_secs, st_secs = med.get("tessera"), med.get("st")
     for engine, e in summary["engines"].items():
         secs = e["embed_seconds_median"]
         ratio = "%.2fx" % (secs / t_secs) if t_secs else "-"
-        vs_st = "%.2fx" % (st_secs / secs) if st_secs else "-"
-        weights = "**bf16** (other precision)" if engine == "tessera-bf16" else "f32"
-        print("| %s | %s | %.2f | %.1f | %.0f | %.0f | %.2f | %s | %s |" %
-              (engine, weights, secs, e["docs_per_second"], e["tokens_per_second"] or 0,
-               e["peak_rss_mib_median"], e["load_seconds_median"], ratio, vs_st))
+        st_ratio = "%.2fx" % (st_secs / secs) if st_secs else "-"
+        precision = ("bf16" if engine.endswith("bf16") else
+                     "int8" if engine.endswith("int8") else "f32")
+        same = med.get("tessera-bf16" if precision == "bf16" else
+                       "tessera" if precision == "f32" else None)
+        equal = "%.2fx" % (secs / same) if same and not engine.startswith("tessera") else "-"
+        print("| %s | %s | %.2f | %.1f | %.0f | %.0f | %.2f | %s | %s | %s |" %
+              (engine, precision, secs, e["docs_per_second"], e["tokens_per_second"] or 0,
+               e["peak_rss_mib_median"], e["load_seconds_median"], ratio, equal, st_ratio))
     print("\nmodel.safetensors: %.1f MiB; min cosine vs %s: %s" %
           (model_mib, engines[0], json.dumps(agreement)))
+    if vs_st:
+        print("min cosine vs st: %s" % json.dumps(vs_st))
+    for engine in engines:
+        run = results[engine][-1]
+        if "inference_precision_hint" in run:
+            print("%s: OpenVINO %s, %s, INFERENCE_PRECISION_HINT %s, product nodes ran %s" %
+                  (engine, run["openvino"], run["graph"], run["inference_precision_hint"],
+                   json.dumps(run["product_runtime_precision"])))
 
 
 if __name__ == "__main__":
