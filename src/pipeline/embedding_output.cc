@@ -170,5 +170,12 @@ void shorten_rows(float* rows, int64_t n, int dim, int dims, bool renormalize) {
   }
 }
 
+bool all_finite(const float* values, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(values[i])) return false;
+  }
+  return true;
+}
+
 }  // namespace pipeline
 }  // namespace tessera

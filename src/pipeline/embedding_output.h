@@ -20,4 +20,8 @@ Status check_dimensions(int64_t dimensions, int model_dim, const std::string& fi
 // (a zero row stays zero). dims == dim with renormalize false changes nothing.
 void shorten_rows(float* rows, int64_t n, int dim, int dims, bool renormalize);
 
+// Whether n values are all finite: a row with a NaN or an infinity is never
+// written (the pipeline reports its document, the server answers 500).
+bool all_finite(const float* values, int64_t n);
+
 }  // namespace tessera::pipeline

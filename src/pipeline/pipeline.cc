@@ -39,13 +39,6 @@ struct Chunk {
   Window window;
 };
 
-bool all_finite(const float* v, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    if (!std::isfinite(v[i])) return false;
-  }
-  return true;
-}
-
 class Runner {
  public:
   Runner(DocumentReader& reader, EmbeddingModel& model, const PipelineOptions& options,

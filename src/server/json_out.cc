@@ -24,20 +24,13 @@ void append_float_row(const float* row, int64_t n, std::string* out) {
   out->push_back(']');
 }
 
-bool all_finite(const float* values, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    if (!std::isfinite(values[i])) return false;
-  }
-  return true;
-}
-
 std::string base64_encode(const void* bytes, size_t n) {
   std::string out(4 * ((n + 2) / 3), '\0');
   // EVP_EncodeBlock writes a trailing NUL beyond the 4*ceil(n/3) characters.
   out.resize(out.size() + 1);
-  const int written = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                      static_cast<const unsigned char*>(bytes),
-                                      static_cast<int>(n));
+  const int written =
+      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                      static_cast<const unsigned char*>(bytes), static_cast<int>(n));
   out.resize(static_cast<size_t>(written));
   return out;
 }

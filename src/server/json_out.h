@@ -11,9 +11,8 @@
 namespace tessera::server {
 
 // Appends "[v0,v1,...]" with each float in its shortest form that reads back
-// bit-identical. Rows must be finite (see all_finite).
+// bit-identical. Rows must be finite (pipeline::all_finite).
 void append_float_row(const float* row, int64_t n, std::string* out);
-bool all_finite(const float* values, int64_t n);
 
 // Standard base64 (RFC 4648, padded) of bytes, via OpenSSL's EVP_EncodeBlock.
 std::string base64_encode(const void* bytes, size_t n);

@@ -1,5 +1,6 @@
 // POST /embed (TEI), and what every embedding route shares: the batcher's
 // answer (run_job), TEI's error replies and framing.
+#include "pipeline/embedding_output.h"
 #include "server/connection_stream.h"
 #include "server/embedding_rows.h"
 #include "server/inputs.h"
@@ -107,7 +108,7 @@ ApiError run_job(RouteContext& rc, PreparedInputs& inputs, const RowName& row_na
             " (no attention backend could run it, or the one that ran failed): " + s.to_string()};
   }
   const int64_t values = (*job)->output_rows() * (*job)->width();
-  if (!all_finite((*job)->rows(), values)) {
+  if (!pipeline::all_finite((*job)->rows(), values)) {
     return {500, "Backend", "", "the model produced non-finite values (NaN or Inf)"};
   }
   return no_error();

@@ -5,10 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include "pipeline/model_kind.h"
-#include "server/inputs.h"
-#include "server/json_out.h"
 #include "runtime/metrics.h"
 #include "server/connection_reactor.h"
+#include "server/inputs.h"
+#include "server/json_out.h"
 #include "server/request_parse.h"
 #include "server/routes.h"
 
@@ -24,14 +24,9 @@ size_t resident_bytes() {
   return resident_pages * static_cast<size_t>(sysconf(_SC_PAGESIZE));
 }
 
-// A special token's text: "[CLS]" / "[SEP]" when the template puts one
-// special on each side (as ever, whatever the model names them), else the
-// tokenizer's own text of the id ("<|endoftext|>"); "[UNK]" if it has none.
+// A special token's text as TEI gives it: the tokenizer's own text of the id
+// ("[CLS]", "<s>", "<|endoftext|>"); "[UNK]" if it has none.
 std::string special_text(const pipeline::EmbeddingModel& model, int32_t id) {
-  const model::SequenceFrame& frame = model.frame();
-  if (frame.prefix.size() == 1 && frame.suffix.size() == 1) {
-    return id == frame.prefix[0] ? "[CLS]" : id == frame.suffix[0] ? "[SEP]" : "[UNK]";
-  }
   std::string text;
   size_t bad = 0;
   const Status s = model.decode({id}, /*skip_special_tokens=*/false, &text, &bad);

@@ -90,5 +90,15 @@ TEST(Dimensions, ShortenKeepsTheFirstValuesAndRenormalises) {
   EXPECT_NE(s.message().find("--dimensions = 0: must be in [1, 3]"), std::string::npos);
 }
 
+TEST(EmbeddingOutput, AllFiniteRefusesNaNAndInfinity) {
+  const float ok[] = {1, 2};
+  const float nan[] = {1, std::numeric_limits<float>::quiet_NaN()};
+  const float inf[] = {std::numeric_limits<float>::infinity()};
+  EXPECT_TRUE(pipeline::all_finite(ok, 2));
+  EXPECT_FALSE(pipeline::all_finite(nan, 2));
+  EXPECT_FALSE(pipeline::all_finite(inf, 1));
+  EXPECT_TRUE(pipeline::all_finite(nan, 1));  // only the first n values count
+}
+
 }  // namespace
 }  // namespace tessera

@@ -2,7 +2,8 @@
 (data/models/tiny-*): POST /rerank, /predict, /embed_sparse and POST / against
 what HF transformers computed (expected.json: raw logits within 1e-4, TEI's
 sigmoid / softmax on top), /info's model_type, TEI's 424 for a model of the
-wrong kind on every route.
+wrong kind on every route, and /tokenize's special-token texts on an
+XLM-RoBERTa tokenizer.
 
 usage: heads_routes_test.py TESSERA_BINARY REPO_ROOT
 """
@@ -130,16 +131,28 @@ def check_embedding_model(server):
         assert "embedding model" in err["error"], (path, err)
 
 
+def check_special_token_texts(server):
+    # TEI's /tokenize names a special token by the tokenizer's text for it:
+    # XLM-RoBERTa's are <s> and </s>, not BERT's [CLS] and [SEP].
+    tokens = post(server, "/tokenize", {"inputs": "hello world"})[0]
+    assert [tokens[0]["text"], tokens[-1]["text"]] == ["<s>", "</s>"], tokens
+    assert tokens[0]["special"] and tokens[-1]["special"], tokens
+    assert not any(t["special"] for t in tokens[1:-1]), tokens
+
+
 def main():
     binary, repo = sys.argv[1], pathlib.Path(sys.argv[2])
     models = repo / "data" / "models"
     checks = (("tiny-bert-rerank", check_reranker), ("tiny-bert-classify", check_classifier),
-              ("tiny-splade", check_splade), ("tiny-bert", None))
+              ("tiny-splade", check_splade), ("tiny-bert", None),
+              ("tiny-xlm-roberta", check_special_token_texts))
     for name, check in checks:
         server = Server(binary, ["--model", str(models / name)])
         try:
             if check is None:
                 check_embedding_model(server)
+            elif check is check_special_token_texts:
+                check(server)
             else:
                 check(server, json.loads((models / name / "expected.json").read_text()))
         finally:
