@@ -22,9 +22,8 @@ struct UnitGeom {
   int64_t p0 = 0, npos = 0;  // query positions [p0, p0 + npos) of the sequence
   int64_t h0 = 0, nh = 0;    // query heads [h0, h0 + nh)
   int64_t rows = 0;          // npos * nh
-  // nh == 1 (MHA) skips the division: these run per row and per gather lane.
-  int64_t pos(int64_t r) const { return nh == 1 ? p0 + r : p0 + r / nh; }
-  int64_t head(int64_t r) const { return nh == 1 ? h0 : h0 + r % nh; }
+  int64_t pos(int64_t r) const { return p0 + r / nh; }
+  int64_t head(int64_t r) const { return h0 + r % nh; }
 };
 
 // Block `sub` of unit `unit`; false when it has no query rows (past the end
@@ -77,17 +76,12 @@ inline int64_t bias_row_offset(const FlashParams& p, const UnitGeom& g, int64_t 
 // tests that, so a problem without lse pays no call per row.
 void write_lse(const FlashParams& p, const UnitGeom& g, int64_t r, float m, float l);
 
-// Bytes per element of the kernel's dtypes (f32, f16, bf16), inline:
-// dtype_size is out of line in the runtime library, and a call per row was
-// 2% of a short problem's time (B=1, S=16, H=8, D=64).
-constexpr int64_t element_bytes(DType dtype) { return dtype == DType::kF32 ? 4 : 2; }
-
 // Element pointer arithmetic on a tensor of `dtype`.
 inline const void* element(const void* base, DType dtype, int64_t offset) {
-  return static_cast<const char*>(base) + offset * element_bytes(dtype);
+  return static_cast<const char*>(base) + offset * static_cast<int64_t>(dtype_size(dtype));
 }
 inline void* element(void* base, DType dtype, int64_t offset) {
-  return static_cast<char*>(base) + offset * element_bytes(dtype);
+  return static_cast<char*>(base) + offset * static_cast<int64_t>(dtype_size(dtype));
 }
 
 // Asks for the cache lines of [start, start + bytes) into L2 (locality 1:
@@ -112,7 +106,7 @@ inline void prefetch_to_l2(const void* start, int64_t bytes) {
 // Rows whose elements are not contiguous are left to the hardware.
 inline void prefetch_q_rows(const FlashParams& p, const UnitGeom& g) {
   if (p.qs[3] != 1) return;
-  const int64_t bytes = p.d * element_bytes(p.dtype);
+  const int64_t bytes = p.d * static_cast<int64_t>(dtype_size(p.dtype));
   for (int64_t r = 0; r < g.rows; ++r) {
     prefetch_to_l2(element(p.q, p.dtype, q_offset(p, g, r)), bytes);
   }
@@ -121,13 +115,13 @@ inline void prefetch_q_rows(const FlashParams& p, const UnitGeom& g) {
 // its end, and a store that misses holds the write until its line arrives.
 inline void prefetch_out_rows(const FlashParams& p, const UnitGeom& g) {
   if (p.os[3] != 1) return;
-  const int64_t bytes = p.dv * element_bytes(p.dtype);
+  const int64_t bytes = p.dv * static_cast<int64_t>(dtype_size(p.dtype));
   for (int64_t r = 0; r < g.rows; ++r) {
     prefetch_to_l2</*kWrite=*/1>(element(p.out, p.dtype, out_offset(p, g, r)), bytes);
   }
 }
 inline void prefetch_kv_rows(const FlashParams& p, const UnitGeom& g, int64_t j0, int64_t kb) {
-  const auto size = element_bytes(p.dtype);
+  const auto size = static_cast<int64_t>(dtype_size(p.dtype));
   for (int64_t j = j0; j < j0 + kb; ++j) {
     if (p.ks[3] == 1) prefetch_to_l2(element(p.k, p.dtype, k_offset(p, g, j)), p.d * size);
     if (p.vs[3] == 1) prefetch_to_l2(element(p.v, p.dtype, v_offset(p, g, j)), p.dv * size);
