@@ -115,24 +115,39 @@ inline bool QRowOffsets(const FlashParams& p, const UnitGeom& g, int64_t r, int6
 
 // Q^T [D x ld_rows]: row r of the block becomes column r; padding columns
 // 0. (The scale is applied to the scores, inside the softmax's exponent, not
-// here: one rounding instead of one per q element.) f32 rows with unit
-// stride are gathered a vector of rows at a time (a scalar transpose, one
-// store per element, was a fifth of a short sequence's time: B=1, S=16,
-// H=8, D=64); the rest is converted a row at a time through the block's o
-// (cleared afterwards).
+// here: one rounding instead of one per q element.) Rows with unit stride
+// are gathered a vector of rows at a time, f32 as is, bf16 as pairs (one
+// 32-bit gather gives rows 2i and 2i + 1 of Q^T): a scalar transpose, one
+// store per element, was a fifth of a short sequence's time (B=1, S=16,
+// H=8, D=64). The rest is converted a row at a time through the block's o
+// (cleared afterwards). Only the padding columns are zeroed: the rows'
+// columns are all written.
 template <class DF>
 HWY_INLINE void PackQT(DF df, const FlashParams& p, int64_t ld, const Block& b) {
-  std::fill(b.qt, b.qt + p.d * ld, 0.0f);
+  const hn::RebindToSigned<DF> di;
+  const hn::RebindToUnsigned<DF> du;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  HWY_ALIGN int32_t offsets[kMaxLanes];
+  const void* row0 = element(p.q, p.dtype, q_offset(p, b.g, 0));
   int64_t r = 0;
   if (p.dtype == DType::kF32 && p.qs[3] == 1) {
-    const hn::RebindToSigned<DF> di;
-    HWY_ALIGN int32_t offsets[kMaxLanes];
-    const auto* row0 = static_cast<const float*>(element(p.q, p.dtype, q_offset(p, b.g, 0)));
+    const auto* q = static_cast<const float*>(row0);
     for (; r + lanes <= b.g.rows && QRowOffsets(p, b.g, r, lanes, 4 * p.d, offsets); r += lanes) {
       const auto vo = hn::Load(di, offsets);
       for (int64_t d = 0; d < p.d; ++d) {
-        hn::StoreU(hn::GatherOffset(df, row0 + d, vo), df, b.qt + d * ld + r);
+        hn::StoreU(hn::GatherOffset(df, q + d, vo), df, b.qt + d * ld + r);
+      }
+    }
+  } else if (p.dtype == DType::kBF16 && p.qs[3] == 1 && p.d % 2 == 0 &&
+             reinterpret_cast<uintptr_t>(row0) % 4 == 0) {
+    const auto* words = static_cast<const uint32_t*>(row0);
+    const auto high = hn::Set(du, 0xFFFF0000u);
+    for (; r + lanes <= b.g.rows && QRowOffsets(p, b.g, r, lanes, 2 * p.d, offsets); r += lanes) {
+      const auto vo = hn::Load(di, offsets);
+      for (int64_t i = 0; i < p.d / 2; ++i) {
+        const auto pair = hn::GatherOffset(du, words + i, vo);  // q[2i] low, q[2i+1] high
+        hn::StoreU(hn::BitCast(df, hn::ShiftLeft<16>(pair)), df, b.qt + 2 * i * ld + r);
+        hn::StoreU(hn::BitCast(df, hn::And(pair, high)), df, b.qt + (2 * i + 1) * ld + r);
       }
     }
   }
@@ -140,6 +155,8 @@ HWY_INLINE void PackQT(DF df, const FlashParams& p, int64_t ld, const Block& b) 
     RowToF32(df, element(p.q, p.dtype, q_offset(p, b.g, r)), p.dtype, p.qs[3], p.d, b.o);
     for (int64_t d = 0; d < p.d; ++d) b.qt[d * ld + r] = b.o[d];
   }
+  if (b.g.rows == ld) return;
+  for (int64_t d = 0; d < p.d; ++d) std::fill(b.qt + d * ld + b.g.rows, b.qt + (d + 1) * ld, 0.0f);
 }
 
 // K and V rows [j0, j0 + kb) converted to f32 in kt [kb x D] and vt

@@ -22,24 +22,32 @@
 HWY_BEFORE_NAMESPACE();
 namespace tessera::cpu_flash::HWY_NAMESPACE {
 
+// fn(item, thread) for every item in [0, n): on the calling thread when
+// p.inline_run (a small problem: no wake-ups), else over the pool.
+template <class Fn>
+void ForEachItem(const FlashParams& p, ThreadPool& pool, int64_t n, const Fn& fn) {
+  if (!p.inline_run) return pool.parallel_for(n, fn);
+  for (int64_t item = 0; item < n; ++item) fn(item, 0);
+}
+
 void FlashForward(const FlashParams& p, ThreadPool& pool, float* workspace) {
   const hn::CappedTag<float, kMaxLanes> df;
-  float* partials = workspace + pool.num_threads() * p.thread_floats;
+  float* partials = workspace + scratches(p, pool.num_threads()) * p.thread_floats;
   if (p.decode) {
-    pool.parallel_for(p.units() * p.splits, [&](int64_t item, int thread) HWY_ATTR {
+    ForEachItem(p, pool, p.units() * p.splits, [&](int64_t item, int thread) HWY_ATTR {
       DecodeItem(df, p, item, workspace + thread * p.thread_floats, partials);
     });
     if (p.splits == 1) return;
-    pool.parallel_for(p.units(), [&](int64_t seq, int thread) HWY_ATTR {
+    ForEachItem(p, pool, p.units(), [&](int64_t seq, int thread) HWY_ATTR {
       DecodeMerge(df, p, seq, workspace + thread * p.thread_floats, partials);
     });
     return;
   }
-  pool.parallel_for(p.units() * p.splits, [&](int64_t item, int thread) HWY_ATTR {
+  ForEachItem(p, pool, p.units() * p.splits, [&](int64_t item, int thread) HWY_ATTR {
     RunItem(df, p, item, workspace + thread * p.thread_floats, partials);
   });
   if (p.splits == 1) return;
-  pool.parallel_for(p.units(), [&](int64_t unit, int thread) HWY_ATTR {
+  ForEachItem(p, pool, p.units(), [&](int64_t unit, int thread) HWY_ATTR {
     MergeSplits(df, p, unit, workspace + thread * p.thread_floats, partials);
   });
 }

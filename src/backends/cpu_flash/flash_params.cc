@@ -16,6 +16,13 @@ constexpr int64_t kItemsPerThread = 4;
 // A key split covers at least this many tiles, so the log-sum-exp merge
 // (one pass over rows x Dv) stays small next to the split's work.
 constexpr int64_t kMinTilesPerSplit = 4;
+// Multiply-adds (B * Hq * Sq * Sk * (D + Dv), masks ignored) below which the
+// whole problem runs on the calling thread. A parallel_for costs ~1 us when
+// the workers are polling and far more when one is descheduled on a busy
+// host, while a second thread saves at most half the work, and work under
+// 2^16 multiply-adds takes 3-6 us on one core (docs/DECISIONS.md, "cpu.flash
+// runs small problems on the calling thread").
+constexpr double kInlineMacs = 65536.0;
 
 std::array<int64_t, 4> strides4(const TensorView& t) {
   return {t.strides[0], t.strides[1], t.strides[2], t.strides[3]};
@@ -103,6 +110,14 @@ void make_params(const AttentionArgs& args, int threads, FlashParams* p,
   // problem has the decode loop's shape.
   const ProblemForm form = decode_shape(*p) ? ProblemForm::kDecode : ProblemForm::kTiles;
   p->products = force ? *forced : product_path_for(p->dtype, p->d, form);
+  // In double: varlen maxima times every head can pass 2^63.
+  const double macs = static_cast<double>(p->batch) * static_cast<double>(p->hq) *
+                      static_cast<double>(p->sq) * static_cast<double>(p->sk) *
+                      static_cast<double>(p->d + p->dv);
+  if (threads > 1 && macs < kInlineMacs) {
+    p->inline_run = true;
+    threads = 1;  // the tiling and splits below as for one thread
+  }
 
   const int64_t target = kItemsPerThread * threads;
   const int64_t key_tiles = (p->sk + kBlockKeys - 1) / kBlockKeys;
@@ -151,7 +166,7 @@ void make_params(const AttentionArgs& args, int threads, FlashParams* p,
 
 size_t workspace_bytes(const FlashParams& p, int threads) {
   const int64_t partials = p.splits == 1 ? 0 : p.units() * p.splits * p.partial_floats;
-  return static_cast<size_t>(threads * p.thread_floats + partials) * sizeof(float);
+  return static_cast<size_t>(scratches(p, threads) * p.thread_floats + partials) * sizeof(float);
 }
 
 }  // namespace tessera::cpu_flash

@@ -214,6 +214,9 @@ struct FlashParams {
   // Decode form (decode-inl.h): one item per (sequence, key split) over
   // every head, instead of the tile loop's units.
   bool decode = false;
+  // Every item runs on the calling thread, none on the pool (a problem below
+  // kInlineMacs, flash_params.cc): one scratch, no key splits.
+  bool inline_run = false;
 
   // Tiling.
   int64_t heads_per_unit = 0;  // heads of one GQA group handled together
@@ -236,7 +239,9 @@ struct FlashParams {
 // runs here (product_paths.h), else on the path product_path_for(args) picks.
 void make_params(const AttentionArgs& args, int threads, FlashParams* p,
                  std::optional<Products> forced = std::nullopt);
-// Total workspace in bytes: `threads` scratches plus the split partials.
+// Per-thread scratches the kernel uses on a pool of `threads`.
+inline int scratches(const FlashParams& p, int threads) { return p.inline_run ? 1 : threads; }
+// Total workspace in bytes: the scratches plus the split partials.
 size_t workspace_bytes(const FlashParams& p, int threads);
 
 }  // namespace tessera::cpu_flash
