@@ -458,7 +458,7 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
             break
         try:
             _commit_results(_embedding_dataset(ray, todo, workers, threads_per_worker,
-                                               actor_kwargs),
+                                               actor_kwargs, rerun=attempt > 0),
                             log, done, len(shards), fmt, doc_embedding, precision, report,
                             clock, progress)
             continue
@@ -535,7 +535,7 @@ def _commit_results(ds, log, done, total, fmt, doc_embedding, precision, report,
                   f"{now - clock['started']:.1f} s", file=sys.stderr, flush=True)
 
 
-def _embedding_dataset(ray, shards, workers, threads_per_worker, actor_kwargs):
+def _embedding_dataset(ray, shards, workers, threads_per_worker, actor_kwargs, rerun=False):
     """The Ray Dataset of the shards' results: one block per shard, mapped by
     an actor pool of ShardEmbedder, in shard order.
 
@@ -545,7 +545,10 @@ def _embedding_dataset(ray, shards, workers, threads_per_worker, actor_kwargs):
     restarted actor, which waits for a CPU that the dataset's other actors
     hold, and the job hung (measured: minutes, on the 2-node test cluster).
     The dataset fails instead and embed_corpus runs the shards not committed
-    again on a new pool."""
+    again on a new pool. That pool (`rerun`) starts with as few as one
+    actor: the lost node's CPUs are gone, and a pool that waits for all of
+    `workers` never starts (the CI run hung 600 s with 2 actors pending on
+    the one CPU left)."""
     with warnings.catch_warnings():  # (Ray 2.60's DataContext warns about its own fields)
         warnings.simplefilter("ignore", DeprecationWarning)
         ctx = ray.data.DataContext.get_current()
@@ -559,7 +562,9 @@ def _embedding_dataset(ray, shards, workers, threads_per_worker, actor_kwargs):
         warnings.simplefilter("ignore", DeprecationWarning)
         return ds.map_batches(
             ShardEmbedder, fn_constructor_kwargs=actor_kwargs, batch_size=1,
-            batch_format="pyarrow", compute=ray.data.ActorPoolStrategy(size=workers),
+            batch_format="pyarrow",
+            compute=(ray.data.ActorPoolStrategy(min_size=1, max_size=workers) if rerun
+                     else ray.data.ActorPoolStrategy(size=workers)),
             num_cpus=threads_per_worker, max_restarts=0, max_task_retries=0)
 
 
