@@ -15,7 +15,10 @@ namespace {
 class ScopedVariable {
  public:
   ScopedVariable(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    if (const char* old = std::getenv(name)) {
+      old_ = old;
+      had_ = true;
+    }
     if (value != nullptr) {
       ::setenv(name, value, 1);
     } else {
