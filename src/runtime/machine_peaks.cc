@@ -23,8 +23,7 @@ constexpr long kFmaIterations = 200'000'000 / kChains;
 constexpr size_t kTriadFloats = size_t{24} << 20;  // 96 MiB per array, 3 arrays
 
 double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // Runs fn(thread_index) on `threads` threads at once; returns the wall time.
@@ -92,6 +91,22 @@ __attribute__((target("avx512f,avx512bf16"))) float bf16_dot512(float seed) {
   for (int c = 1; c < kChains; ++c) sum = _mm512_add_ps(sum, acc[c]);
   return first_and_last(sum);
 }
+
+// vpdpbusd: per int32 lane acc += the sum of 4 u8 x s8 products (int8
+// weights' products on VNNI; the sums wrap, which no one reads).
+__attribute__((target("avx512f,avx512vnni"))) float int8_dot512(float seed) {
+  __m512i acc[kChains];
+  const int s = static_cast<int>(seed);
+  const __m512i a = _mm512_set1_epi32(0x01020304 + s), b = _mm512_set1_epi32(0x05060708 - s);
+  for (int c = 0; c < kChains; ++c) acc[c] = _mm512_set1_epi32(s + c);
+  for (long it = 0; it < kFmaIterations; ++it) {
+#pragma GCC unroll 16
+    for (int c = 0; c < kChains; ++c) acc[c] = _mm512_dpbusd_epi32(acc[c], a, b);
+  }
+  __m512i sum = acc[0];
+  for (int c = 1; c < kChains; ++c) sum = _mm512_add_epi32(sum, acc[c]);
+  return first_and_last(_mm512_cvtepi32_ps(sum));
+}
 #endif
 
 // One compute probe: its kernel and the FLOPs one call does.
@@ -101,7 +116,8 @@ struct ComputeKernel {
 };
 
 ComputeKernel compute_kernel(PeakProbe probe) {
-  // FLOPs per instruction and lane: an FMA is 2, a bf16 pair dot product 4.
+  // Operations per instruction and lane, a multiply-add counting 2: an FMA
+  // is 2, a bf16 pair dot product 4, a u8 x s8 quad dot product 8.
   const double per_lane_iteration = static_cast<double>(kChains) * kFmaIterations;
 #if defined(__x86_64__)
   switch (probe) {
@@ -111,6 +127,8 @@ ComputeKernel compute_kernel(PeakProbe probe) {
       return {fma512, 2.0 * 16 * per_lane_iteration};
     case PeakProbe::kBf16Dot512:
       return {bf16_dot512, 4.0 * 16 * per_lane_iteration};
+    case PeakProbe::kInt8Dot512:
+      return {int8_dot512, 8.0 * 16 * per_lane_iteration};
     case PeakProbe::kTriad:
       break;
   }
@@ -134,7 +152,7 @@ PeakFigure time_repeats(PeakProbe probe, int threads, int repeats, double work_p
   f.threads = threads;
   f.best = rates.back();
   f.median = rates[rates.size() / 2];
-  f.unit = probe == PeakProbe::kTriad ? "GB/s" : "GFLOP/s";
+  f.unit = peak_probe_unit(probe);
   return f;
 }
 
@@ -168,10 +186,23 @@ std::string_view peak_probe_name(PeakProbe probe) {
       return "fma512_f32";
     case PeakProbe::kBf16Dot512:
       return "bf16_dot512";
+    case PeakProbe::kInt8Dot512:
+      return "int8_dot512";
     case PeakProbe::kTriad:
       return "triad";
   }
   return "unknown";
+}
+
+std::string_view peak_probe_unit(PeakProbe probe) {
+  switch (probe) {
+    case PeakProbe::kTriad:
+      return "GB/s";
+    case PeakProbe::kInt8Dot512:
+      return "GOP/s";
+    default:
+      return "GFLOP/s";
+  }
 }
 
 bool peak_probe_available(PeakProbe probe) {
@@ -186,6 +217,8 @@ bool peak_probe_available(PeakProbe probe) {
       return __builtin_cpu_supports("avx512f");
     case PeakProbe::kBf16Dot512:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+    case PeakProbe::kInt8Dot512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vnni");
     case PeakProbe::kTriad:
       break;
   }
@@ -197,7 +230,9 @@ PeakFigure measure_peak(PeakProbe probe, int threads, int repeats) {
   threads = std::max(1, threads);
   if (probe == PeakProbe::kTriad) return measure_triad(threads, repeats);
   const ComputeKernel k = compute_kernel(probe);
-  if (k.fn == nullptr || !peak_probe_available(probe)) return {probe, threads, 0, 0, "GFLOP/s"};
+  if (k.fn == nullptr || !peak_probe_available(probe)) {
+    return {probe, threads, 0, 0, peak_probe_unit(probe)};
+  }
   std::vector<float> sinks(static_cast<size_t>(threads));
   const float seed = 1.0f + 1.0f / static_cast<float>(threads);
   PeakFigure f = time_repeats(probe, threads, repeats, k.flops_per_call,
@@ -210,7 +245,8 @@ PeakFigure measure_peak(PeakProbe probe, int threads, int repeats) {
 MachinePeaks measure_machine_peaks(int threads) {
   MachinePeaks peaks;
   for (PeakProbe probe : kAllPeakProbes) {
-    if (!peak_probe_available(probe)) continue;
+    // The roofline's products are f32 and bf16: int8 is peak_probe's alone.
+    if (!peak_probe_available(probe) || probe == PeakProbe::kInt8Dot512) continue;
     const double best = measure_peak(probe, threads).best;
     switch (probe) {
       case PeakProbe::kFma256F32:
@@ -222,6 +258,8 @@ MachinePeaks measure_machine_peaks(int threads) {
         break;
       case PeakProbe::kTriad:
         peaks.triad_gbps = best;
+        break;
+      case PeakProbe::kInt8Dot512:
         break;
     }
   }

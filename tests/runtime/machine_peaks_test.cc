@@ -58,7 +58,9 @@ TEST(PeakProbe, EveryAvailableProbeReportsAPositiveFigure) {
       EXPECT_EQ(f.threads, threads);
       EXPECT_TRUE(std::isfinite(f.best) && f.best > 0) << peak_probe_name(p) << " " << f.best;
       EXPECT_EQ(f.best, f.median);  // one repeat
-      EXPECT_EQ(f.unit, p == PeakProbe::kTriad ? "GB/s" : "GFLOP/s");
+      EXPECT_EQ(f.unit, p == PeakProbe::kTriad        ? "GB/s"
+                        : p == PeakProbe::kInt8Dot512 ? "GOP/s"
+                                                      : "GFLOP/s");
     }
   }
 }
