@@ -73,6 +73,11 @@ from . import _ray_storage as storage
 from ._ray_reader import InputError, list_inputs, plan_shards, read_shard  # noqa: F401
 
 # Columns of a result batch (one row per output row, or per skipped document).
+# Seconds a rerun's pool may take to start its first actor (a process that
+# imports tessera and loads the model: ~2 s on a quiet node, 30 s and more
+# on a loaded one); past it the rerun counts as failed (see _embedding_dataset).
+_RERUN_START_S = 180
+
 _RESULT_COLUMNS = ("shard", "seq", "chunk", "origin", "id", "problem", "begin", "end",
                    "chunks", "json", "embedding")
 
@@ -548,14 +553,23 @@ def _embedding_dataset(ray, shards, workers, threads_per_worker, actor_kwargs, r
     again on a new pool. That pool (`rerun`) starts with as few as one
     actor: the lost node's CPUs are gone, and a pool that waits for all of
     `workers` never starts (the CI run hung 600 s with 2 actors pending on
-    the one CPU left)."""
+    the one CPU left). Its first actor must start within _RERUN_START_S
+    (else a GetTimeoutError, a lost worker again: embed_corpus tries another
+    pool), and an actor that dies while starting (placed on the lost node
+    before Ray declared it dead) is replaced: a rerun proceeds or fails, it
+    does not wait on a node that is gone."""
+    plan_rows = [{"shard": s["shard"], "plan": json.dumps(s)} for s in shards]
+    # The dataset's own copy of the DataContext (the maps share it): the
+    # host process's global one is left as it was.
     with warnings.catch_warnings():  # (Ray 2.60's DataContext warns about its own fields)
         warnings.simplefilter("ignore", DeprecationWarning)
-        ctx = ray.data.DataContext.get_current()
-    ctx.execution_options.preserve_order = True  # results in shard order
-    ctx.enable_progress_bars = False
-    plan_rows = [{"shard": s["shard"], "plan": json.dumps(s)} for s in shards]
-    ds = ray.data.from_items(plan_rows, override_num_blocks=len(plan_rows))
+        ds = ray.data.from_items(plan_rows, override_num_blocks=len(plan_rows))
+        ctx = ds.context
+        ctx.execution_options.preserve_order = True  # results in shard order
+        ctx.enable_progress_bars = False
+        if rerun:
+            ctx.wait_for_min_actors_s = _RERUN_START_S
+            ctx.max_consecutive_actor_init_deaths = workers
     with warnings.catch_warnings():
         # Ray 2.60 warns that the actors' max_restarts / max_task_retries will
         # move to named parameters in 2.64; ray is pinned (install-deps.sh).

@@ -223,6 +223,18 @@ def commits(parts_dir):
         return 0
 
 
+def cluster_state():
+    """The actors and nodes as Ray's control store sees them: what a job
+    that does not finish waits on."""
+    lines = [f"available {ray.available_resources()}"]
+    for a in ray._private.state.actors().values():
+        lines.append(f"actor {a.get('ActorClassName')} {a.get('State')} on node "
+                     f"{str(a.get('Address', {}).get('NodeID'))[:8]} pid {a.get('Pid')}")
+    for n in ray.nodes():
+        lines.append(f"node {n['NodeID'][:8]} alive={n['Alive']} {n['Resources']}")
+    return "\n".join(lines)
+
+
 def wait_for(condition, what, timeout=300):
     deadline = time.monotonic() + timeout
     while not condition():
@@ -230,14 +242,11 @@ def wait_for(condition, what, timeout=300):
         time.sleep(0.05)
 
 
-# Known defect (issue 36, open): in the fresh-clone CI run, with the whole
-# suite running beside it, the job did not finish within 600 s after the node
-# was removed (the rerun pool's actors stayed pending), twice, also with the
-# rerun pool at min_size=1. It passes alone on this machine. Until the hang is
-# understood this test runs only when asked for, and is reported as skipped.
-@pytest.mark.skipif(os.environ.get("TESSERA_RAY_NODE_LOSS") != "1",
-                    reason="known hang after node loss under CI load (issue 36, open); "
-                           "TESSERA_RAY_NODE_LOSS=1 runs it")
+# The job must neither hang nor lose a row. Ray declares the removed node dead
+# only after missed health checks (10-20 s): until then the rerun's actor may
+# be placed there and die while starting; the rerun replaces it
+# (tessera/ray.py, _embedding_dataset). If the job does not finish, the
+# assertion shows what Ray's actors and nodes are waiting on.
 def test_a_lost_worker_node_loses_and_repeats_no_row(cluster, generated, want, tmp_path):
     src = generated[0]
     out = tmp_path / "rows.jsonl"
@@ -256,8 +265,9 @@ def test_a_lost_worker_node_loses_and_repeats_no_row(cluster, generated, want, t
     lost = cluster.workers[0]
     done_before = commits(f"{out}.parts")
     cluster.remove_node(lost, allow_graceful=False)  # its raylet, store and actor: killed
-    thread.join(timeout=600)
-    assert not thread.is_alive(), "the job did not finish after losing a node"
+    thread.join(timeout=480)
+    assert not thread.is_alive(), \
+        f"the job did not finish 480 s after losing a node:\n{cluster_state()}"
     cluster.workers[0] = cluster.add_node(num_cpus=1)  # (for the next tests)
     assert "error" not in result, result.get("error")
     report = result["report"]
