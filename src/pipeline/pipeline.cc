@@ -109,10 +109,7 @@ class Runner {
       if (!s.ok()) {
         rd.problem = "tokenizer: " + s.message();
       } else if (rd.tokens.empty()) {
-        rd.problem = rd.doc.text.empty()
-                         ? "empty document"
-                         : "empty document: no tokens (only whitespace or control characters, " +
-                               std::to_string(rd.doc.text.size()) + " bytes)";
+        rd.problem = empty_document_problem(rd.doc.text);
       }
     });
   }
@@ -194,10 +191,7 @@ class Runner {
       }
       const float* rows = shape(embeddings + rd.first_chunk * dim, rd.num_chunks);
       const CodePointIndex cp(rd.doc.text);
-      auto offsets = [&](const Chunk& c) {
-        return std::pair<int64_t, int64_t>(cp.at(rd.tokens[c.window.begin].begin),
-                                           cp.at(rd.tokens[c.window.end - 1].end));
-      };
+      auto offsets = [&](const Chunk& c) { return window_code_points(rd.tokens, c.window, cp); };
       if (options_.doc_embedding) {
         OutputRow row{&rd.doc.id, 0, rd.num_chunks, offsets(chunks[rd.first_chunk]).first,
                       offsets(chunks[rd.first_chunk + rd.num_chunks - 1]).second};

@@ -67,6 +67,17 @@ std::vector<Window> plan(int64_t n, const WindowOptions& options, const CutAt& c
 
 }  // namespace
 
+std::pair<int64_t, int64_t> window_code_points(const std::vector<model::TokenSpan>& tokens,
+                                               const Window& w, const CodePointIndex& cp) {
+  return {cp.at(tokens[w.begin].begin), cp.at(tokens[w.end - 1].end)};
+}
+
+std::string empty_document_problem(std::string_view text) {
+  if (text.empty()) return "empty document";
+  return "empty document: no tokens (only whitespace or control characters, " +
+         std::to_string(text.size()) + " bytes)";
+}
+
 std::string specials_phrase(int specials) {
   if (specials == 0) return "no special tokens";
   if (specials == 1) return "1 special token";

@@ -19,9 +19,11 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "model/tokenizer.h"
+#include "pipeline/utf8_text.h"
 #include "tessera/status.h"
 
 namespace tessera::pipeline {
@@ -50,8 +52,8 @@ Status check_window_options(const WindowOptions& options);
 
 // Windows over `tokens` of `text` (their byte offsets index it); none for no
 // tokens. Options must be valid.
-std::vector<Window> plan_windows(const std::vector<model::TokenSpan>& tokens,
-                                 std::string_view text, const WindowOptions& options);
+std::vector<Window> plan_windows(const std::vector<model::TokenSpan>& tokens, std::string_view text,
+                                 const WindowOptions& options);
 
 // The same over `num_tokens` tokens that are all separate words with no
 // sentence or line structure (every cut is Cut::kWord).
@@ -61,6 +63,16 @@ std::vector<Window> plan_windows(int64_t num_tokens, const WindowOptions& option
 // frame.suffix. Every front end frames chunks and texts through here.
 void frame_window(const std::vector<model::TokenSpan>& tokens, const Window& w,
                   const model::SequenceFrame& frame, std::vector<int32_t>* sequence);
+
+// The text window `w` covers, as code point offsets [begin, end) into the
+// document `cp` indexes (its tokens' byte offsets, mapped): the offsets of
+// every front end's rows.
+std::pair<int64_t, int64_t> window_code_points(const std::vector<model::TokenSpan>& tokens,
+                                               const Window& w, const CodePointIndex& cp);
+
+// Why a document whose tokenizer gave no tokens is skipped: "empty document",
+// or, for text of only whitespace or control characters, that and its size.
+std::string empty_document_problem(std::string_view text);
 
 // "no special tokens", "1 special token", "2 special tokens": for messages.
 std::string specials_phrase(int specials);

@@ -105,7 +105,10 @@ __attribute__((target("avx512f,avx512vnni"))) float int8_dot512(float seed) {
   }
   __m512i sum = acc[0];
   for (int c = 1; c < kChains; ++c) sum = _mm512_add_epi32(sum, acc[c]);
-  return first_and_last(_mm512_cvtepi32_ps(sum));
+  // (Not _mm512_cvtepi32_ps: GCC 12's header trips -Wuninitialized there too.)
+  alignas(64) int32_t lanes[16];
+  _mm512_store_si512(lanes, sum);
+  return static_cast<float>(lanes[0]) + static_cast<float>(lanes[15]);
 }
 #endif
 

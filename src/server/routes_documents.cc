@@ -48,9 +48,7 @@ ApiError plan_documents(RouteContext& rc, const DocumentsRequest& req,
       return validation_error(name, name + ": the tokenizer refused this text: " + s.message());
     }
     if (tokens.empty()) {
-      return validation_error(name, name +
-                                        ": empty document (no tokens: empty, or only "
-                                        "whitespace or control characters)");
+      return validation_error(name, name + ": " + pipeline::empty_document_problem(text));
     }
     PlannedDocument pd;
     pd.id = nlohmann::json::parse(req.ids[d]);
@@ -61,7 +59,7 @@ ApiError plan_documents(RouteContext& rc, const DocumentsRequest& req,
       // defaults.frame: the model's specials with the prompt's ids after its prefix.
       pipeline::frame_window(tokens, w, defaults.frame, &inputs->sequences.back());
       inputs->tokens += static_cast<int64_t>(inputs->sequences.back().size());
-      pd.offsets.emplace_back(cp.at(tokens[w.begin].begin), cp.at(tokens[w.end - 1].end));
+      pd.offsets.push_back(pipeline::window_code_points(tokens, w, cp));
     }
     docs->push_back(std::move(pd));
   }
