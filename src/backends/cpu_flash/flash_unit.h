@@ -22,8 +22,10 @@ struct UnitGeom {
   int64_t p0 = 0, npos = 0;  // query positions [p0, p0 + npos) of the sequence
   int64_t h0 = 0, nh = 0;    // query heads [h0, h0 + nh)
   int64_t rows = 0;          // npos * nh
-  int64_t pos(int64_t r) const { return p0 + r / nh; }
-  int64_t head(int64_t r) const { return h0 + r % nh; }
+  // One head (every MHA unit): no division, which costs ~15 cycles a row
+  // where the rows' offsets are taken (bookkeeping, packing, writing out).
+  int64_t pos(int64_t r) const { return nh == 1 ? p0 + r : p0 + r / nh; }
+  int64_t head(int64_t r) const { return nh == 1 ? h0 : h0 + r % nh; }
 };
 
 // Block `sub` of unit `unit`; false when it has no query rows (past the end
