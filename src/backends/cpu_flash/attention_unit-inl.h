@@ -309,9 +309,10 @@ HWY_INLINE void StartBlocks(DF df, const FlashParams& p, int64_t unit, int64_t s
   split_keys(p, split, begin, end);
   // The unit's Q rows and first K/V tile are cold: asked for all at once,
   // their misses overlap, where the packing loops below would wait for a
-  // row or two at a time.
+  // row or two at a time. Not for a problem small enough to be in cache
+  // (FlashParams::prefetch).
   const UnitGeom* seen = nullptr;  // a block that sees keys (they share K/V)
-  for (int64_t sub = 0; sub < p.sub_blocks; ++sub) {
+  for (int64_t sub = 0; sub < p.sub_blocks && p.prefetch; ++sub) {
     const Block& b = blocks[sub];
     if (!b.active || b.keys.empty()) continue;
     prefetch_q_rows(p, b.g);
@@ -394,7 +395,7 @@ HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t 
       if (!b.active || a >= z) continue;  // fully masked for this block
       if (!packed) {
         // The next tile's rows come into L2 while this one is worked on.
-        if (j1 < end) prefetch_kv_rows(p, b.g, j1, std::min(kBlockKeys, end - j1));
+        if (p.prefetch && j1 < end) prefetch_kv_rows(p, b.g, j1, std::min(kBlockKeys, end - j1));
         if (tiles) {
           keys_in_place = amx_keys_in_place && (j1 - j0) % 32 == 0;
           PackKVTiles(p, b.g, s, j0, j1 - j0, keys_in_place);
