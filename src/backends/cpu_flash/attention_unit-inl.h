@@ -104,7 +104,7 @@ inline void CarveBlock(const Scratch& s, int64_t sub, Block* b) {
 // gather's int32.
 inline bool QRowOffsets(const FlashParams& p, const UnitGeom& g, int64_t r, int64_t lanes,
                         int64_t reach, int32_t* offsets) {
-  const int64_t bytes_per = static_cast<int64_t>(dtype_size(p.dtype));
+  const int64_t bytes_per = element_bytes(p.dtype);
   for (int64_t i = 0; i < lanes; ++i) {
     const int64_t bytes = (q_offset(p, g, r + i) - q_offset(p, g, 0)) * bytes_per;
     if (bytes % 4 != 0 || bytes < 0 || bytes > INT32_MAX - reach) return false;
