@@ -1,6 +1,6 @@
-// cpu.flash micro-benchmarks (Google Benchmark): the issue's shapes S1..S5 in
-// f32 and bf16 on a 2-thread Context, with GFLOP/s (visible pairs only, as
-// attention_flops counts them) and GB/s (attention_bytes). Run:
+// cpu.flash micro-benchmarks (Google Benchmark): the issue's shapes S1..S5
+// (and issue 37's per-call shape P1) in f32 and bf16 on a 2-thread Context, with GFLOP/s (visible
+// pairs only, as attention_flops counts them) and GB/s (attention_bytes). Run:
 //   build/<dir>/src/backends/cpu_flash/bench/cpu_flash_bench --benchmark_repetitions=5
 //       --benchmark_report_aggregates_only=true
 // TESSERA_BENCH_THREADS overrides the thread count. TESSERA_BENCH_CLOCK=cpu
