@@ -104,7 +104,7 @@ inline void CarveBlock(const Scratch& s, int64_t sub, Block* b) {
 // gather's int32.
 inline bool QRowOffsets(const FlashParams& p, const UnitGeom& g, int64_t r, int64_t lanes,
                         int64_t reach, int32_t* offsets) {
-  const int64_t bytes_per = static_cast<int64_t>(dtype_size(p.dtype));
+  const int64_t bytes_per = element_bytes(p.dtype);
   for (int64_t i = 0; i < lanes; ++i) {
     const int64_t bytes = (q_offset(p, g, r + i) - q_offset(p, g, 0)) * bytes_per;
     if (bytes % 4 != 0 || bytes < 0 || bytes > INT32_MAX - reach) return false;
@@ -309,9 +309,10 @@ HWY_INLINE void StartBlocks(DF df, const FlashParams& p, int64_t unit, int64_t s
   split_keys(p, split, begin, end);
   // The unit's Q rows and first K/V tile are cold: asked for all at once,
   // their misses overlap, where the packing loops below would wait for a
-  // row or two at a time.
+  // row or two at a time. Not for a problem small enough to be in cache
+  // (FlashParams::prefetch).
   const UnitGeom* seen = nullptr;  // a block that sees keys (they share K/V)
-  for (int64_t sub = 0; sub < p.sub_blocks; ++sub) {
+  for (int64_t sub = 0; sub < p.sub_blocks && p.prefetch; ++sub) {
     const Block& b = blocks[sub];
     if (!b.active || b.keys.empty()) continue;
     prefetch_q_rows(p, b.g);
@@ -394,7 +395,7 @@ HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t 
       if (!b.active || a >= z) continue;  // fully masked for this block
       if (!packed) {
         // The next tile's rows come into L2 while this one is worked on.
-        if (j1 < end) prefetch_kv_rows(p, b.g, j1, std::min(kBlockKeys, end - j1));
+        if (p.prefetch && j1 < end) prefetch_kv_rows(p, b.g, j1, std::min(kBlockKeys, end - j1));
         if (tiles) {
           keys_in_place = amx_keys_in_place && (j1 - j0) % 32 == 0;
           PackKVTiles(p, b.g, s, j0, j1 - j0, keys_in_place);

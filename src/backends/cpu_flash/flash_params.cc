@@ -23,6 +23,13 @@ constexpr int64_t kMinTilesPerSplit = 4;
 // 2^16 multiply-adds takes 3-6 us on one core (docs/DECISIONS.md, "cpu.flash
 // runs small problems on the calling thread").
 constexpr double kInlineMacs = 65536.0;
+// Bytes of q, k, v and out together at or below which the tile loop issues
+// no prefetches (FlashParams::prefetch): a quarter of kL2Bytes, so a
+// problem this small sits in L2 (or L1) when it is called again or was just
+// written by the step before. B=1, H=8, S=16, D=64 f32 (128 KiB): the
+// prefetch loops were 14% of the kernel's time (perf, issue 37); the S1-S5
+// shapes are 10-500 MiB and keep them.
+constexpr double kPrefetchMaxBytes = static_cast<double>(kL2Bytes) / 4;
 
 std::array<int64_t, 4> strides4(const TensorView& t) {
   return {t.strides[0], t.strides[1], t.strides[2], t.strides[3]};
@@ -114,6 +121,13 @@ void make_params(const AttentionArgs& args, int threads, FlashParams* p,
   const double macs = static_cast<double>(p->batch) * static_cast<double>(p->hq) *
                       static_cast<double>(p->sq) * static_cast<double>(p->sk) *
                       static_cast<double>(p->d + p->dv);
+  // In double, as macs.
+  const double elements =
+      static_cast<double>(p->batch) *
+      (static_cast<double>(p->sq) * static_cast<double>(p->hq) * static_cast<double>(p->d + p->dv) +
+       static_cast<double>(p->sk) * static_cast<double>(p->hkv) *
+           static_cast<double>(p->d + p->dv));
+  p->prefetch = elements * static_cast<double>(dtype_size(p->dtype)) > kPrefetchMaxBytes;
   if (threads > 1 && macs < kInlineMacs) {
     p->inline_run = true;
     threads = 1;  // the tiling and splits below as for one thread

@@ -217,6 +217,11 @@ struct FlashParams {
   // Every item runs on the calling thread, none on the pool (a problem below
   // kInlineMacs, flash_params.cc): one scratch, no key splits.
   bool inline_run = false;
+  // The prefill tile loop asks for its cold rows ahead (flash_unit.h's
+  // prefetch_*): off when q, k, v and out together fit kPrefetchMaxBytes,
+  // where they are in cache on a repeated call and the requests, a few
+  // hundred per unit, were 14% of a small call (flash_params.cc).
+  bool prefetch = true;
 
   // Tiling.
   int64_t heads_per_unit = 0;  // heads of one GQA group handled together

@@ -22,8 +22,10 @@ struct UnitGeom {
   int64_t p0 = 0, npos = 0;  // query positions [p0, p0 + npos) of the sequence
   int64_t h0 = 0, nh = 0;    // query heads [h0, h0 + nh)
   int64_t rows = 0;          // npos * nh
-  int64_t pos(int64_t r) const { return p0 + r / nh; }
-  int64_t head(int64_t r) const { return h0 + r % nh; }
+  // One head (every MHA unit): no division, which costs ~15 cycles a row
+  // where the rows' offsets are taken (bookkeeping, packing, writing out).
+  int64_t pos(int64_t r) const { return nh == 1 ? p0 + r : p0 + r / nh; }
+  int64_t head(int64_t r) const { return nh == 1 ? h0 : h0 + r % nh; }
 };
 
 // Block `sub` of unit `unit`; false when it has no query rows (past the end
@@ -76,12 +78,21 @@ inline int64_t bias_row_offset(const FlashParams& p, const UnitGeom& g, int64_t 
 // tests that, so a problem without lse pays no call per row.
 void write_lse(const FlashParams& p, const UnitGeom& g, int64_t r, float m, float l);
 
+// Bytes per element of the kernel's dtypes (f32, f16, bf16), inline:
+// tessera::dtype_size is out of line in the runtime library (a call per row
+// at S=16; P1 f32 0.92-0.95x the time with this). The prefetch helpers below
+// size their rows with dtype_size on purpose: with this inline size there
+// too, GCC 12.2 emitted none of the prefill loop's prefetches, and S5 f32
+// took ~1.2x (docs/DECISIONS.md, "cpu.flash runs small problems on the
+// calling thread").
+inline int64_t element_bytes(DType dtype) { return dtype == DType::kF32 ? 4 : 2; }
+
 // Element pointer arithmetic on a tensor of `dtype`.
 inline const void* element(const void* base, DType dtype, int64_t offset) {
-  return static_cast<const char*>(base) + offset * static_cast<int64_t>(dtype_size(dtype));
+  return static_cast<const char*>(base) + offset * element_bytes(dtype);
 }
 inline void* element(void* base, DType dtype, int64_t offset) {
-  return static_cast<char*>(base) + offset * static_cast<int64_t>(dtype_size(dtype));
+  return static_cast<char*>(base) + offset * element_bytes(dtype);
 }
 
 // Asks for the cache lines of [start, start + bytes) into L2 (locality 1:

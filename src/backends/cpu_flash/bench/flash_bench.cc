@@ -1,6 +1,6 @@
-// cpu.flash micro-benchmarks (Google Benchmark): the issue's shapes S1..S5 in
-// f32 and bf16 on a 2-thread Context, with GFLOP/s (visible pairs only, as
-// attention_flops counts them) and GB/s (attention_bytes). Run:
+// cpu.flash micro-benchmarks (Google Benchmark): the issue's shapes S1..S5
+// (and issue 37's per-call shape P1) in f32 and bf16 on a 2-thread Context, with GFLOP/s (visible
+// pairs only, as attention_flops counts them) and GB/s (attention_bytes). Run:
 //   build/<dir>/src/backends/cpu_flash/bench/cpu_flash_bench --benchmark_repetitions=5
 //       --benchmark_report_aggregates_only=true
 // TESSERA_BENCH_THREADS overrides the thread count. TESSERA_BENCH_CLOCK=cpu
@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cpu_flash/cpu_flash_backend.h"
@@ -23,6 +24,9 @@ struct Shape {
   const char* name;
   int64_t b, hq, hkv, sq, sk, d;
   bool causal;
+  // Memory laid out [B, H, S, D] (a torch tensor's layout, viewed as BSHD
+  // with strides), as the Python per-call bench hands it over.
+  bool bhsd = false;
 };
 
 constexpr Shape kShapes[] = {
@@ -31,11 +35,23 @@ constexpr Shape kShapes[] = {
     {"S3_prefill_causal", 1, 32, 32, 4096, 4096, 128, true},
     {"S4_gqa_decode", 1, 32, 8, 1, 8192, 128, false},
     {"S5_minilm", 32, 12, 12, 256, 256, 32, false},
+    // Issue 37's per-call shape (bench/peers/per_call.py): the kernel's fixed
+    // cost per call and per head, without Python. Timed in microseconds.
+    {"P1_per_call", 1, 8, 8, 16, 16, 64, true, true},
 };
 
 int bench_threads() {
   const char* env = std::getenv("TESSERA_BENCH_THREADS");
   return env != nullptr ? std::atoi(env) : 2;
+}
+
+// A BSHD view of [b, s, h, d] memory, or of [b, h, s, d] memory (bhsd).
+TensorView view(void* data, DType dtype, int64_t b, int64_t s, int64_t h, int64_t d, bool bhsd) {
+  if (!bhsd) return TensorView::contiguous(data, dtype, {b, s, h, d});
+  TensorView t = TensorView::contiguous(data, dtype, {b, h, s, d});
+  std::swap(t.shape[1], t.shape[2]);
+  std::swap(t.strides[1], t.strides[2]);
+  return t;
 }
 
 // Random BSHD tensors of one shape, in `dtype`.
@@ -53,10 +69,10 @@ struct Tensors {
     for (auto* buf : {&q, &k, &v}) {
       for (size_t i = 0; i < buf->size() / e; ++i) store_from_f32(buf->data(), i, dtype, n(rng));
     }
-    args.q = TensorView::contiguous(q.data(), dtype, {s.b, s.sq, s.hq, s.d});
-    args.k = TensorView::contiguous(k.data(), dtype, {s.b, s.sk, s.hkv, s.d});
-    args.v = TensorView::contiguous(v.data(), dtype, {s.b, s.sk, s.hkv, s.d});
-    args.out = TensorView::contiguous(out.data(), dtype, {s.b, s.sq, s.hq, s.d});
+    args.q = view(q.data(), dtype, s.b, s.sq, s.hq, s.d, s.bhsd);
+    args.k = view(k.data(), dtype, s.b, s.sk, s.hkv, s.d, s.bhsd);
+    args.v = view(v.data(), dtype, s.b, s.sk, s.hkv, s.d, s.bhsd);
+    args.out = view(out.data(), dtype, s.b, s.sq, s.hq, s.d, s.bhsd);
     if (s.causal) args.mask = Mask::causal();
   }
 };
@@ -90,7 +106,7 @@ void register_all() {
     for (DType dtype : {DType::kF32, DType::kBF16}) {
       const std::string name = std::string(s.name) + "/" + std::string(dtype_name(dtype));
       auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_CpuFlash, s, dtype);
-      b->Unit(benchmark::kMillisecond)->MinTime(0.5);
+      b->Unit(s.bhsd ? benchmark::kMicrosecond : benchmark::kMillisecond)->MinTime(0.5);
       if (cpu_clock) {
         b->MeasureProcessCPUTime();
       } else {

@@ -2,7 +2,8 @@
 // (FlashParams::inline_run, one scratch, no key splits), and that path must
 // match reference like the pooled one: both dtypes, causal and none, GQA, a
 // window mask, block rows that are and are not whole vectors (the Q^T
-// gathers and their scalar tail), on every target and product path.
+// gathers and their scalar tail), on every target and product path. Small
+// problems also skip the tile loop's prefetches.
 #include <gtest/gtest.h>
 
 #include "cpu_flash/flash_params.h"
@@ -59,6 +60,26 @@ TEST(CpuFlashSmall, LargerProblemsUseThePool) {
   c.d = c.dv = 64;
   EXPECT_FALSE(runs_inline(c, 2));
   EXPECT_FALSE(runs_inline(small_case(DType::kF32, 16, 2, 2, Mask::none()), 1));  // no pool to skip
+}
+
+// The tile loop's prefetches (FlashParams::prefetch) are off where q, k, v
+// and out together fit a quarter of L2 (issue 37's B=1, H=8, S=16, D=64 is
+// 128 KiB in f32), on from there up; a prefetch never changes a result, so
+// both sides are the conformance suite's too.
+TEST(CpuFlashSmall, PrefetchesOnlyWhereTheTensorsOutgrowACacheShare) {
+  const auto prefetches = [](int64_t s, DType dtype) {
+    AttentionCase c = small_case(dtype, s, 8, 8, Mask::causal());
+    c.d = c.dv = 64;
+    const OwnedCase tensors(c);
+    EXPECT_TRUE(tensors.status().ok()) << tensors.status().message();
+    cpu_flash::FlashParams p;
+    cpu_flash::make_params(tensors.args, 1, &p);
+    return p.prefetch;
+  };
+  EXPECT_FALSE(prefetches(16, DType::kF32));   // 128 KiB
+  EXPECT_FALSE(prefetches(16, DType::kBF16));  // 64 KiB
+  EXPECT_TRUE(prefetches(64, DType::kF32));    // 512 KiB
+  EXPECT_TRUE(prefetches(128, DType::kBF16));  // 512 KiB
 }
 
 }  // namespace
