@@ -57,7 +57,6 @@ ray is imported here only: `import tessera` never needs it.
 
 import argparse
 import contextlib
-import gc
 import json
 import os
 import re
@@ -183,6 +182,25 @@ def _local_model_dir(model):
     return dest
 
 
+class _ActorRegistry:
+    """Run as a Ray actor by embed_corpus: the handles of every ShardEmbedder
+    started for one dataset, so that the driver can kill them when the
+    dataset ends. A failed dataset's actors are otherwise released only
+    when the last reference to them goes, and something (a traceback kept
+    by a logging handler, in the CI run) kept one: the actor on the node
+    still up held its CPU and the rerun's actors never started."""
+
+    def __init__(self):
+        self.actors = []
+
+    def add(self, actor):
+        self.actors.append(actor)
+
+    def take(self):
+        actors, self.actors = self.actors, []
+        return actors
+
+
 class ShardEmbedder:
     """The actor class: loads the model once, then embeds one shard per call.
 
@@ -193,7 +211,11 @@ class ShardEmbedder:
     def __init__(self, model=None, threads=1, weights=None, max_tokens=0, stride=-1,
                  batch_tokens=0, doc_embedding=False, output_format="jsonl",
                  fault_after_batches=0, fault_marker=None, prompt_name=None, prompt=None,
-                 dimensions=0, precision="float32", quantization_ranges=None):
+                 dimensions=0, precision="float32", quantization_ranges=None,
+                 registry=None):
+        import ray
+        if registry is not None:  # first: an actor still loading the model can be killed
+            ray.get(registry.add.remote(ray.get_runtime_context().current_actor))
         import tessera
         self.runtime = tessera.Runtime(threads=threads)
         self.embedder = tessera.Embedder(_local_model_dir(model), runtime=self.runtime,
@@ -220,7 +242,6 @@ class ShardEmbedder:
         self.fault_after_batches = fault_after_batches
         self.fault_marker = fault_marker
         self.batches = 0
-        import ray
         self.node = ray.get_runtime_context().get_node_id()  # (the report's "nodes")
 
     def _maybe_fail(self):
@@ -454,31 +475,41 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
         "fault_after_batches": _fault_after_batches, "fault_marker": _fault_marker,
         "prompt_name": prompt_name, "prompt": prompt, "dimensions": dimensions,
         "precision": precision, "quantization_ranges": ranges}
+    # On the driver's node: it must outlive any worker node.
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+    registry = ray.remote(num_cpus=0, max_restarts=0)(_ActorRegistry).options(
+        scheduling_strategy=NodeAffinitySchedulingStrategy(
+            ray.get_runtime_context().get_node_id(), soft=False)).remote()
+    actor_kwargs["registry"] = registry
     clock = {"started": started, "first_shard": None, "last_print": 0.0}
     # A lost actor or node fails the dataset (_embedding_dataset says why
     # Ray does not retry in place); the committed shards stay: run the rest.
-    for attempt in range(max_retries + 1):
-        todo = [s for s in shards if s["shard"] not in done]
-        if not todo:
-            break
-        try:
-            _commit_results(_embedding_dataset(ray, todo, workers, threads_per_worker,
-                                               actor_kwargs, rerun=attempt > 0),
-                            log, done, len(shards), fmt, doc_embedding, precision, report,
-                            clock, progress)
-            continue
-        except Exception as e:  # noqa: BLE001 - only a lost worker is run again
-            if attempt == max_retries or not _worker_lost(ray, e):
-                raise
-            lost = type(e).__name__
-        report["reruns"] += 1
-        print(f"tessera-ray: a worker was lost ({lost}); running the "
-              f"{_count(len(shards) - len(done), 'shard')} not committed again (rerun "
-              f"{attempt + 1} of {max_retries})", file=sys.stderr, flush=True)
-        # The failed dataset's actors on the nodes still up hold their CPUs
-        # until their handles are gone: free them now (cycles included), or
-        # the new pool waits for them (measured: 18 s and more).
-        gc.collect()
+    try:
+        for attempt in range(max_retries + 1):
+            todo = [s for s in shards if s["shard"] not in done]
+            if not todo:
+                break
+            try:
+                _commit_results(_embedding_dataset(ray, todo, workers, threads_per_worker,
+                                                   actor_kwargs, rerun=attempt > 0),
+                                log, done, len(shards), fmt, doc_embedding, precision, report,
+                                clock, progress)
+                continue
+            except Exception as e:  # noqa: BLE001 - only a lost worker is run again
+                if attempt == max_retries or not _worker_lost(ray, e):
+                    raise
+                lost = type(e).__name__
+            finally:
+                # The dataset's actors, ended or failed, go now: a failed
+                # one's would hold their CPUs from the rerun (_ActorRegistry).
+                for actor in ray.get(registry.take.remote()):
+                    ray.kill(actor)
+            report["reruns"] += 1
+            print(f"tessera-ray: a worker was lost ({lost}); running the "
+                  f"{_count(len(shards) - len(done), 'shard')} not committed again (rerun "
+                  f"{attempt + 1} of {max_retries})", file=sys.stderr, flush=True)
+    finally:
+        ray.kill(registry)
     commits = [done[s["shard"]] for s in shards]
     for c in commits:
         report["documents"] += c["documents"]
