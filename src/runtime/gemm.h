@@ -27,8 +27,9 @@ Status sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float 
 // tiles for bf16 on CPUs that have them) in tracked memory owned by `owner`.
 // f32 keeps the values; bf16 rounds them (nearest even); int8 keeps one f32
 // scale per output channel (row of W: absmax / 127, symmetric) and the values
-// rounded to s8, and linear() quantizes each row of x to u8 per call with its
-// own scale and zero point (gemm_int8.cc). For linear(); move-only.
+// rounded to s8, in a Walsh-Hadamard-rotated basis, and linear() quantizes
+// each row of x (rotated alike) to u8 per call with its own scale and zero
+// point (gemm_int8.cc). For linear(); move-only.
 enum class WeightType { kF32, kBf16, kInt8 };
 
 class PackedWeights {

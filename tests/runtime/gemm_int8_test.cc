@@ -1,14 +1,20 @@
 // linear() with int8 weights against a float64 product of the f32 inputs.
-// The bound comes from the two quantization steps (gemm_int8.cc): W's row c
-// is rounded on a grid of s_w = max|W[c,:]| / 127, x's row r on a grid of
-// s_r = (max(x_r, 0) - min(x_r, 0)) / 255, each value within half a step:
+// gemm_int8.cc quantizes in a rotated basis: x and every row of W times H,
+// block-diagonal orthonormal Walsh-Hadamard (blocks of the largest power of
+// two dividing K, at most 1024), so x . w = x~ . w~ exactly, and the bound
+// comes from the two quantization steps there: w~'s row c is rounded on a
+// grid of s_w = max|w~[c,:]| / 127, x~'s row r on a grid of
+// s_r = (max(x~_r, 0) - min(x~_r, 0)) / 255, each value within half a step
+// (below, x and w stand for the rotated x~ and w~):
 //   |x.w - x^.w^| <= (s_w / 2) sum_p |x_p| + (s_r / 2) sum_p |w^_p|,
 //   |w^_p| <= |w_p| + s_w / 2,
 // plus the f32 arithmetic of the pass that scales the s32 sums (acc and
 // z colsum, each up to 255 sum|Wq|, rounded to f32, then 3 more roundings):
 //   6 eps s_r s_w 255 sum_p |Wq_p| <= 6 eps 255 s_r sum_p |w^_p| (+ bias and
-// accumulate roundings, GELU as in gemm_packed_test.cc). A wrong scale, zero
-// point or row sum is off by far more than this bound.
+// accumulate roundings, GELU as in gemm_packed_test.cc), plus the f32
+// rotation of x: log2(block) + 1 roundings of sums of |x~| (taken as
+// 2 (log2(block) + 1) eps sum_p |x~_p| |w~_p|). A wrong scale, zero point,
+// row sum or rotation is off by far more than this bound.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -38,6 +44,31 @@ struct Variant {
   int threads;
   float x_shift;  // added to every x: rows that are all positive need the zero point
 };
+
+// The rotation, in double: v <- v H over blocks of `block`.
+int64_t rotation_block(int64_t k) {
+  int64_t b = 1;
+  while (b < 1024 && k % (2 * b) == 0) b *= 2;
+  return b;
+}
+
+std::vector<double> rotated(const float* v, int64_t k) {
+  std::vector<double> u(v, v + k);
+  const int64_t block = rotation_block(k);
+  for (int64_t b0 = 0; b0 < k; b0 += block) {
+    for (int64_t h = 1; h < block; h *= 2) {
+      for (int64_t i = b0; i < b0 + block; i += 2 * h) {
+        for (int64_t j = i; j < i + h; ++j) {
+          const double a = u[j], c = u[j + h];
+          u[j] = a + c;
+          u[j + h] = a - c;
+        }
+      }
+    }
+  }
+  for (double& e : u) e /= std::sqrt(static_cast<double>(block));
+  return u;
+}
 
 bool int8_runs_here(std::string* why) {
   *why = int8_refusal(Int8Isa::of_this_cpu(), linear_kernel(WeightType::kInt8));
@@ -78,27 +109,34 @@ double check_case(const Case& c, const Variant& v, TrackingAllocator& alloc) {
   const Status st = linear(pool, c.m, x.data(), pw, e, y.data(), work.data(), bytes);
   EXPECT_TRUE(st.ok()) << st.to_string();
 
+  const double rotation_roundings = std::log2(static_cast<double>(rotation_block(c.k))) + 1;
   std::vector<double> s_w(c.n);
+  std::vector<std::vector<double>> wt(c.n);
   for (int64_t j = 0; j < c.n; ++j) {
+    wt[j] = rotated(&w[j * c.k], c.k);
     double absmax = 0;
-    for (int64_t p = 0; p < c.k; ++p) absmax = std::max(absmax, std::fabs(double(w[j * c.k + p])));
+    for (double e : wt[j]) absmax = std::max(absmax, std::fabs(e));
     s_w[j] = absmax / 127;
   }
   double worst = 0;
   int64_t wi = -1, wj = -1;
   for (int64_t i = 0; i < c.m; ++i) {
     const float* xr = &x[i * c.k];
-    const double lo = std::min(0.0f, *std::min_element(xr, xr + c.k));
-    const double hi = std::max(0.0f, *std::max_element(xr, xr + c.k));
+    const std::vector<double> xt = rotated(xr, c.k);
+    const double lo = std::min(0.0, *std::min_element(xt.begin(), xt.end()));
+    const double hi = std::max(0.0, *std::max_element(xt.begin(), xt.end()));
     const double s_r = (hi - lo) / 255;
     for (int64_t j = 0; j < c.n; ++j) {
-      double z = v.bias ? b[j] : 0.0, sum_x = 0, sum_w = 0;
+      double z = v.bias ? b[j] : 0.0, sum_x = 0, sum_w = 0, sum_xw = 0;
       for (int64_t p = 0; p < c.k; ++p) {
         z += double(xr[p]) * w[j * c.k + p];
-        sum_x += std::fabs(double(xr[p]));
-        sum_w += std::fabs(double(w[j * c.k + p])) + s_w[j] / 2;
+        sum_x += std::fabs(xt[p]);
+        sum_w += std::fabs(wt[j][p]) + s_w[j] / 2;
+        sum_xw += std::fabs(xt[p] * wt[j][p]);
       }
-      double bound = s_w[j] / 2 * sum_x + s_r / 2 * sum_w + 6 * kEps * 255 * s_r * sum_w +
+      // s_r is computed in f32 from the f32 rotation: widen it a little.
+      double bound = s_w[j] / 2 * sum_x + (s_r / 2) * (1 + 1e-5) * sum_w +
+                     6 * kEps * 255 * s_r * sum_w + 2 * rotation_roundings * kEps * sum_xw +
                      (v.bias ? 2 * kEps * std::fabs(b[j]) : 0.0) + 1e-30;
       double ref = z;
       if (v.gelu) {
@@ -175,7 +213,8 @@ TEST(LinearInt8, ZeroRowsGiveTheBiasExactly) {
   }
 }
 
-// unpack() gives the quantized weights: within half a step of each row's grid.
+// unpack() gives the quantized weights: within half a step of each row's grid
+// (K = 19: no rotation).
 TEST(LinearInt8, UnpackGivesTheQuantizedWeights) {
   std::string why;
   if (!int8_runs_here(&why)) GTEST_SKIP() << why;
