@@ -4,7 +4,7 @@ ONNX Runtime (fused attention) vs OpenVINO, same corpus, same threads, one run.
 Usage (from the repository root, after bench/embed/setup-venv.sh and a
 release build):
   .venv-bench/bin/python bench/embed/run_bench.py [--repeats 3] [--threads 2] [--boost] [--bf16]
-      [--model DIR] [--count N]
+      [--int8] [--model DIR] [--count N]
 --model DIR: the sentence-transformers folder every engine runs (default
 models/all-MiniLM-L6-v2; e.g. models/all-mpnet-base-v2 from
 scripts/install-mpnet.sh). tessera gets it as `embed --model DIR`, the Python
@@ -14,14 +14,15 @@ build/bench-embed-NAME (NAME: the folder's name), so models never share a
 cached corpus or graph. --count: documents in the corpus (default 2000; a
 small count makes a quick check; a corpus already made is reused whatever
 its count, so give a fresh --out for another).
---bf16 adds the engine tessera-bf16 (tessera --weights bf16) after tessera:
-another precision than its f32 peers, labelled so in the table.
+--bf16 adds the engine tessera-bf16 (tessera --weights bf16) after tessera,
+--int8 tessera-int8 (--weights int8) after those: other precisions than their
+f32 peers, labelled so in the table.
 --engines ov (ov-f32,ov-bf16) / ov-int8 add OpenVINO's CPU plugin on the plain
 ONNX export (model.onnx) with the ORT engine's tokenizer and batches, at an
 explicit INFERENCE_PRECISION_HINT; ov-int8 is NNCF's post-training
 quantization of it (py_engines.py). The table's "tessera at equal precision"
 divides a peer's time by tessera's at its precision (f32: tessera, bf16:
-tessera-bf16; int8 has no tessera peer).
+tessera-bf16, int8: tessera-int8).
 Each engine runs in its own process, interleaved (tessera, st, ort, tessera,
 ...); figures are medians over the repeats. Embedding time excludes model
 loading (each engine's load is reported apart): for tessera it is the
@@ -96,6 +97,8 @@ def main():
                          "ov-int8 (OpenVINO; ov = ov-f32,ov-bf16); the first is the reference "
                          "of the cosine check")
     ap.add_argument("--bf16", action="store_true", help="also run tessera-bf16, after tessera")
+    ap.add_argument("--int8", action="store_true",
+                    help="also run tessera-int8 (--weights int8), after tessera / tessera-bf16")
     ap.add_argument("--boost", action="store_true",
                     help="own scheduler autogroup at nice -20 (root), as bench/attention_table.py")
     args = ap.parse_args()
@@ -126,6 +129,9 @@ def main():
         engines += ["ov-f32", "ov-bf16"] if e == "ov" else [e]
     if args.bf16 and "tessera-bf16" not in engines:
         engines.insert(engines.index("tessera") + 1 if "tessera" in engines else 0, "tessera-bf16")
+    if args.int8 and "tessera-int8" not in engines:
+        after = [e for e in ("tessera-bf16", "tessera") if e in engines]
+        engines.insert(engines.index(after[0]) + 1 if after else 0, "tessera-int8")
     if any(e == "ort" or e.startswith("ov-") for e in engines) and not os.path.exists(fused):
         subprocess.run([py, os.path.join(HERE, "export_onnx.py"), args.model, onnx_dir], check=True)
     with open(corpus, encoding="utf-8") as f:
@@ -139,7 +145,7 @@ def main():
             out_npy = os.path.join(args.out, "%s.npy" % engine)
             if engine.startswith("tessera"):
                 summary = os.path.join(args.out, "%s-summary.json" % engine)
-                weights = "bf16" if engine == "tessera-bf16" else "f32"
+                weights = {"tessera-bf16": "bf16", "tessera-int8": "int8"}.get(engine, "f32")
                 cmd = [args.tessera, "--threads", str(args.threads), "embed", corpus, "-o", out_npy,
                        "--summary-json", summary, "--weights", weights, "--model", args.model]
                 if args.batch_tokens:
@@ -215,8 +221,7 @@ def main():
         st_ratio = "%.2fx" % (st_secs / secs) if st_secs else "-"
         precision = ("bf16" if engine.endswith("bf16") else
                      "int8" if engine.endswith("int8") else "f32")
-        same = med.get("tessera-bf16" if precision == "bf16" else
-                       "tessera" if precision == "f32" else None)
+        same = med.get({"bf16": "tessera-bf16", "int8": "tessera-int8"}.get(precision, "tessera"))
         equal = "%.2fx" % (secs / same) if same and not engine.startswith("tessera") else "-"
         print("| %s | %s | %.2f | %.1f | %.0f | %.0f | %.2f | %s | %s | %s |" %
               (engine, precision, secs, e["docs_per_second"], e["tokens_per_second"] or 0,

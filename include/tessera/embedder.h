@@ -41,7 +41,7 @@ struct EmbedderOptions {
   // A model directory or a registered model's name; "": the default
   // (resolve_model_dir: $TESSERA_MODEL, else the data directory's default).
   std::string model_dir;
-  std::string weights;  // "f32" or "bf16"; "": $TESSERA_WEIGHTS, else f32
+  std::string weights;  // "f32", "bf16" or "int8"; "": $TESSERA_WEIGHTS, else f32
   // Per chunk, the model's special tokens included ([CLS] and [SEP]; one
   // <|endoftext|>); 0: the model's limit, so a document that fits is one chunk.
   int max_tokens = 0;

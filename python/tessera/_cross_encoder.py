@@ -76,7 +76,7 @@ class CrossEncoder:
     """A cross-encoder (*ForSequenceClassification: rerankers such as
     ms-marco-MiniLM and bge-reranker, or classifiers) loaded from a directory.
 
-    weights: "f32" or "bf16" (None: $TESSERA_WEIGHTS, else f32).
+    weights: "f32", "bf16" or "int8" (None: $TESSERA_WEIGHTS, else f32).
     activation_fn: applied to the logits by predict and rank (None: the
         model's default, see the module doc).
     batch_tokens: encoder tokens per batch (0: 8192, or the model's limit

@@ -90,7 +90,7 @@ class Embedder:
     model_dir: a model directory, or the name of a model registered in
         tessera's data directory (`tessera models add DIR`); None for
         tessera.default_model_dir(), whose docstring says where it looks.
-    weights: "f32" or "bf16" (None: $TESSERA_WEIGHTS, else f32).
+    weights: "f32", "bf16" or "int8" (None: $TESSERA_WEIGHTS, else f32).
     max_tokens: tokens per chunk of embed_documents, the model's special
         tokens ([CLS] and [SEP], or one <|endoftext|>) included (0: the
         model's limit, so a document that fits is one chunk).

@@ -655,7 +655,8 @@ def _parser():
                    help="one row per document (mean of its chunks), as `tessera embed`")
     e.add_argument("--max-tokens", type=int, default=0, help="tokens per chunk (0: model limit)")
     e.add_argument("--stride", type=int, default=-1, help="tokens chunks share (-1: 32)")
-    e.add_argument("--weights", choices=("f32", "bf16"), default=None, help="weight precision")
+    e.add_argument("--weights", choices=("f32", "bf16", "int8"), default=None,
+                   help="weight precision")
     e.add_argument("--prompt-name", default=None, metavar="NAME",
                    help="a prompt of the model (config_sentence_transformers.json; \"query\" "
                         "and \"document\" always exist, \"\" unless it defines them) before "

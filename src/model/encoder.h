@@ -1,7 +1,7 @@
 // Encoder: a post-LayerNorm transformer encoder (BERT, RoBERTa, XLM-RoBERTa,
 // MPNet: architectures/) with its head, ready to embed, score or sparsely
 // embed token id sequences. Weights are in tracked memory ("model.weights"; the Linear layers
-// f32 or bf16, EncoderOptions::weights, the rest f32); each embed()
+// f32, bf16 or int8, EncoderOptions::weights, the rest f32); each embed()
 // call takes its working memory from the context ("model.activations") and
 // frees it before returning.
 #pragma once

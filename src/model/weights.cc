@@ -118,8 +118,9 @@ Status add_linear(const SafetensorsFile& file, std::initializer_list<std::string
 
 Status pack(const float* w, int64_t n, int64_t k, WeightPrecision precision,
             TrackingAllocator& allocator, PackedWeights* out) {
-  const WeightType type =
-      precision == WeightPrecision::kBf16 ? WeightType::kBf16 : WeightType::kF32;
+  const WeightType type = precision == WeightPrecision::kBf16   ? WeightType::kBf16
+                          : precision == WeightPrecision::kInt8 ? WeightType::kInt8
+                                                                : WeightType::kF32;
   return PackedWeights::create(w, n, k, type, allocator, "model.weights", out);
 }
 

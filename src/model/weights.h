@@ -3,7 +3,7 @@
 // config. Embeddings, biases and LayerNorm parameters are converted to f32
 // into one tracked arena ("model.weights"). Linear weights (PyTorch layout
 // [out_features, in_features]; Wq/Wk/Wv concatenated once into one QKV
-// matrix) are packed in the GEMM library's layout, f32 or bf16 (also
+// matrix) are packed in the GEMM library's layout, f32, bf16 or int8 (also
 // "model.weights"), each through a temporary f32 copy of that one matrix.
 #pragma once
 

@@ -134,8 +134,10 @@ Status load_encoder(const ModelSearch& search, const std::string& model,
   model::EncoderOptions options;
   options.weights = weights;
   Status st = model::Encoder::load(*dir, options, ctx, out);
-  if (st.code() == StatusCode::kUnsupported && weights == model::WeightPrecision::kBf16) {
-    return {st.code(), "weights bf16: " + st.message() + "; f32 weights run on every CPU",
+  if (st.code() == StatusCode::kUnsupported && weights != model::WeightPrecision::kF32) {
+    return {st.code(),
+            std::string("weights ") + model::weight_precision_name(weights) + ": " + st.message() +
+                "; f32 weights run on every CPU",
             "weights"};
   }
   return st;

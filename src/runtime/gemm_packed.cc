@@ -14,7 +14,6 @@
 // the same cores: the embed benchmark ran 5-7% slower that way, attention
 // alone 12%.
 #include <algorithm>
-#include <dnnl.hpp>
 #include <list>
 #include <map>
 #include <mutex>
@@ -23,8 +22,16 @@
 #include <vector>
 
 #include "runtime/gemm.h"
+#include "runtime/gemm_onednn.h"
 
 namespace tessera {
+
+using gemm_detail::cpu_engine;
+using gemm_detail::cut;
+using gemm_detail::from_error;
+using gemm_detail::Pieces;
+using gemm_detail::round_up;
+using gemm_detail::shape_text;
 
 namespace {
 
@@ -35,21 +42,16 @@ using Tag = memory::format_tag;
 // The M the weight layout is chosen for; the per-M primitives are asked for
 // that layout (ONEDNN_VERBOSE: brgemm took it for every M from 1 to 8192).
 constexpr int64_t kLayoutRows = 512;
-// Pieces are a multiple of this many rows, so that batches of similar size
-// share primitives (a pipeline's batches fill the same token budget), and no
-// piece is smaller unless the whole product is.
-constexpr int64_t kPieceQuantum = 64;
 // Shapes kept (each: a matmul primitive, and a reorder for bf16).
 constexpr size_t kCacheShapes = 256;
 
-dnnl::engine& cpu_engine() {
-  static dnnl::engine* e = new dnnl::engine(dnnl::engine::kind::cpu, 0);
-  return *e;
+Dt data_type(WeightType t) {
+  return t == WeightType::kBf16 ? Dt::bf16 : t == WeightType::kInt8 ? Dt::s8 : Dt::f32;
 }
-
-Dt data_type(WeightType t) { return t == WeightType::kBf16 ? Dt::bf16 : Dt::f32; }
 Dt data_type(DType t) { return t == DType::kBF16 ? Dt::bf16 : Dt::f32; }
-const char* type_name(WeightType t) { return t == WeightType::kBf16 ? "bf16" : "f32"; }
+const char* type_name(WeightType t) {
+  return t == WeightType::kBf16 ? "bf16" : t == WeightType::kInt8 ? "int8" : "f32";
+}
 
 // W [n, k] row-major seen as the matmul's weights [k, n] (strides {1, k}).
 memory::desc plain_weights(int64_t n, int64_t k, Dt dt) {
@@ -81,20 +83,6 @@ dnnl::matmul::primitive_desc matmul_pd(int64_t m, Dt src_type, const memory::des
   const auto desc = e.bias ? dnnl::matmul::desc(src, weights, bias_desc(n), dst)
                            : dnnl::matmul::desc(src, weights, dst);
   return dnnl::matmul::primitive_desc(desc, attributes(e), cpu_engine());
-}
-
-std::string shape_text(int64_t m, int64_t n, int64_t k) {
-  return "M = " + std::to_string(m) + ", N = " + std::to_string(n) + ", K = " + std::to_string(k);
-}
-
-Status from_error(const dnnl::error& e, const std::string& what, int64_t m, int64_t n, int64_t k) {
-  return internal_error(what + " failed (oneDNN: " + e.what() + ", status " +
-                        std::to_string(e.status) + ") for " + shape_text(m, n, k));
-}
-
-size_t round_up(size_t bytes) {
-  constexpr size_t a = TrackingAllocator::kAlignment;
-  return (bytes + a - 1) / a * a;
 }
 
 // The weight layout oneDNN's matmul asks for with W [n, k], and the kernel it
@@ -136,10 +124,6 @@ Status run_reorder(memory& from, memory& to, TrackingAllocator& alloc) {
 }
 
 }  // namespace
-
-struct PackedWeights::Layout {
-  memory::desc desc;
-};
 
 // One piece shape's primitives: (bf16) x f32 -> bf16, then the product.
 struct PackedWeights::Plan {
@@ -227,24 +211,6 @@ PlanCache& plan_cache() {
   return *c;
 }
 
-// How linear() cuts m rows for `threads` threads: `count` pieces of `rows`
-// rows, the last one possibly shorter.
-struct Pieces {
-  int64_t rows = 0, count = 0;
-};
-
-Pieces cut(int64_t m, int threads) {
-  Pieces p;
-  if (m <= 0) {
-    return p;
-  }
-  const int64_t wanted = std::max<int64_t>(1, threads);
-  const int64_t per = (m + wanted - 1) / wanted;
-  p.rows = std::min(m, (per + kPieceQuantum - 1) / kPieceQuantum * kPieceQuantum);
-  p.count = (m + p.rows - 1) / p.rows;
-  return p;
-}
-
 }  // namespace
 
 // linear()'s access to the weights' layout and the plan cache.
@@ -285,6 +251,9 @@ Status PackedWeights::create(const float* w, int64_t n, int64_t k, WeightType ty
     return invalid_argument(std::string(type_name(type)) + " weights: shape [" + std::to_string(n) +
                             ", " + std::to_string(k) + "] must be positive");
   }
+  if (type == WeightType::kInt8) {
+    return Int8Linear::create(w, n, k, alloc, owner, out);
+  }
   PackedWeights result;
   memory::desc layout;
   std::string kernel;
@@ -314,6 +283,9 @@ Status PackedWeights::unpack(float* w) const {
   if (empty()) {
     return invalid_argument("PackedWeights::unpack: empty weights");
   }
+  if (type_ == WeightType::kInt8) {
+    return Int8Linear::unpack(*this, w);
+  }
   TrackingAllocator scratch_owner;  // the reorder's scratchpad, freed before return
   try {
     memory src(layout_->desc, cpu_engine(), const_cast<void*>(data_.data()));
@@ -340,9 +312,8 @@ Status check_shape(int64_t m, const PackedWeights& w, LinearTypes t) {
                               std::string(dtype_name(type)) + "; activations are f32 or bf16");
     }
     if (type == DType::kBF16 && w.type() != WeightType::kBf16) {
-      return invalid_argument(std::string("linear: ") + name +
-                              " is bf16 but the weights are f32; bf16 activations need bf16 "
-                              "weights");
+      return invalid_argument(std::string("linear: ") + name + " is bf16 but the weights are " +
+                              type_name(w.type()) + "; bf16 activations need bf16 weights");
     }
   }
   return Status::Ok();
@@ -353,6 +324,9 @@ Status check_shape(int64_t m, const PackedWeights& w, LinearTypes t) {
 Status linear_workspace_bytes(int threads, int64_t m, const PackedWeights& w,
                               const LinearEpilogue& epilogue, size_t* out, LinearTypes types) {
   TESSERA_RETURN_IF_ERROR(check_shape(m, w, types));
+  if (w.type() == WeightType::kInt8) {
+    return Int8Linear::workspace_bytes(threads, m, w, epilogue, out);
+  }
   const Pieces p = cut(m, threads);
   if (p.count == 0) {
     *out = 0;
@@ -369,12 +343,15 @@ Status linear(ThreadPool& pool, int64_t m, const float* x, const PackedWeights& 
   return linear(pool, m, LinearTypes{}, x, w, epilogue, y, workspace, workspace_bytes);
 }
 
-Status linear(ThreadPool& pool, int64_t m, LinearTypes types, const void* x,
-              const PackedWeights& w, const LinearEpilogue& epilogue, void* y, void* workspace,
-              size_t workspace_bytes) {
+Status linear(ThreadPool& pool, int64_t m, LinearTypes types, const void* x, const PackedWeights& w,
+              const LinearEpilogue& epilogue, void* y, void* workspace, size_t workspace_bytes) {
   TESSERA_RETURN_IF_ERROR(check_shape(m, w, types));
   if (m == 0) {
     return Status::Ok();
+  }
+  if (w.type() == WeightType::kInt8) {
+    return Int8Linear::run(pool, m, static_cast<const float*>(x), w, epilogue,
+                           static_cast<float*>(y), workspace, workspace_bytes);
   }
   const int threads = pool.num_threads();
   const Pieces p = cut(m, threads);
@@ -414,8 +391,7 @@ Status linear(ThreadPool& pool, int64_t m, LinearTypes types, const void* x,
       if (plan->convert_x) {
         memory x_bf16(plan->x_bf16, eng, base);
         plan->convert.execute(
-            stream,
-            {{DNNL_ARG_FROM, x_in}, {DNNL_ARG_TO, x_bf16}, {DNNL_ARG_SCRATCHPAD, scratch}});
+            stream, {{DNNL_ARG_FROM, x_in}, {DNNL_ARG_TO, x_bf16}, {DNNL_ARG_SCRATCHPAD, scratch}});
         args[DNNL_ARG_SRC] = x_bf16;
       }
       plan->product.execute(stream, args);
@@ -431,6 +407,9 @@ Status linear(ThreadPool& pool, int64_t m, LinearTypes types, const void* x,
 }
 
 std::string linear_kernel(WeightType type, LinearTypes types) {
+  if (type == WeightType::kInt8) {
+    return types.x == DType::kF32 && types.y == DType::kF32 ? Int8Linear::kernel() : "none";
+  }
   memory::desc layout;
   std::string kernel;
   if (!preferred_layout(kLayoutRows, kLayoutRows, type, &layout, &kernel).ok()) {

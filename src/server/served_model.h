@@ -21,7 +21,7 @@ struct ModelInfo {
   bool normalizes = false;  // the model itself L2-normalizes its rows
   std::string pooling;      // "mean", "cls", "max"
   size_t weight_bytes = 0;
-  std::string weights = "f32";  // precision of the Linear weights: "f32" or "bf16"
+  std::string weights = "f32";  // precision of the Linear weights: "f32", "bf16" or "int8"
 };
 
 // The facts of a loaded encoder.

@@ -73,6 +73,9 @@ TEST(Environment, WeightsFromTheOptionElseTheVariable) {
     EXPECT_EQ(w, model::WeightPrecision::kBf16);
     ASSERT_TRUE(api::weights_or_environment("f32", &w).ok());
     EXPECT_EQ(w, model::WeightPrecision::kF32);
+    ASSERT_TRUE(api::weights_or_environment("int8", &w).ok());
+    EXPECT_EQ(w, model::WeightPrecision::kInt8);
+    EXPECT_STREQ(model::weight_precision_name(w), "int8");
   }
   {
     ScopedVariable v("TESSERA_WEIGHTS", "half");
@@ -82,6 +85,7 @@ TEST(Environment, WeightsFromTheOptionElseTheVariable) {
     const Status o = api::weights_or_environment("fp16", &w);
     EXPECT_EQ(o.option(), "weights");
     EXPECT_EQ(o.message().rfind("weights: 'fp16'", 0), 0u) << o.message();
+    EXPECT_NE(o.message().find("expected f32, bf16 or int8"), std::string::npos) << o.message();
   }
   ScopedVariable v("TESSERA_WEIGHTS", nullptr);
   ASSERT_TRUE(api::weights_or_environment("", &w).ok());

@@ -28,7 +28,8 @@ Loaded load(const TinyBert& tiny, const std::vector<FakeTensor>& tensors, Contex
   std::unique_ptr<SafetensorsFile> file;
   out.status = SafetensorsFile::open(config.weights_path, &file);
   if (!out.status.ok()) return out;
-  out.status = load_network_weights(*file, config.network, precision, ctx.allocator(), &out.weights);
+  out.status =
+      load_network_weights(*file, config.network, precision, ctx.allocator(), &out.weights);
   return out;
 }
 
@@ -55,8 +56,10 @@ TEST(Weights, LoadsAndFusesQkvInTrackedMemory) {
     ASSERT_TRUE(l.weights.layers[0].ffn_out_w.unpack(ffn_out.data()).ok());
     const char* parts[] = {"query", "key", "value"};
     for (int p = 0; p < 3; ++p) {
-      const auto& w = find(tensors, std::string("encoder.layer.1.attention.self.") + parts[p] + ".weight");
-      const auto& b = find(tensors, std::string("encoder.layer.1.attention.self.") + parts[p] + ".bias");
+      const auto& w =
+          find(tensors, std::string("encoder.layer.1.attention.self.") + parts[p] + ".weight");
+      const auto& b =
+          find(tensors, std::string("encoder.layer.1.attention.self.") + parts[p] + ".bias");
       for (int i = 0; i < h * h; ++i) {
         EXPECT_EQ(qkv[p * h * h + i], w.values[i]);
       }
@@ -110,6 +113,30 @@ TEST(Weights, LinearWeightsArePackedOutsideTheArena) {
   EXPECT_NE(bad.status.message().find("[13, 8]"), std::string::npos) << bad.status.message();
 }
 
+// int8: the same arena, s8 Linear weights (at least one byte each; tiny
+// shapes are padded to the library's blocks) plus their channel scales, all
+// under "model.weights"; the staging blocks freed.
+TEST(Weights, Int8LinearWeights) {
+  Context ctx;
+  TinyBert tiny;
+  auto tensors = tiny.tensors();
+  Loaded f32 = load(tiny, tensors, ctx);
+  Loaded int8 = load(tiny, tensors, ctx, WeightPrecision::kInt8);
+  if (int8.status.code() == StatusCode::kUnsupported) GTEST_SKIP() << int8.status.to_string();
+  ASSERT_TRUE(f32.status.ok() && int8.status.ok()) << int8.status.to_string();
+  EXPECT_EQ(int8.weights.precision, WeightPrecision::kInt8);
+  for (const LayerWeights& l : int8.weights.layers) {
+    for (const PackedWeights* w : {&l.qkv_w, &l.attn_out_w, &l.ffn_in_w, &l.ffn_out_w}) {
+      EXPECT_EQ(w->type(), WeightType::kInt8);
+      EXPECT_GE(w->bytes(), static_cast<size_t>(w->n() * w->k() + 2 * 4 * w->n()));
+    }
+  }
+  EXPECT_EQ(int8.weights.arena.bytes(), f32.weights.arena.bytes());
+  EXPECT_EQ(ctx.allocator().by_owner().at("model.weights.staging").live_bytes, 0u);
+  EXPECT_EQ(ctx.allocator().by_owner().at("model.weights").live_bytes,
+            f32.weights.bytes() + int8.weights.bytes());
+}
+
 TEST(Weights, PrefixAndHalfPrecision) {
   Context ctx;
   for (const char* dtype : {"F16", "BF16"}) {
@@ -154,7 +181,8 @@ TEST(Weights, MissingTensorExtraLayerAndWrongDtype) {
     Loaded l = load(tiny, tensors, ctx);
     EXPECT_EQ(l.status.code(), StatusCode::kNotFound);
     EXPECT_NE(l.status.message().find("'encoder.layer.0.attention.self.value.bias'"),
-              std::string::npos) << l.status.message();
+              std::string::npos)
+        << l.status.message();
   }
   {
     TinyBert three = tiny;
@@ -168,10 +196,11 @@ TEST(Weights, MissingTensorExtraLayerAndWrongDtype) {
   {
     TempDir dir;
     tiny.write(dir.path().string());
-    testing::write_file(dir.file("model.safetensors"),
-                        testing::safetensors_bytes(
-                            R"({"embeddings.word_embeddings.weight":{"dtype":"I32","shape":[40,8],"data_offsets":[0,1280]}})",
-                            std::string(1280, '\0')));
+    testing::write_file(
+        dir.file("model.safetensors"),
+        testing::safetensors_bytes(
+            R"({"embeddings.word_embeddings.weight":{"dtype":"I32","shape":[40,8],"data_offsets":[0,1280]}})",
+            std::string(1280, '\0')));
     ModelConfig config;
     ASSERT_TRUE(load_model_config(dir.path().string(), &config).ok());
     std::unique_ptr<SafetensorsFile> file;

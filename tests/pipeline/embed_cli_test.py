@@ -5,7 +5,7 @@ Checks the JSONL / .npy schema, row counts and order, unit norms, offsets,
 windows, document embeddings, stdin, bad-input reporting and exit codes, that
 nothing is left behind on a fatal error, and that embeddings match the
 sentence-transformers golden (data/golden) with every CPU attention backend,
-and with bf16 weights (--weights bf16) under a looser bound.
+and with bf16 and int8 weights (--weights bf16 / int8) under looser bounds.
 """
 import json
 import os
@@ -21,6 +21,7 @@ TESSERA = None
 SOURCE = None
 DIM = 384
 MIN_COSINE_BF16 = 0.9998  # as tests/model/golden_test.cc
+MIN_COSINE_INT8 = 0.99  # as tests/model/golden_test.cc (the issue-33 quality gate)
 CHUNK_KEYS = {"id", "chunk", "offsets", "embedding"}
 
 
@@ -220,6 +221,20 @@ class EmbedCli(unittest.TestCase):
             self.assertEqual(json.load(f)["weights"], "bf16")
         self.assert_matches_golden(path, golden, MIN_COSINE_BF16, "bf16 weights")
 
+    def test_golden_with_int8_weights(self):
+        inputs, golden = self.golden()
+        path = os.path.join(self.tmp.name, "golden-int8.jsonl")
+        summary = os.path.join(self.tmp.name, "summary-int8.json")
+        proc = run(["embed", inputs, "-o", path, "--summary-json", summary,
+                    "--weights", "int8"])
+        if proc.returncode == 2 and "int8 weights need" in proc.stderr:
+            self.skipTest(proc.stderr.strip())
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("weights: int8 (oneDNN ", proc.stderr)
+        with open(summary, encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["weights"], "int8")
+        self.assert_matches_golden(path, golden, MIN_COSINE_INT8, "int8 weights")
+
     def test_bad_inputs_are_reported_skipped_and_counted(self):
         with tempfile.TemporaryDirectory() as d:
             def put(name, data):
@@ -278,7 +293,7 @@ class EmbedCli(unittest.TestCase):
         self.assertIn("-o FILE.npy", proc.stderr)
         proc = run(["embed", "data/sample", "--weights", "fp16"], cwd=SOURCE)
         self.assertEqual(proc.returncode, 2)
-        self.assertIn("--weights: 'fp16' is not a weight precision; expected f32 or bf16",
+        self.assertIn("--weights: 'fp16' is not a weight precision; expected f32, bf16 or int8",
                       proc.stderr)
         proc = run(["embed", "data/sample"], cwd=SOURCE, env={"TESSERA_WEIGHTS": "half"})
         self.assertEqual(proc.returncode, 2)
@@ -289,6 +304,13 @@ class EmbedCli(unittest.TestCase):
         self.assertEqual(proc.returncode, 2)
         self.assertIn("no bf16 matrix kernel for this CPU", proc.stderr)
         self.assertIn("tessera: Unsupported: --weights bf16: ", proc.stderr)
+        self.assertIn("f32 weights run on every CPU", proc.stderr)
+        # Nor an int8 dot product (no VNNI below AVX-512 VNNI / AVX-VNNI).
+        proc = run(["embed", "data/sample", "--weights", "int8"], cwd=SOURCE,
+                   env={"ONEDNN_MAX_CPU_ISA": "AVX2"})
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("tessera: Unsupported: --weights int8: int8 weights need an int8 "
+                      "dot-product instruction (AMX-INT8, AVX512_VNNI or AVX-VNNI)", proc.stderr)
         self.assertIn("f32 weights run on every CPU", proc.stderr)
 
     def test_fatal_error_leaves_nothing(self):
@@ -306,7 +328,7 @@ class EmbedCli(unittest.TestCase):
             self.skipTest("sanitizer build: RSS includes shadow memory")
         model = os.path.join(SOURCE, "models/all-MiniLM-L6-v2/model.safetensors")
         limit_mib = os.path.getsize(model) / 2**20 + 200
-        for weights in ("f32", "bf16"):
+        for weights in ("f32", "bf16", "int8"):
             pid = os.fork()
             if pid == 0:
                 os.chdir(SOURCE)
@@ -316,8 +338,8 @@ class EmbedCli(unittest.TestCase):
                 os.execv(TESSERA, [TESSERA, "embed", "data/sample", "-o", os.devnull,
                                    "--weights", weights])
             _, status, usage = os.wait4(pid, 0)
-            if weights == "bf16" and os.waitstatus_to_exitcode(status) == 2:
-                continue  # no bf16 kernel on this CPU (test_golden_with_bf16_weights says so)
+            if weights != "f32" and os.waitstatus_to_exitcode(status) == 2:
+                continue  # no bf16 / int8 kernel on this CPU (the golden tests say so)
             self.assertEqual(os.waitstatus_to_exitcode(status), 0, weights)
             peak_mib = usage.ru_maxrss / 1024
             self.assertLessEqual(peak_mib, limit_mib,

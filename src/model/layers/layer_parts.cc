@@ -34,13 +34,15 @@ std::array<Projection, 4> projections(const LayerWeights& w, const NetworkConfig
           Projection{&w.ffn_out_w, {w.ffn_out_b, false, true}, {a, f32}}};
 }
 
-// y[T, n] = epilogue(x[T, k] W^T), W: [n, k] (PyTorch Linear layout), packed f32 or bf16.
+// y[T, n] = epilogue(x[T, k] W^T), W: [n, k] (PyTorch Linear layout), packed f32, bf16 or
+// int8 (its activations f32).
 Status project(const LayerRun& run, const char* part, const void* x, const Projection& p, void* y) {
   const PackedWeights& w = *p.w;
   const int64_t tokens = run.batch->tokens;
   std::string shape =
       "M=" + std::to_string(tokens) + ",N=" + std::to_string(w.n()) + ",K=" + std::to_string(w.k());
   if (w.type() == WeightType::kBf16) shape += ",W=bf16";
+  if (w.type() == WeightType::kInt8) shape += ",W=int8";
   if (p.types.x == DType::kBF16) shape += ",x=bf16";
   if (p.types.y == DType::kBF16) shape += ",y=bf16";
   StageSpan span(run.ctx->profiler(), run.stage(part), shape, 2.0 * tokens * w.n() * w.k());
