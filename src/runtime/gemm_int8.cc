@@ -55,15 +55,6 @@ using int8_quantize::rotate;
 using int8_quantize::rotation_block;
 constexpr float kS8Max = 127.0f;
 
-// The per-element passes, compiled for AVX-512 and AVX2 (every CPU that runs
-// int8 has one of them) besides the baseline.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define TESSERA_INT8_CLONES \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define TESSERA_INT8_CLONES
-#endif
-
 memory::desc int8_x(int64_t k) { return memory::desc({kInt8Rows, k}, I8Dt::u8, I8Tag::ab); }
 memory::desc int8_acc(int64_t n) { return memory::desc({kInt8Rows, n}, I8Dt::s32, I8Tag::ab); }
 

@@ -16,15 +16,6 @@ namespace {
 
 constexpr float kU8Max = 255.0f;
 
-// The per-element passes, compiled for AVX-512 and AVX2 (every CPU that runs
-// int8 has one of them) besides the baseline.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define TESSERA_INT8_CLONES \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define TESSERA_INT8_CLONES
-#endif
-
 }  // namespace
 
 // The block of the rotation: the largest power of two dividing k, at most

@@ -5,6 +5,15 @@
 
 #include <cstdint>
 
+// The per-element passes, compiled for AVX-512 and AVX2 (every CPU that runs
+// int8 has one of them) besides the baseline.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TESSERA_INT8_CLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define TESSERA_INT8_CLONES
+#endif
+
 namespace tessera::int8_quantize {
 
 // Rows per product (gemm_int8.cc says why 64): the u8 block quantize_rows
