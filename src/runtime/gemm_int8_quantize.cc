@@ -103,7 +103,9 @@ TESSERA_INT8_CLONES void quantize_row(const float* x, int64_t k, int64_t block, 
 #pragma omp simd
   for (int64_t i = 0; i < k; ++i) {
     const float v = std::min(std::max(row[i] * inv + zero, 0.0f), kU8Max);
-    q[i] = static_cast<uint8_t>(static_cast<int32_t>(v + 0.5f));
+    // v >= 0: + 0.5 then truncation rounds half up, as the AVX-512 path.
+    q[i] = static_cast<uint8_t>(
+        static_cast<int32_t>(v + 0.5f));  // NOLINT(bugprone-incorrect-roundings)
   }
   *scale_out = scale;
   *zero_out = zero;
