@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -168,8 +169,32 @@ def test_parquet_in_and_out(ray_session, generated, tmp_path):
                         for v in by_id.values()]).min() >= 0.9999
 
 
-def test_a_killed_actor_loses_and_duplicates_no_row(ray_session, generated, tmp_path):
+def our_actors_alive(job):
+    """This job's ShardEmbedder actors (and the driver's registry of them)
+    that Ray does not yet count dead."""
+    return [a["ActorClassName"] for a in ray._private.state.actors().values()
+            if a["JobID"] == job and a["State"] != "DEAD" and
+            ("ShardEmbedder" in a["ActorClassName"] or a["ActorClassName"] == "_ActorRegistry")]
+
+
+def test_a_killed_actor_loses_and_duplicates_no_row(ray_session, generated, tmp_path,
+                                                    monkeypatch):
     src, want = generated
+    # When the rerun's pool is made, the failed pool's actors must be gone
+    # (dead within seconds, killed by the driver): one left alive keeps its
+    # CPU, and the rerun waited for it (issue 36; 130 s here without the kill).
+    job = ray.get_runtime_context().get_job_id()
+    left_at_rerun = []
+    make_dataset = tray._embedding_dataset
+
+    def checked(*args, rerun=False, **kwargs):
+        if rerun:
+            deadline = time.monotonic() + 10
+            while our_actors_alive(job) != ["_ActorRegistry"] and time.monotonic() < deadline:
+                time.sleep(0.1)
+            left_at_rerun.append(our_actors_alive(job))
+        return make_dataset(*args, rerun=rerun, **kwargs)
+    monkeypatch.setattr(tray, "_embedding_dataset", checked)
     # The first 300 documents: their CLI rows are a prefix of the corpus's.
     part = tmp_path / "part.jsonl"
     with open(src, encoding="utf-8") as f:
@@ -186,6 +211,7 @@ def test_a_killed_actor_loses_and_duplicates_no_row(ray_session, generated, tmp_
     assert report["reruns"] == 1
     assert report["rows"] == len(prefix) and report["documents"] == 300
     assert_same_rows(read_jsonl(tmp_path / "ray.jsonl"), prefix)
+    assert left_at_rerun == [["_ActorRegistry"]]
 
 
 def test_malformed_documents_are_reported_not_fatal(ray_session, cli, tmp_path):
