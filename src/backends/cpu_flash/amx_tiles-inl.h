@@ -54,8 +54,7 @@ namespace tessera::cpu_flash::HWY_NAMESPACE {
 
 inline constexpr bool kHasAmx = true;
 
-#define TESSERA_AMX_ATTR \
-  __attribute__((target(HWY_TARGET_STR ",avx512bf16,amx-tile,amx-bf16")))
+#define TESSERA_AMX_ATTR __attribute__((target(HWY_TARGET_STR ",avx512bf16,amx-tile,amx-bf16")))
 
 inline void AmxCompilerBarrier() { asm volatile("" ::: "memory"); }
 
@@ -182,14 +181,14 @@ TESSERA_AMX_ATTR inline void Transpose16x16(__m512i r[16]) {
   }
 }
 
-// V rows [kb x dv] bf16 (unit stride; rows[j] is key j's) straight to V^T
+// V rows [key_count x dv] bf16 (unit stride; rows[j] is key j's) straight to V^T
 // pairs [dvp x kBlockKeys / 2], word (d, q) = V[2q][d] | V[2q + 1][d] << 16,
 // 16 pairs x 16 columns at a time: the pairs are formed in registers and
 // transposed there, with no V-pairs block in between (PackValuePairs then
-// TransposeValuePairs wrote and re-read one). Keys past kb and rows d >= dv
+// TransposeValuePairs wrote and re-read one). Keys past key_count and rows d >= dv
 // are 0 (P is 0 there, and 0 * a stale NaN would not be). vt is 64-byte
 // aligned.
-TESSERA_AMX_ATTR HWY_NOINLINE void PackValueTiles(const uint16_t* const* rows, int64_t kb,
+TESSERA_AMX_ATTR HWY_NOINLINE void PackValueTiles(const uint16_t* const* rows, int64_t key_count,
                                                   int64_t dv, int64_t dvp,
                                                   uint32_t* HWY_RESTRICT vt) {
   constexpr int64_t kPairsPerRow = kBlockKeys / 2;
@@ -202,9 +201,9 @@ TESSERA_AMX_ATTR HWY_NOINLINE void PackValueTiles(const uint16_t* const* rows, i
       for (int64_t i = 0; i < 16; ++i) {
         const int64_t lo = 2 * (q + i), hi = lo + 1;
         r[i] = _mm512_setzero_si512();
-        if (mask == 0 || lo >= kb) continue;
+        if (mask == 0 || lo >= key_count) continue;
         r[i] = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, rows[lo] + d));
-        if (hi < kb) {
+        if (hi < key_count) {
           const __m512i h = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, rows[hi] + d));
           r[i] = _mm512_or_si512(r[i], _mm512_slli_epi32(h, 16));
         }
@@ -215,28 +214,27 @@ TESSERA_AMX_ATTR HWY_NOINLINE void PackValueTiles(const uint16_t* const* rows, i
   }
 }
 
-// V pairs [ceil(kb/2) x ld_vp] (PackValuePairs) -> V^T [dvp x kBlockKeys]
+// V pairs [ceil(key_count/2) x ld_vp] (PackValuePairs) -> V^T [dvp x kBlockKeys]
 // bf16, i.e. as pairs word (d, q) = V[2q][d] | V[2q + 1][d] << 16: a 32-bit
-// transpose, one gather per 16 words. Keys past kb and rows d >= dv are 0
+// transpose, one gather per 16 words. Keys past key_count and rows d >= dv are 0
 // (P is 0 there, and 0 * a stale NaN would not be).
 TESSERA_AMX_ATTR HWY_NOINLINE void TransposeValuePairs(const uint32_t* HWY_RESTRICT vp,
-                                                       int64_t ld_vp, int64_t kb, int64_t dv,
+                                                       int64_t ld_vp, int64_t key_count, int64_t dv,
                                                        int64_t dvp, uint32_t* HWY_RESTRICT vt) {
   constexpr int64_t kPairsPerRow = kBlockKeys / 2;
   static_assert(kPairsPerRow % 16 == 0, "whole gathers per V^T row");
-  const int64_t pairs = (kb + 1) / 2;
-  const __m512i rows = _mm512_mullo_epi32(
-      _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-      _mm512_set1_epi32(static_cast<int>(ld_vp)));
+  const int64_t pairs = (key_count + 1) / 2;
+  const __m512i rows =
+      _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                         _mm512_set1_epi32(static_cast<int>(ld_vp)));
   for (int64_t d = 0; d < dvp; ++d) {
     uint32_t* out = vt + d * kPairsPerRow;
     for (int64_t q = 0; q < kPairsPerRow; q += 16) {
       const int64_t left = d < dv ? pairs - q : 0;
       const __mmask16 mask = left >= 16 ? 0xFFFF : left <= 0 ? 0 : (1u << left) - 1;
-      const __m512i words =
-          mask == 0 ? _mm512_setzero_si512()
-                    : _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), mask, rows,
-                                                  vp + q * ld_vp + d, 4);
+      const __m512i words = mask == 0 ? _mm512_setzero_si512()
+                                      : _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), mask,
+                                                                    rows, vp + q * ld_vp + d, 4);
       _mm512_store_si512(out + q, words);
     }
   }
@@ -244,17 +242,9 @@ TESSERA_AMX_ATTR HWY_NOINLINE void TransposeValuePairs(const uint32_t* HWY_RESTR
 
 #undef TESSERA_AMX_ATTR
 
-#else  // targets without AMX: nothing is compiled or called
+#else  // targets without AMX: the path is not compiled here
 
 inline constexpr bool kHasAmx = false;
-
-inline void AmxBegin() {}
-inline void AmxEnd() {}
-template <bool kAccumulate>
-inline void AmxGemm(int64_t, int64_t, int64_t, const uint16_t*, int64_t, const uint32_t*, int64_t,
-                    float*, int64_t) {}
-inline void TransposeValuePairs(const uint32_t*, int64_t, int64_t, int64_t, int64_t, uint32_t*) {}
-inline void PackValueTiles(const uint16_t* const*, int64_t, int64_t, int64_t, uint32_t*) {}
 
 #endif
 

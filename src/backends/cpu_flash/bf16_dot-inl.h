@@ -137,20 +137,20 @@ TESSERA_BF16_DOT_ATTR HWY_NOINLINE void PairGemm(int64_t m, int64_t n, int64_t k
   }
 }
 
-// P^T [kb x ld] f32 (st) -> P pairs [ceil(kb / 2) x ld] in place: word
+// P^T [key_count x ld] f32 (st) -> P pairs [ceil(key_count / 2) x ld] in place: word
 // (q, c) = bf16(P^T[2q][c]) | bf16(P^T[2q + 1][c]) << 16, round to nearest
-// even; an odd kb's last pair gets 0 for its missing key. Row q is written
+// even; an odd key_count's last pair gets 0 for its missing key. Row q is written
 // after rows 2q and 2q + 1 are read, and later steps read rows > q only.
 TESSERA_BF16_DOT_ATTR HWY_NOINLINE void ProbabilitiesToPairs(float* HWY_RESTRICT st, int64_t ld,
-                                                             int64_t kb) {
+                                                             int64_t key_count) {
   // Interleaves [lo0..lo15, hi0..hi15] into [lo0, hi0, lo1, hi1, ...].
   const __m512i interleave =
       _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
                        21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
   auto* pairs = reinterpret_cast<uint32_t*>(st);
-  for (int64_t q = 0; 2 * q < kb; ++q) {
+  for (int64_t q = 0; 2 * q < key_count; ++q) {
     const float* lo = st + 2 * q * ld;
-    const float* hi = 2 * q + 1 < kb ? lo + ld : nullptr;
+    const float* hi = 2 * q + 1 < key_count ? lo + ld : nullptr;
     for (int64_t c = 0; c < ld; c += 16) {
       const __m512 l = _mm512_load_ps(lo + c);
       const __m512 h = hi != nullptr ? _mm512_load_ps(hi + c) : _mm512_setzero_ps();
@@ -160,15 +160,15 @@ TESSERA_BF16_DOT_ATTR HWY_NOINLINE void ProbabilitiesToPairs(float* HWY_RESTRICT
   }
 }
 
-// V rows [j0, j0 + kb) (bf16, element stride `stride`) -> V pairs
-// [ceil(kb / 2) x ld_dv]: word (q, d) = V[2q][d] | V[2q + 1][d] << 16,
-// zero in the padding columns d >= dv and for an odd kb's missing key.
+// V rows [j0, j0 + key_count) (bf16, element stride `stride`) -> V pairs
+// [ceil(key_count / 2) x ld_dv]: word (q, d) = V[2q][d] | V[2q + 1][d] << 16,
+// zero in the padding columns d >= dv and for an odd key_count's missing key.
 TESSERA_BF16_DOT_ATTR HWY_NOINLINE void PackValuePairs(const uint16_t* const* rows, int64_t stride,
-                                                       int64_t kb, int64_t dv, int64_t ld_dv,
+                                                       int64_t key_count, int64_t dv, int64_t ld_dv,
                                                        uint32_t* HWY_RESTRICT out) {
-  for (int64_t q = 0; 2 * q < kb; ++q) {
+  for (int64_t q = 0; 2 * q < key_count; ++q) {
     const uint16_t* lo = rows[2 * q];
-    const uint16_t* hi = 2 * q + 1 < kb ? rows[2 * q + 1] : nullptr;
+    const uint16_t* hi = 2 * q + 1 < key_count ? rows[2 * q + 1] : nullptr;
     uint32_t* o = out + q * ld_dv;
     if (stride == 1) {
       for (int64_t d = 0; d < ld_dv; d += 16) {
@@ -192,16 +192,9 @@ TESSERA_BF16_DOT_ATTR HWY_NOINLINE void PackValuePairs(const uint16_t* const* ro
 
 #undef TESSERA_BF16_DOT_ATTR
 
-#else  // targets without the instruction: nothing is compiled or called
+#else  // targets without the instruction: the path is not compiled here
 
 inline constexpr bool kHasBf16Dot = false;
-inline constexpr int kPairRows = 1;
-
-template <bool kScaleC>
-inline void PairGemm(int64_t, int64_t, int64_t, PairA, const uint32_t*, int64_t, float*, int64_t,
-                     const float*) {}
-inline void ProbabilitiesToPairs(float*, int64_t, int64_t) {}
-inline void PackValuePairs(const uint16_t* const*, int64_t, int64_t, int64_t, int64_t, uint32_t*) {}
 
 #endif
 

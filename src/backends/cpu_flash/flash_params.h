@@ -131,7 +131,7 @@ constexpr ScratchLayout scratch_layout(int64_t rows, int64_t d, int64_t dv, int6
 }
 
 // The split-K partial result of one query block (or one decode item, rows =
-// Hq): O [rows x ld_dv], m, l (WritePartial and MergeRows, attention_unit-inl.h).
+// Hq): O [rows x ld_dv], m, l (WritePartial and MergeRows, unit_output-inl.h).
 constexpr int64_t partial_block_floats(int64_t rows, int64_t dv) {
   return round_up(rows * round_up(dv, kMaxLanes), kMaxLanes) + 2 * round_up(rows, kMaxLanes);
 }

@@ -36,8 +36,7 @@ bool decode_block(const FlashParams& p, int64_t unit, int64_t sub, UnitGeom* g) 
   return g->rows > 0;
 }
 
-void visible_keys(const FlashParams& p, const UnitGeom& g, int64_t pos, int64_t* lo,
-                  int64_t* hi) {
+void visible_keys(const FlashParams& p, const UnitGeom& g, int64_t pos, int64_t* lo, int64_t* hi) {
   const int64_t key_pos = pos + g.k_len - g.q_len;  // bottom-right aligned
   *lo = 0;
   *hi = g.k_len - 1;
@@ -54,15 +53,15 @@ KeyRange row_bounds(const FlashParams& p, const UnitGeom& g, int64_t ld, float* 
   int64_t begin = std::numeric_limits<int64_t>::max(), end = 0;
   int64_t max_lo = 0, min_hi = g.k_len - 1;
   for (int64_t r = 0; r < g.rows; ++r) {
-    int64_t a = 0, z = 0;
-    visible_keys(p, g, g.pos(r), &a, &z);
-    lo[r] = static_cast<float>(a);
-    hi[r] = static_cast<float>(z);
-    max_lo = std::max(max_lo, a);
-    min_hi = std::min(min_hi, z);
-    if (a <= z) {
-      begin = std::min(begin, a);
-      end = std::max(end, z + 1);
+    int64_t first = 0, last = 0;  // the row's visible keys, inclusive
+    visible_keys(p, g, g.pos(r), &first, &last);
+    lo[r] = static_cast<float>(first);
+    hi[r] = static_cast<float>(last);
+    max_lo = std::max(max_lo, first);
+    min_hi = std::min(min_hi, last);
+    if (first <= last) {
+      begin = std::min(begin, first);
+      end = std::max(end, last + 1);
     }
   }
   for (int64_t r = g.rows; r < ld; ++r) {  // padding columns see nothing

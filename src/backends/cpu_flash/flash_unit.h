@@ -113,7 +113,7 @@ inline void prefetch_to_l2(const void* start, int64_t bytes) {
 }
 
 // The prefill tile loop's cold reads, asked for before they are needed: the
-// Q rows of block g, and the K and V rows [j0, j0 + kb) of its sequence.
+// Q rows of block g, and the K and V rows [j0, j0 + key_count) of its sequence.
 // Rows whose elements are not contiguous are left to the hardware.
 inline void prefetch_q_rows(const FlashParams& p, const UnitGeom& g) {
   if (p.qs[3] != 1) return;
@@ -131,9 +131,10 @@ inline void prefetch_out_rows(const FlashParams& p, const UnitGeom& g) {
     prefetch_to_l2</*kWrite=*/1>(element(p.out, p.dtype, out_offset(p, g, r)), bytes);
   }
 }
-inline void prefetch_kv_rows(const FlashParams& p, const UnitGeom& g, int64_t j0, int64_t kb) {
+inline void prefetch_kv_rows(const FlashParams& p, const UnitGeom& g, int64_t j0,
+                             int64_t key_count) {
   const auto size = static_cast<int64_t>(dtype_size(p.dtype));
-  for (int64_t j = j0; j < j0 + kb; ++j) {
+  for (int64_t j = j0; j < j0 + key_count; ++j) {
     if (p.ks[3] == 1) prefetch_to_l2(element(p.k, p.dtype, k_offset(p, g, j)), p.d * size);
     if (p.vs[3] == 1) prefetch_to_l2(element(p.v, p.dtype, v_offset(p, g, j)), p.dv * size);
   }

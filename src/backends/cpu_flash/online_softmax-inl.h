@@ -1,5 +1,5 @@
 // cpu.flash per-target code: the online-softmax step on one score tile.
-//   st [kb x ld] = S^T = raw q.k: row j is key key0 + j, column c query row c.
+//   st [key_count x ld] = S^T = raw q.k: row j is key key0 + j, column c query row c.
 // Scores live in log2 units, so exp becomes exp2 (FastExp2): with
 // mul = scale * log2(e), s = mul * S. In place, per column c (a query row),
 // with the running max m and sum l:
@@ -72,8 +72,8 @@ struct ScoreTransform {
 };
 
 template <bool kSoftcap, bool kBias, bool kMasked, class DF>
-HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t kb, int64_t key0,
-                              ScoreTransform tf, BiasRows bias, SoftmaxRows rows) {
+HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t key_count,
+                              int64_t key0, ScoreTransform tf, BiasRows bias, SoftmaxRows rows) {
   using V = hn::Vec<DF>;
   constexpr bool kTransform = kSoftcap || kBias || kMasked;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
@@ -133,13 +133,13 @@ HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t
     // through the max: Max keeps its second operand then).
     V mx0 = neg_inf, mx1 = neg_inf, mx2 = neg_inf, mx3 = neg_inf;
     int64_t j = 0;
-    for (; j + 4 <= kb; j += 4) {
+    for (; j + 4 <= key_count; j += 4) {
       mx0 = hn::Max(score(j), mx0);
       mx1 = hn::Max(score(j + 1), mx1);
       mx2 = hn::Max(score(j + 2), mx2);
       mx3 = hn::Max(score(j + 3), mx3);
     }
-    for (; j < kb; ++j) mx0 = hn::Max(score(j), mx0);
+    for (; j < key_count; ++j) mx0 = hn::Max(score(j), mx0);
     V mx = hn::Max(hn::Max(mx0, mx1), hn::Max(mx2, mx3));
     if constexpr (!kTransform) mx = hn::Mul(mx, mul);
     const V m_old = hn::Load(df, rows.m + c);
@@ -159,11 +159,11 @@ HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t
       hn::Store(p, df, sj);
       return p;
     };
-    for (j = 0; j + 2 <= kb; j += 2) {
+    for (j = 0; j + 2 <= key_count; j += 2) {
       sum0 = hn::Add(sum0, probability(j));
       sum1 = hn::Add(sum1, probability(j + 1));
     }
-    if (j < kb) sum0 = hn::Add(sum0, probability(j));
+    if (j < key_count) sum0 = hn::Add(sum0, probability(j));
     const V sum = hn::Add(sum0, sum1);
     const V l = hn::MulAdd(hn::Load(df, rows.l + c), alpha, sum);
     hn::Store(hn::IfThenElse(nan_seen, nan, l), df, rows.l + c);
@@ -175,26 +175,27 @@ HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t
 // Runtime flags -> the instantiation (8 of them).
 template <class DF>
 HWY_INLINE void SoftmaxTileDispatch(DF df, bool softcap, bool has_bias, bool masked,
-                                    float* HWY_RESTRICT st, int64_t ld, int64_t kb, int64_t key0,
-                                    ScoreTransform tf, BiasRows bias, SoftmaxRows rows) {
+                                    float* HWY_RESTRICT st, int64_t ld, int64_t key_count,
+                                    int64_t key0, ScoreTransform tf, BiasRows bias,
+                                    SoftmaxRows rows) {
   const int which = (softcap ? 4 : 0) | (has_bias ? 2 : 0) | (masked ? 1 : 0);
   switch (which) {
     case 0:
-      return SoftmaxTile<false, false, false>(df, st, ld, kb, key0, tf, bias, rows);
+      return SoftmaxTile<false, false, false>(df, st, ld, key_count, key0, tf, bias, rows);
     case 1:
-      return SoftmaxTile<false, false, true>(df, st, ld, kb, key0, tf, bias, rows);
+      return SoftmaxTile<false, false, true>(df, st, ld, key_count, key0, tf, bias, rows);
     case 2:
-      return SoftmaxTile<false, true, false>(df, st, ld, kb, key0, tf, bias, rows);
+      return SoftmaxTile<false, true, false>(df, st, ld, key_count, key0, tf, bias, rows);
     case 3:
-      return SoftmaxTile<false, true, true>(df, st, ld, kb, key0, tf, bias, rows);
+      return SoftmaxTile<false, true, true>(df, st, ld, key_count, key0, tf, bias, rows);
     case 4:
-      return SoftmaxTile<true, false, false>(df, st, ld, kb, key0, tf, bias, rows);
+      return SoftmaxTile<true, false, false>(df, st, ld, key_count, key0, tf, bias, rows);
     case 5:
-      return SoftmaxTile<true, false, true>(df, st, ld, kb, key0, tf, bias, rows);
+      return SoftmaxTile<true, false, true>(df, st, ld, key_count, key0, tf, bias, rows);
     case 6:
-      return SoftmaxTile<true, true, false>(df, st, ld, kb, key0, tf, bias, rows);
+      return SoftmaxTile<true, true, false>(df, st, ld, key_count, key0, tf, bias, rows);
     default:
-      return SoftmaxTile<true, true, true>(df, st, ld, kb, key0, tf, bias, rows);
+      return SoftmaxTile<true, true, true>(df, st, ld, key_count, key0, tf, bias, rows);
   }
 }
 
