@@ -132,6 +132,7 @@ void make_params(const AttentionArgs& args, int threads, FlashParams* p,
     p->inline_run = true;
     threads = 1;  // the tiling and splits below as for one thread
   }
+  p->next_unit_ahead = threads;
 
   const int64_t target = kItemsPerThread * threads;
   const int64_t key_tiles = (p->sk + kBlockKeys - 1) / kBlockKeys;

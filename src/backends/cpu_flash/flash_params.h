@@ -222,6 +222,10 @@ struct FlashParams {
   // where they are in cache on a repeated call and the requests, a few
   // hundred per unit, were 14% of a small call (flash_params.cc).
   bool prefetch = true;
+  // The unit a thread will likely run next is this many units on (the pool
+  // hands items out in order, so about one per thread): the tile loop asks
+  // for its first rows while it works on the current one (prefetch_unit).
+  int64_t next_unit_ahead = 1;
 
   // Tiling.
   int64_t heads_per_unit = 0;  // heads of one GQA group handled together

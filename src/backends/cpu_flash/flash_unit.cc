@@ -92,4 +92,21 @@ void write_lse(const FlashParams& p, const UnitGeom& g, int64_t r, float m, floa
   p.lse[g.tb * p.ls[0] + g.head(r) * p.ls[1] + (g.q_begin + g.pos(r)) * p.ls[2]] = value;
 }
 
+void prefetch_unit(const FlashParams& p, int64_t unit) {
+  if (unit >= p.units()) return;
+  UnitGeom first;
+  bool any = false;
+  for (int64_t sub = 0; sub < p.sub_blocks; ++sub) {
+    UnitGeom g;
+    if (!decode_block(p, unit, sub, &g)) continue;
+    prefetch_q_rows(p, g);
+    if (!any) first = g;
+    any = true;
+  }
+  if (!any) return;
+  int64_t lo = 0, hi = 0;
+  visible_keys(p, first, first.pos(0), &lo, &hi);
+  if (lo <= hi) prefetch_kv_rows(p, first, lo, std::min(kBlockKeys, first.k_len - lo));
+}
+
 }  // namespace tessera::cpu_flash

@@ -140,4 +140,12 @@ inline void prefetch_kv_rows(const FlashParams& p, const UnitGeom& g, int64_t j0
   }
 }
 
+// The cold rows of unit `unit` (none past the last unit): the Q rows of its
+// blocks and the K and V rows of the first key tile its first block sees.
+// Asked for while the thread works on the unit before it: a short sequence's
+// unit is over before the next tile's prefetch could help, and its first
+// reads (Q, K and V rows of one head, a QKV row apart) otherwise wait for
+// memory one row at a time.
+void prefetch_unit(const FlashParams& p, int64_t unit);
+
 }  // namespace tessera::cpu_flash
