@@ -106,7 +106,9 @@ HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t 
   const int64_t ld = s.lay.ld_rows;
   int64_t begin = 0, end = 0;
   StartBlocks<Path>(df, p, unit, split, s, blocks, &begin, &end);
-  if (p.prefetch && p.splits == 1) prefetch_unit(p, unit + p.next_unit_ahead);
+  if (Path::kPrefetchNextUnit && p.prefetch && p.splits == 1) {
+    prefetch_unit(p, unit + p.next_unit_ahead);
+  }
   Path path(df, p, s, blocks);
   const ScoreTransform transform{p.scale, p.softcap, Path::kHeadroom};
   for (int64_t tile_begin = begin; tile_begin < end; tile_begin += kBlockKeys) {

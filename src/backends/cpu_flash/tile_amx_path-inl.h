@@ -83,6 +83,9 @@ struct AmxTiles {
   // log2 units: p <= 2^8 stays far from f32 limits and rounds to bf16 with
   // the same relative error, and most tiles then skip the rescale.
   static constexpr float kHeadroom = 8.0f;
+  // No next-unit prefetch (prefetch_unit): not measured on AMX; the
+  // bf16dot path was slower with it.
+  static constexpr bool kPrefetchNextUnit = false;
 
   template <class DF>
   AmxTiles(DF /*df*/, const FlashParams& p, const Scratch& s, const Block* /*blocks*/)

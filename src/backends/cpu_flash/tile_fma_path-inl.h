@@ -106,6 +106,10 @@ HWY_INLINE void PackKV(DF df, const FlashParams& p, const UnitGeom& g, const Scr
 // products on the FMA micro-kernel (tile_gemm-inl.h).
 struct FmaTiles {
   static constexpr float kHeadroom = 0.0f;  // ScoreTransform: the exact max
+  // The next unit's first rows are asked for while this one runs
+  // (prefetch_unit): embedding-sized varlen batches (B=120,S=136,H=12,D=32)
+  // 0.95x the time.
+  static constexpr bool kPrefetchNextUnit = true;
 
   // Decode-sized work (one block of at most kMicroRows rows, one vector of
   // columns; single queries without bias or softcap take decode-inl.h
