@@ -1,8 +1,8 @@
 // The encoder's four Linear products alone (all-MiniLM-L6-v2 shapes, one
 // 8,192-token batch, 2 threads): plain sgemm (oneDNN's own threads) against
-// linear() with packed f32 and bf16 weights and the epilogue the encoder uses
-// (bias; GELU on ffn_in; residual add on attn_out and ffn_out), split over
-// our pool. GFLOP/s as items/s x 1e-9.
+// linear() with packed f32, bf16 and int8 weights and the epilogue the
+// encoder uses (bias; GELU on ffn_in; residual add on attn_out and ffn_out),
+// split over our pool. GFLOP/s (int8: GOP/s) as items/s x 1e-9.
 //   build/release/bench/model/linear_bench [--benchmark_min_time=1]
 #include <benchmark/benchmark.h>
 
@@ -81,6 +81,9 @@ int main(int argc, char** argv) {
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
     benchmark::RegisterBenchmark(("bf16/" + name).c_str(), BM_Packed, s, WeightType::kBf16, e)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(("int8/" + name).c_str(), BM_Packed, s, WeightType::kInt8, e)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
   }
