@@ -43,14 +43,14 @@
 #include "cpu_flash/flash_params.h"
 #include "hwy/highway.h"
 
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#if TESSERA_CPU_FLASH_AVX512_TARGET
 #include <immintrin.h>
 #endif
 
 HWY_BEFORE_NAMESPACE();
 namespace tessera::cpu_flash::HWY_NAMESPACE {
 
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#if TESSERA_CPU_FLASH_AVX512_TARGET
 
 inline constexpr bool kHasAmx = true;
 

@@ -175,7 +175,7 @@ HWY_INLINE void RunItemOn(DF df, const FlashParams& p, int64_t item, float* scra
 template <class DF>
 HWY_NOINLINE void RunItem(DF df, const FlashParams& p, int64_t item, float* scratch,
                           float* partials) {
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#if TESSERA_CPU_FLASH_AVX512_TARGET
   switch (TargetProducts(p)) {
     case Products::kAmx:
       return RunItemOn<AmxTiles>(df, p, item, scratch, partials);

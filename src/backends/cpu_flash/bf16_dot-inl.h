@@ -29,7 +29,7 @@
 #include "cpu_flash/flash_params.h"
 #include "hwy/highway.h"
 
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#if TESSERA_CPU_FLASH_AVX512_TARGET
 #include <immintrin.h>
 #endif
 
@@ -43,7 +43,7 @@ struct PairA {
   int64_t col;
 };
 
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#if TESSERA_CPU_FLASH_AVX512_TARGET
 
 inline constexpr bool kHasBf16Dot = true;
 

@@ -213,7 +213,7 @@ HWY_INLINE void DecodeItem(DF df, const FlashParams& p, int64_t item, float* scr
   if (p.dtype != DType::kBF16) {
     return DecodeItemOf<DecodeFmaProducts<float>>(df, p, item, scratch, partials);
   }
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#if TESSERA_CPU_FLASH_AVX512_TARGET
   if (TargetProducts(p) == Products::kBf16Dot) {
     return DecodeItemOf<DecodeBf16DotProducts>(df, p, item, scratch, partials);
   }

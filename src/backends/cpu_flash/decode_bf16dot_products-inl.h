@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "cpu_flash/decode_fma_products-inl.h"
+#include "cpu_flash/flash_params.h"
 #include "cpu_flash/horizontal_sums-inl.h"
 #include "hwy/highway.h"
 
@@ -18,7 +19,7 @@ HWY_BEFORE_NAMESPACE();
 namespace tessera::cpu_flash::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#if TESSERA_CPU_FLASH_AVX512_TARGET
 // As bf16_dot-inl.h: the AVX3 target plus the instruction (Highway 1.0.3 has
 // no target with AVX512_BF16).
 #define TESSERA_DECODE_DOT_ATTR __attribute__((target(HWY_TARGET_STR ",avx512bf16")))

@@ -19,6 +19,13 @@
 
 namespace tessera::cpu_flash {
 
+// In the per-target code (-inl.h), `#if TESSERA_CPU_FLASH_AVX512_TARGET`:
+// whether the Highway target being compiled is an AVX-512 one, the only
+// targets that carry the bf16dot and AMX paths (Highway 1.0.3 has no
+// AVX512_BF16 or AMX target; those paths add their instructions to these
+// targets by target attribute). HWY_TARGET is read where it is used.
+#define TESSERA_CPU_FLASH_AVX512_TARGET (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL)
+
 // Cache sizes the tiles are sized for (per core; Zen 3 / Zen 4 / most x86).
 inline constexpr int64_t kL1Bytes = int64_t{32} * 1024;
 inline constexpr int64_t kL2Bytes = int64_t{512} * 1024;

@@ -23,7 +23,7 @@ HWY_BEFORE_NAMESPACE();
 namespace tessera::cpu_flash::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#if TESSERA_CPU_FLASH_AVX512_TARGET
 
 // Amx: K as CopyKeysBf16 with rows up to the next 32 zeroed (the score
 // tiles read them), unless the tiles read K in place; V^T [dv_tiles x

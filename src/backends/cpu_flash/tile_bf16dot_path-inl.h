@@ -24,7 +24,7 @@ HWY_BEFORE_NAMESPACE();
 namespace tessera::cpu_flash::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#if TESSERA_CPU_FLASH_AVX512_TARGET
 
 // The bf16 paths (Products::kBf16Dot and kAmx): the same tiles, with Q, K
 // and V kept in bf16. Q pairs [D/2 x ld_rows] in the block's qt: column r
