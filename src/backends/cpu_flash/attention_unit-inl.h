@@ -52,6 +52,7 @@ HWY_INLINE void StartBlocks(DF df, const FlashParams& p, int64_t unit, int64_t s
     if (!b.active) continue;
     CarveBlock(s, sub, &b);
     b.keys = row_bounds(p, b.g, ld, b.lo, b.hi);
+    b.cols = Path::Columns(b.g.rows, ld, static_cast<int64_t>(hn::Lanes(df)));
     if (!b.keys.empty()) {
       *begin = std::min(*begin, b.keys.begin);
       *end = std::max(*end, b.keys.end);
@@ -139,7 +140,8 @@ HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t 
                 p.bias_index32 ? b.bias_index : nullptr, b.bias_contiguous};
       }
       const bool masked = first < b.keys.full_begin || visible_end > b.keys.full_end;
-      SoftmaxTileDispatch(df, p.softcap > 0.0f, p.bias != nullptr, masked, s.st, ld, keys, first,
+      SoftmaxTileDispatch(df, p.softcap > 0.0f, p.bias != nullptr, masked, s.st, ld, b.cols, keys,
+                          first,
                           transform, bias, SoftmaxRows{b.m, b.l, b.alpha, b.lo, b.hi});
       path.Accumulate(df, b, first, skip, keys);
     }

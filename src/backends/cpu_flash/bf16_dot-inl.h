@@ -137,12 +137,13 @@ TESSERA_BF16_DOT_ATTR HWY_NOINLINE void PairGemm(int64_t m, int64_t n, int64_t k
   }
 }
 
-// P^T [key_count x ld] f32 (st) -> P pairs [ceil(key_count / 2) x ld] in place: word
+// P^T [key_count x ld] f32 (st) -> P pairs [ceil(key_count / 2) x ld] in place, columns
+// [0, cols) (a multiple of 16): word
 // (q, c) = bf16(P^T[2q][c]) | bf16(P^T[2q + 1][c]) << 16, round to nearest
 // even; an odd key_count's last pair gets 0 for its missing key. Row q is written
 // after rows 2q and 2q + 1 are read, and later steps read rows > q only.
 TESSERA_BF16_DOT_ATTR HWY_NOINLINE void ProbabilitiesToPairs(float* HWY_RESTRICT st, int64_t ld,
-                                                             int64_t key_count) {
+                                                             int64_t cols, int64_t key_count) {
   // Interleaves [lo0..lo15, hi0..hi15] into [lo0, hi0, lo1, hi1, ...].
   const __m512i interleave =
       _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
@@ -151,7 +152,7 @@ TESSERA_BF16_DOT_ATTR HWY_NOINLINE void ProbabilitiesToPairs(float* HWY_RESTRICT
   for (int64_t q = 0; 2 * q < key_count; ++q) {
     const float* lo = st + 2 * q * ld;
     const float* hi = 2 * q + 1 < key_count ? lo + ld : nullptr;
-    for (int64_t c = 0; c < ld; c += 16) {
+    for (int64_t c = 0; c < cols; c += 16) {
       const __m512 l = _mm512_load_ps(lo + c);
       const __m512 h = hi != nullptr ? _mm512_load_ps(hi + c) : _mm512_setzero_ps();
       const __m512i both = __builtin_bit_cast(__m512i, _mm512_cvtne2ps_pbh(h, l));

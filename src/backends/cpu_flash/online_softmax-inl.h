@@ -71,8 +71,12 @@ struct ScoreTransform {
   float headroom = 0.0f;
 };
 
+// S^T [key_count x ld] -> P^T in place, columns [0, cols) only (cols a
+// multiple of the lanes, <= ld: the columns past a block's last row vector
+// are padding no one reads).
 template <bool kSoftcap, bool kBias, bool kMasked, class DF>
-HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t key_count,
+HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t cols,
+                              int64_t key_count,
                               int64_t key0, ScoreTransform tf, BiasRows bias, SoftmaxRows rows) {
   using V = hn::Vec<DF>;
   constexpr bool kTransform = kSoftcap || kBias || kMasked;
@@ -87,7 +91,7 @@ HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t
   const V exp_mul = kTransform ? hn::Set(df, 1.0f) : mul;
   const V headroom = hn::Set(df, tf.headroom);
   HWY_ALIGN float gathered[kMaxLanes];
-  for (int64_t c = 0; c < ld; c += lanes) {
+  for (int64_t c = 0; c < cols; c += lanes) {
     V lo = zero, hi = zero;
     if constexpr (kMasked) {
       lo = hn::Load(df, rows.lo + c);
@@ -175,27 +179,27 @@ HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t
 // Runtime flags -> the instantiation (8 of them).
 template <class DF>
 HWY_INLINE void SoftmaxTileDispatch(DF df, bool softcap, bool has_bias, bool masked,
-                                    float* HWY_RESTRICT st, int64_t ld, int64_t key_count,
-                                    int64_t key0, ScoreTransform tf, BiasRows bias,
-                                    SoftmaxRows rows) {
+                                    float* HWY_RESTRICT st, int64_t ld, int64_t cols,
+                                    int64_t key_count, int64_t key0, ScoreTransform tf,
+                                    BiasRows bias, SoftmaxRows rows) {
   const int which = (softcap ? 4 : 0) | (has_bias ? 2 : 0) | (masked ? 1 : 0);
   switch (which) {
     case 0:
-      return SoftmaxTile<false, false, false>(df, st, ld, key_count, key0, tf, bias, rows);
+      return SoftmaxTile<false, false, false>(df, st, ld, cols, key_count, key0, tf, bias, rows);
     case 1:
-      return SoftmaxTile<false, false, true>(df, st, ld, key_count, key0, tf, bias, rows);
+      return SoftmaxTile<false, false, true>(df, st, ld, cols, key_count, key0, tf, bias, rows);
     case 2:
-      return SoftmaxTile<false, true, false>(df, st, ld, key_count, key0, tf, bias, rows);
+      return SoftmaxTile<false, true, false>(df, st, ld, cols, key_count, key0, tf, bias, rows);
     case 3:
-      return SoftmaxTile<false, true, true>(df, st, ld, key_count, key0, tf, bias, rows);
+      return SoftmaxTile<false, true, true>(df, st, ld, cols, key_count, key0, tf, bias, rows);
     case 4:
-      return SoftmaxTile<true, false, false>(df, st, ld, key_count, key0, tf, bias, rows);
+      return SoftmaxTile<true, false, false>(df, st, ld, cols, key_count, key0, tf, bias, rows);
     case 5:
-      return SoftmaxTile<true, false, true>(df, st, ld, key_count, key0, tf, bias, rows);
+      return SoftmaxTile<true, false, true>(df, st, ld, cols, key_count, key0, tf, bias, rows);
     case 6:
-      return SoftmaxTile<true, true, false>(df, st, ld, key_count, key0, tf, bias, rows);
+      return SoftmaxTile<true, true, false>(df, st, ld, cols, key_count, key0, tf, bias, rows);
     default:
-      return SoftmaxTile<true, true, true>(df, st, ld, key_count, key0, tf, bias, rows);
+      return SoftmaxTile<true, true, true>(df, st, ld, cols, key_count, key0, tf, bias, rows);
   }
 }
 

@@ -57,7 +57,7 @@ template <class DF>
 HWY_INLINE void AccumulateTiles(DF df, const FlashParams& p, const Scratch& s, const Block& b,
                                 int64_t key_count) {
   const int64_t ld = s.lay.ld_rows, kp = round_up(key_count, 32);
-  ProbabilitiesToPairs(s.st, ld, key_count);
+  ProbabilitiesToPairs(s.st, ld, ld, key_count);
   std::fill(s.st + (key_count + 1) / 2 * ld, s.st + kp / 2 * ld, 0.0f);
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   auto rescale = hn::Lt(hn::Zero(df), hn::Zero(df));  // all false
@@ -106,6 +106,10 @@ struct AmxTiles {
     keys_in_place = p.ks[3] == 1 && tile_keys % 32 == 0;
     PackKVTiles(p, g, s, tile_begin, tile_keys, keys_in_place);
   }
+  // S^T columns: all of ld. The tiles' product and the O^T rescale run over
+  // whole ld here; trimming them as the other paths do is unmeasured (no
+  // AMX CPU in the session that trimmed those).
+  static int64_t Columns(int64_t /*rows*/, int64_t ld, int64_t /*lanes*/) { return ld; }
   // Tiles start at the tile's first key: keys before a row's first visible
   // key get p = 0 from the masked softmax.
   static int64_t Skip(int64_t /*first_visible*/) { return 0; }

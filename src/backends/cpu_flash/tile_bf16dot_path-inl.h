@@ -110,6 +110,10 @@ struct Bf16DotTiles {
   HWY_INLINE void PackTile(DF /*df*/, const UnitGeom& g, int64_t tile_begin, int64_t tile_keys) {
     PackKVPairs(p, g, s, tile_begin, tile_keys);
   }
+  // S^T columns: the block's rows rounded up to 16 (PairGemm's step).
+  static int64_t Columns(int64_t rows, int64_t ld, int64_t /*lanes*/) {
+    return std::min(ld, round_up(rows, 16));
+  }
   // V pairs start at even offsets in the tile, so an odd first visible key
   // takes its even neighbour along (the masked softmax gives it p = 0).
   static int64_t Skip(int64_t first_visible) { return first_visible & ~int64_t{1}; }
@@ -117,14 +121,14 @@ struct Bf16DotTiles {
   HWY_INLINE void Scores(DF /*df*/, const Block& b, int64_t /*first*/, int64_t skip,
                          int64_t keys) const {
     const int64_t ld = s.lay.ld_rows, d2 = p.d / 2;
-    PairGemm<false>(keys, ld, d2, PairA{reinterpret_cast<const uint32_t*>(s.kt) + skip * d2, d2, 1},
+    PairGemm<false>(keys, b.cols, d2, PairA{reinterpret_cast<const uint32_t*>(s.kt) + skip * d2, d2, 1},
                     reinterpret_cast<const uint32_t*>(b.qt), ld, s.st, ld, nullptr);
   }
   template <class DF>
   HWY_INLINE void Accumulate(DF /*df*/, const Block& b, int64_t /*first*/, int64_t skip,
                              int64_t keys) const {
     const int64_t ld = s.lay.ld_rows, ld_dv = s.lay.ld_dv;
-    ProbabilitiesToPairs(s.st, ld, keys);
+    ProbabilitiesToPairs(s.st, ld, b.cols, keys);
     PairGemm<true>(
         b.g.rows, ld_dv, (keys + 1) / 2, PairA{reinterpret_cast<const uint32_t*>(s.st), 1, ld},
         reinterpret_cast<const uint32_t*>(s.vt) + skip / 2 * ld_dv, ld_dv, b.o, ld_dv, b.alpha);

@@ -136,6 +136,10 @@ struct FmaTiles {
   HWY_INLINE void PackTile(DF df, const UnitGeom& g, int64_t tile_begin, int64_t tile_keys) {
     if (!in_place) PackKV(df, p, g, s, tile_begin, tile_keys);
   }
+  // S^T columns: the block's rows rounded up to a vector (TileGemm's step).
+  static int64_t Columns(int64_t rows, int64_t ld, int64_t lanes) {
+    return std::min(ld, round_up(rows, lanes));
+  }
   // The products start at the block's first visible key of the tile.
   static int64_t Skip(int64_t first_visible) { return first_visible; }
   // S^T [keys x rows] = K Q^T for keys [first, first + keys).
@@ -147,7 +151,7 @@ struct FmaTiles {
             ? StridedA{static_cast<const float*>(element(p.k, p.dtype, k_offset(p, b.g, first))),
                        p.ks[1], 1}
             : StridedA{s.kt + skip * p.d, p.d, 1};
-    TileGemm<false>(df, keys, ld, p.d, k_rows, b.qt, ld, s.st, ld, nullptr);
+    TileGemm<false>(df, keys, b.cols, p.d, k_rows, b.qt, ld, s.st, ld, nullptr);
   }
   // O = O * alpha + P V.
   template <class DF>

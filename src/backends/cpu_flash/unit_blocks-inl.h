@@ -26,6 +26,11 @@ struct Block {
   bool active = false;
   UnitGeom g;
   KeyRange keys;
+  // Columns of S^T (query rows) the products and the softmax compute: the
+  // path's Columns(), at least g.rows. A sequence's last block is often
+  // short (136 tokens: blocks of 64, 64 and 8), and its padding columns
+  // would cost as much as its rows.
+  int64_t cols = 0;
   float* qt = nullptr;
   float* o = nullptr;
   float* ot = nullptr;  // AMX path: O^T

@@ -162,7 +162,7 @@ void TestSoftmaxTile() {
       const std::vector<float> m0(m, m + ld), l0(l, l + ld);
       const ScoreTransform tf{0.7f, softcap ? 2.5f : 0.0f};
       const BiasRows bias{bias_values.data(), row_offset.data(), 1};
-      SoftmaxTileDispatch(df, softcap, has_bias, masked, st.get(), ld, kb, key0, tf, bias,
+      SoftmaxTileDispatch(df, softcap, has_bias, masked, st.get(), ld, ld, kb, key0, tf, bias,
                           SoftmaxRows{m, l, alpha, lo, hi});
       for (int64_t c = 0; c < ld; ++c) {
         std::vector<double> s(kb);
@@ -241,11 +241,49 @@ void TestSoftmaxTileNaN() {
     l[c] = 0.0f;
   }
   for (bool softcap : {false, true}) {
-    SoftmaxTileDispatch(df, softcap, false, false, st.get(), ld, kb, 0,
+    SoftmaxTileDispatch(df, softcap, false, false, st.get(), ld, ld, kb, 0,
                         ScoreTransform{1.0f, softcap ? 4.0f : 0.0f}, BiasRows{},
                         SoftmaxRows{m, l, alpha, lo, hi});
     ASSERT_TRUE(std::isnan(l[0]));
     for (int64_t c = 1; c < ld; ++c) ASSERT_TRUE(std::isfinite(l[c])) << c;
+  }
+}
+
+// cols < ld: the first vector of columns becomes probabilities and the
+// padding columns past it are left as they were (scores, m, l, alpha).
+void TestSoftmaxTileColumns() {
+  const DF df;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  const int64_t ld = 3 * lanes, cols = lanes, kb = 5;
+  auto st = hwy::AllocateAligned<float>(kb * ld);
+  auto state = hwy::AllocateAligned<float>(5 * ld);
+  float *m = state.get(), *l = m + ld, *alpha = l + ld, *lo = alpha + ld, *hi = lo + ld;
+  for (int64_t i = 0; i < kb * ld; ++i) st[i] = 0.5f * static_cast<float>(i % 5) - 1.0f;
+  for (int64_t i = 0; i < 5 * ld; ++i) state[i] = 7.0f;  // a marker no softmax writes
+  for (int64_t c = 0; c < cols; ++c) {
+    m[c] = -std::numeric_limits<float>::infinity();
+    l[c] = 0.0f;
+  }
+  const std::vector<float> s0(st.get(), st.get() + kb * ld);
+  SoftmaxTileDispatch(df, false, false, false, st.get(), ld, cols, kb, 0, ScoreTransform{1.0f, 0.0f},
+                      BiasRows{}, SoftmaxRows{m, l, alpha, lo, hi});
+  for (int64_t c = 0; c < ld; ++c) {
+    float sum = 0.0f;
+    for (int64_t j = 0; j < kb; ++j) {
+      if (c < cols) {
+        sum += st[j * ld + c];
+      } else {
+        ASSERT_EQ(st[j * ld + c], s0[j * ld + c]) << "key " << j << ", column " << c;
+      }
+    }
+    if (c < cols) {
+      EXPECT_NEAR(sum, l[c], 1e-5f * l[c]) << c;  // m is the max: l >= 1
+      EXPECT_GE(l[c], 1.0f) << c;
+    } else {
+      EXPECT_EQ(m[c], 7.0f) << c;
+      EXPECT_EQ(l[c], 7.0f) << c;
+      EXPECT_EQ(alpha[c], 7.0f) << c;
+    }
   }
 }
 
@@ -260,6 +298,7 @@ HWY_EXPORT_AND_TEST_P(CpuFlashSimd, TestTileGemmScaled);
 HWY_EXPORT_AND_TEST_P(CpuFlashSimd, TestRowConversions);
 HWY_EXPORT_AND_TEST_P(CpuFlashSimd, TestSoftmaxTile);
 HWY_EXPORT_AND_TEST_P(CpuFlashSimd, TestSoftmaxTileNaN);
+HWY_EXPORT_AND_TEST_P(CpuFlashSimd, TestSoftmaxTileColumns);
 HWY_EXPORT_AND_TEST_P(CpuFlashSimd, TestFastExp2);
 }  // namespace tessera::cpu_flash
 #endif  // HWY_ONCE
