@@ -86,6 +86,16 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("int8/" + name).c_str(), BM_Packed, s, WeightType::kInt8, e)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
+    if (e.gelu) {  // the GELU epilogue's own cost: the same product without it
+      LinearEpilogue plain = e;
+      plain.gelu = false;
+      for (WeightType t : {WeightType::kF32, WeightType::kBf16, WeightType::kInt8}) {
+        const char* tn = t == WeightType::kF32 ? "f32/" : t == WeightType::kBf16 ? "bf16/" : "int8/";
+        benchmark::RegisterBenchmark((tn + name + "_no_gelu").c_str(), BM_Packed, s, t, plain)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+      }
+    }
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

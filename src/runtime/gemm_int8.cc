@@ -31,6 +31,7 @@
 #include <mutex>
 #include <vector>
 
+#include "runtime/gelu.h"
 #include "runtime/gemm_int8_quantize.h"
 #include "runtime/gemm_onednn.h"
 
@@ -69,11 +70,11 @@ memory::desc int8_any_weights(int64_t n, int64_t k) {
   return memory::desc({k, n}, I8Dt::s8, I8Tag::any);
 }
 
-// One weight shape's primitives: the product, and GELU over the f32 block.
+// One weight shape's product primitive; GELU, if asked, is gelu_in_place on
+// the f32 block.
 struct Int8Plan {
   dnnl::matmul product;
   bool gelu = false;
-  dnnl::eltwise_forward gelu_op;
   memory::desc block, scratch;
   int64_t n = 0, k = 0;
   // Per thread: the u8 rows, their scales and zero points, the block, the scratchpad.
@@ -94,18 +95,6 @@ Status make_int8_plan(const memory::desc& weights, int64_t n, int64_t k, bool ge
     plan->scratch = pd.scratchpad_desc();
     plan->block = memory::desc({kInt8Rows, n}, I8Dt::f32, I8Tag::ab);
     plan->gelu = gelu;
-    if (gelu) {
-      dnnl::primitive_attr attr;
-      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-      const dnnl::eltwise_forward::primitive_desc gpd(
-          dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference,
-                                      dnnl::algorithm::eltwise_gelu_erf, plan->block, 0.0f, 0.0f),
-          attr, cpu_engine());
-      plan->gelu_op = dnnl::eltwise_forward(gpd);
-      if (gpd.scratchpad_desc().get_size() > plan->scratch.get_size()) {
-        plan->scratch = gpd.scratchpad_desc();
-      }
-    }
   } catch (const dnnl::error& e) {
     return from_error(e, "int8 matmul set-up", kInt8Rows, n, k);
   }
@@ -327,7 +316,7 @@ Status Int8Linear::run(ThreadPool& pool, int64_t m, const float* x, const Packed
       dnnl::engine& eng = cpu_engine();
       dnnl::stream stream(eng);
       memory x_mem(int8_x(k), eng, q), block_s32(int8_acc(n), eng, block),
-          block_f32(plan->block, eng, block), scratch_mem(plan->scratch, eng, scratch);
+          scratch_mem(plan->scratch, eng, scratch);
       memory weights(w.layout_->desc, eng, const_cast<void*>(w.data_.data()));
       for (int64_t b0 = r0; b0 < r1; b0 += kInt8Rows) {
         const int64_t rows = std::min(kInt8Rows, r1 - b0);
@@ -338,12 +327,7 @@ Status Int8Linear::run(ThreadPool& pool, int64_t m, const float* x, const Packed
                                        {DNNL_ARG_SCRATCHPAD, scratch_mem}});
         stream.wait();
         dequantize_block(block, n, params, w_scale, colsum, e.bias);
-        if (plan->gelu) {
-          plan->gelu_op.execute(stream, {{DNNL_ARG_SRC, block_f32},
-                                         {DNNL_ARG_DST, block_f32},
-                                         {DNNL_ARG_SCRATCHPAD, scratch_mem}});
-          stream.wait();
-        }
+        if (plan->gelu) gelu_in_place(static_cast<float*>(block), rows * n);
         const float* values = static_cast<const float*>(block);
         float* out = y + b0 * n;
         if (e.accumulate) {

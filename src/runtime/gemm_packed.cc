@@ -1,7 +1,11 @@
 // Linear layers through oneDNN's matmul primitive (C++ API), part of the GEMM
 // door (runtime/gemm.h). The weights are reordered once into the layout a
-// reference primitive asks for; bias, GELU and a residual add run as the
-// primitive's post-ops. oneDNN 2.6's bf16 matmul needs src and weights both
+// reference primitive asks for; bias and a residual add run as the
+// primitive's post-ops, and GELU too where the output is bf16 (or a residual
+// follows it). An f32 output's GELU is ours instead (gelu.h), on each block
+// of kGeluRows rows right after its product, while the block is in L2:
+// oneDNN 2.6's gelu_erf post-op cost 8% of the FFN's first product on a
+// Zen 4, ours about half that (docs/DECISIONS.md). oneDNN 2.6's bf16 matmul needs src and weights both
 // bf16, so an f32 x is reordered f32 -> bf16 per call there (a bf16 x, from
 // a stage that already writes bf16, goes in as it is). Primitives exist per M
 // (brgemm, the kernel that reaches the FMA / AMX peak, has no runtime
@@ -21,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/gelu.h"
 #include "runtime/gemm.h"
 #include "runtime/gemm_onednn.h"
 
@@ -44,6 +49,24 @@ using Tag = memory::format_tag;
 constexpr int64_t kLayoutRows = 512;
 // Shapes kept (each: a matmul primitive, and a reorder for bf16).
 constexpr size_t kCacheShapes = 256;
+// Rows per product where our GELU follows it: 64 x N f32 (384 KiB at the
+// FFN's N = 1536) stays in L2 for the pass.
+constexpr int64_t kGeluRows = 64;
+
+// Whether linear() applies GELU itself (gelu_in_place on f32 output blocks)
+// rather than as oneDNN's post-op, and how it then cuts the rows: blocks of
+// kGeluRows, taken by the pool's threads in turn.
+bool own_gelu(const LinearEpilogue& e, LinearTypes t) {
+  return e.gelu && !e.accumulate && t.y == DType::kF32;
+}
+Pieces pieces_for(int64_t m, int threads, const LinearEpilogue& e, LinearTypes t) {
+  if (!own_gelu(e, t) || m <= 0) return cut(m, threads);
+  return Pieces{kGeluRows, (m + kGeluRows - 1) / kGeluRows};
+}
+LinearEpilogue product_epilogue(LinearEpilogue e, LinearTypes t) {
+  if (own_gelu(e, t)) e.gelu = false;
+  return e;
+}
 
 Dt data_type(WeightType t) {
   return t == WeightType::kBf16 ? Dt::bf16 : t == WeightType::kInt8 ? Dt::s8 : Dt::f32;
@@ -233,8 +256,9 @@ class LinearPlanner {
   };
   static Status piece_plans(const PackedWeights& w, const Pieces& p, int64_t m,
                             const LinearEpilogue& e, LinearTypes t, PiecePlans* out) {
-    TESSERA_RETURN_IF_ERROR(plan(w, p.rows, e, t, &out->full));
-    TESSERA_RETURN_IF_ERROR(plan(w, m - (p.count - 1) * p.rows, e, t, &out->last));
+    const LinearEpilogue product = product_epilogue(e, t);
+    TESSERA_RETURN_IF_ERROR(plan(w, p.rows, product, t, &out->full));
+    TESSERA_RETURN_IF_ERROR(plan(w, m - (p.count - 1) * p.rows, product, t, &out->last));
     out->slot_bytes = std::max(out->full->workspace(), out->last->workspace());
     return Status::Ok();
   }
@@ -327,7 +351,7 @@ Status linear_workspace_bytes(int threads, int64_t m, const PackedWeights& w,
   if (w.type() == WeightType::kInt8) {
     return Int8Linear::workspace_bytes(threads, m, w, epilogue, out);
   }
-  const Pieces p = cut(m, threads);
+  const Pieces p = pieces_for(m, threads, epilogue, types);
   if (p.count == 0) {
     *out = 0;
     return Status::Ok();
@@ -354,7 +378,8 @@ Status linear(ThreadPool& pool, int64_t m, LinearTypes types, const void* x, con
                            static_cast<float*>(y), workspace, workspace_bytes);
   }
   const int threads = pool.num_threads();
-  const Pieces p = cut(m, threads);
+  const Pieces p = pieces_for(m, threads, epilogue, types);
+  const bool gelu_after = own_gelu(epilogue, types);
   // Every plan is made (and the workspace checked) before any row is written.
   LinearPlanner::PiecePlans plans;
   TESSERA_RETURN_IF_ERROR(LinearPlanner::piece_plans(w, p, m, epilogue, types, &plans));
@@ -396,6 +421,7 @@ Status linear(ThreadPool& pool, int64_t m, LinearTypes types, const void* x, con
       }
       plan->product.execute(stream, args);
       stream.wait();
+      if (gelu_after) gelu_in_place(static_cast<float*>(y) + r0 * w.n(), rows * w.n());
     } catch (const dnnl::error& e) {
       st = from_error(e, std::string(type_name(w.type())) + " matmul", rows, w.n(), w.k());
     }
