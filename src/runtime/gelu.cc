@@ -20,12 +20,11 @@ namespace {
 
 constexpr float kClamp = 6.0f;
 // P[0] = sqrt(2 / pi): erf(x / sqrt 2) ~ x sqrt(2 / pi) near 0.
-constexpr float kP0 = 0.7978841066360474f, kP1 = 0.07486648112535477f,
-                kP2 = 0.00980840902775526f, kP3 = 0.00041199737461283803f,
-                kP4 = 1.3332395610632375e-05f, kP5 = 4.066808045877224e-08f;
-constexpr float kQ1 = 0.2604944705963135f, kQ2 = 0.0307144932448864f,
-                kQ3 = 0.0020948529709130526f, kQ4 = 8.586316835135221e-05f,
-                kQ5 = 1.1500183063617442e-06f;
+constexpr float kP0 = 0.7978841066360474f, kP1 = 0.07486648112535477f, kP2 = 0.00980840902775526f,
+                kP3 = 0.00041199737461283803f, kP4 = 1.3332395610632375e-05f,
+                kP5 = 4.066808045877224e-08f;
+constexpr float kQ1 = 0.2604944705963135f, kQ2 = 0.0307144932448864f, kQ3 = 0.0020948529709130526f,
+                kQ4 = 8.586316835135221e-05f, kQ5 = 1.1500183063617442e-06f;
 
 // x <- GELU(x) for one value or one vector of them (V: float, or a GCC
 // vector of floats; by reference, as vectors by value would change the ABI
@@ -83,7 +82,8 @@ __attribute__((target("avx2,fma"))) void gelu_avx2(float* v, int64_t n) {
 void gelu_in_place(float* v, int64_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
   static const bool avx512 = __builtin_cpu_supports("avx512f") != 0;
-  static const bool avx2 = __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0;
+  static const bool avx2 =
+      __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0;
   if (avx512) return gelu_avx512(v, n);
   if (avx2) return gelu_avx2(v, n);
 #endif

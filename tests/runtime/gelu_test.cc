@@ -27,8 +27,8 @@ TEST(Gelu, DenseSweepWithinTheStatedError) {
   double worst = 0.0;
   for (size_t i = 0; i < x.size(); ++i) {
     expect_close(x[i], y[i]);
-    worst = std::max(worst, std::fabs(double{y[i]} - gelu64(x[i])) /
-                                std::max(1.0, std::fabs(double{x[i]})));
+    worst = std::max(
+        worst, std::fabs(double{y[i]} - gelu64(x[i])) / std::max(1.0, std::fabs(double{x[i]})));
   }
   RecordProperty("worst_scaled_error", std::to_string(worst));
 }
@@ -51,15 +51,15 @@ TEST(Gelu, EveryLengthAndTailTheSame) {
 
 TEST(Gelu, SpecialValues) {
   const float inf = std::numeric_limits<float>::infinity();
-  std::vector<float> v = {0.0f, -0.0f, inf, std::numeric_limits<float>::quiet_NaN(), 1e30f, -1e30f,
-                          1e-30f, -50.0f};
+  std::vector<float> v = {0.0f,  -0.0f,  inf,    std::numeric_limits<float>::quiet_NaN(),
+                          1e30f, -1e30f, 1e-30f, -50.0f};
   gelu_in_place(v.data(), static_cast<int64_t>(v.size()));
   EXPECT_EQ(v[0], 0.0f);
   EXPECT_EQ(v[1], 0.0f);
   EXPECT_EQ(v[2], inf);
   EXPECT_TRUE(std::isnan(v[3]));
-  EXPECT_EQ(v[4], 1e30f);   // erf = 1: x itself
-  EXPECT_EQ(v[5], 0.0f);    // erf = -1: h - h
+  EXPECT_EQ(v[4], 1e30f);  // erf = 1: x itself
+  EXPECT_EQ(v[5], 0.0f);   // erf = -1: h - h
   EXPECT_NEAR(v[6], 0.5e-30f, 1e-36f);
   EXPECT_EQ(v[7], 0.0f);
 }
