@@ -5,7 +5,9 @@
 // follows it). An f32 output's GELU is ours instead (gelu.h), on each block
 // of kGeluRows rows right after its product, while the block is in L2:
 // oneDNN 2.6's gelu_erf post-op cost 8% of the FFN's first product on a
-// Zen 4, ours about half that (docs/DECISIONS.md). oneDNN 2.6's bf16 matmul needs src and weights both
+// Zen 4, ours about half that (docs/DECISIONS.md). For a bf16 output the
+// same pass (f32 block, GELU, rounding into y) made the bf16 model's ffn_in
+// 2% slower (64-row products with their x conversion each), so it is not. oneDNN 2.6's bf16 matmul needs src and weights both
 // bf16, so an f32 x is reordered f32 -> bf16 per call there (a bf16 x, from
 // a stage that already writes bf16, goes in as it is). Primitives exist per M
 // (brgemm, the kernel that reaches the FMA / AMX peak, has no runtime
