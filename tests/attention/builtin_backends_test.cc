@@ -75,10 +75,14 @@ AttentionArgs args_on(const Backend& b, std::vector<float>& storage) {
 // A backend that cannot run here (a CUDA backend without a GPU) is still
 // registered, says why, and explain() rejects it with that reason; nothing on
 // another device is chosen for its tensors instead.
+// (Under allow:experimental: the default policy passes over an experimental
+// backend, as the CUDA ones are, before asking whether it can run.)
 TEST(BuiltinBackends, UnavailableOnesSayWhyAndAreNotChosen) {
   Registry registry;
   register_builtin_backends(registry);
-  Dispatcher dispatcher(registry);
+  Policy allow;
+  ASSERT_TRUE(parse_policy("allow:experimental", &allow).ok());
+  Dispatcher dispatcher(registry, allow);
   Context ctx;
   int unavailable = 0;
   for (Backend* b : registry.backends()) {

@@ -121,6 +121,60 @@ TEST(Select, NothingEligibleIsAnErrorWithEveryReason) {
       << st.message();
 }
 
+// An experimental backend whose availability is costly to learn (xla's loads
+// its plugin): counts how often it is asked.
+class ExperimentalBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "test.experimental"; }
+  Device device() const override { return Device::cpu(); }
+  int priority() const override { return 1000; }
+  const Capabilities& capabilities() const override { return caps_; }
+  Availability availability() const override {
+    ++asked;
+    return {false, "its plugin is missing"};
+  }
+  Status run(const AttentionProblem& /*p*/, Context& /*ctx*/) override {
+    return internal_error("never chosen here");
+  }
+  mutable std::atomic<int> asked{0};
+
+ private:
+  const Capabilities caps_{.dtypes = {DType::kF32}, .maturity = Maturity::kExperimental};
+};
+
+// The policy's clauses come before availability: an experimental backend the
+// policy cannot pick is not asked (and says why it was passed over); one the
+// policy admits is asked, and an unavailable one says why.
+TEST(Select, AsksAvailabilityOnlyOfBackendsThePolicyAdmits) {
+  Fixture f;
+  auto owned = std::make_unique<ExperimentalBackend>();
+  ExperimentalBackend* experimental = owned.get();
+  ASSERT_TRUE(f.registry.add(std::move(owned)).ok());
+  verify::OwnedCase s(verify::small_case());  // f32 [1, 9, 2, 8]
+  const AttentionProblem p = valid(s.args);
+  Context ctx;
+  {
+    Dispatcher dispatcher(f.registry);
+    std::string used;
+    ASSERT_TRUE(dispatcher.run(s.args, ctx, &used).ok());
+    EXPECT_EQ(used, "test.first");
+    const Explanation ex = dispatcher.explain(p, ctx);
+    EXPECT_EQ(ex.verdicts.at(0).name, "test.experimental");
+    EXPECT_EQ(ex.verdicts.at(0).reasons.at(0).rfind("experimental: ", 0), 0u)
+        << ex.verdicts.at(0).reasons.at(0);
+    EXPECT_EQ(experimental->asked, 0);
+  }
+  Policy allow;
+  ASSERT_TRUE(parse_policy("allow:experimental", &allow).ok());
+  Dispatcher dispatcher(f.registry, allow);
+  std::string used;
+  ASSERT_TRUE(dispatcher.run(s.args, ctx, &used).ok());
+  EXPECT_EQ(used, "test.first");
+  const Explanation ex = dispatcher.explain(p, ctx);
+  EXPECT_EQ(ex.verdicts.at(0).reasons.at(0), "unavailable: its plugin is missing");
+  EXPECT_GE(experimental->asked, 1);
+}
+
 struct Recorder final : DispatchObserver {
   std::vector<std::pair<std::string, uint64_t>> seen;
   void after_run(const DispatchEvent& e, Context& /*ctx*/) override {

@@ -65,13 +65,17 @@ std::string standing_reason(const Candidate& c, const Policy& policy,
   if (auto q = quarantined.find(c.name); q != quarantined.end()) {
     return "quarantined: " + q->second;
   }
-  if (Availability av = c.backend->availability(); !av.available) {
-    return "unavailable: " + av.reason;
-  }
+  // The policy's own clauses before availability: a backend it cannot pick
+  // is not asked, and asking can cost (xla's loads its plugin, 259 MB of
+  // .venv's xla_cpu_pjrt.so, and starts the client's threads: +59 MiB RSS
+  // for a default `tessera embed` that cpu.flash served whole).
   if (c.backend->capabilities().maturity == Maturity::kExperimental && !policy.allow_experimental &&
       !contains(policy.only, c.name) && !contains(policy.prefer, c.name)) {
     return "experimental: serves only under the policy clause allow:experimental or when named "
            "in only:/prefer:";
+  }
+  if (Availability av = c.backend->availability(); !av.available) {
+    return "unavailable: " + av.reason;
   }
   return "";
 }
