@@ -7,18 +7,19 @@
 // oneDNN 2.6's gelu_erf post-op cost 8% of the FFN's first product on a
 // Zen 4, ours about half that (docs/DECISIONS.md). For a bf16 output the
 // same pass (f32 block, GELU, rounding into y) made the bf16 model's ffn_in
-// 2% slower (64-row products with their x conversion each), so it is not. oneDNN 2.6's bf16 matmul needs src and weights both
-// bf16, so an f32 x is reordered f32 -> bf16 per call there (a bf16 x, from
-// a stage that already writes bf16, goes in as it is). Primitives exist per M
-// (brgemm, the kernel that reaches the FMA / AMX peak, has no runtime
-// dimensions in 2.6; see docs/DECISIONS.md) and are kept in a small LRU cache.
+// 2% slower (64-row products with their x conversion each), so it is not.
+// oneDNN 2.6's bf16 matmul needs src and weights both bf16, so an f32 x is
+// reordered f32 -> bf16 per call there (a bf16 x, from a stage that already
+// writes bf16, goes in as it is). Primitives exist per M (brgemm, the kernel
+// that reaches the FMA / AMX peak, has no runtime dimensions in 2.6; see
+// docs/DECISIONS.md) and are kept in a small LRU cache.
 //
-// Threads: the rows are cut into one piece per pool thread and each piece is
-// one single-threaded call. Letting the library split a whole call over its
-// OpenMP threads instead was as fast for the product alone, but its threads
-// then spin (libgomp's default wait) while our pool runs the next stage on
-// the same cores: the embed benchmark ran 5-7% slower that way, attention
-// alone 12%.
+// Threads: the rows are cut into one piece per pool thread (blocks of
+// kGeluRows where our GELU follows) and each piece is one single-threaded
+// call. Letting the library split a whole call over its OpenMP threads
+// instead was as fast for the product alone, but its threads then spin
+// (libgomp's default wait) while our pool runs the next stage on the same
+// cores: the embed benchmark ran 5-7% slower that way, attention alone 12%.
 #include <algorithm>
 #include <list>
 #include <map>
