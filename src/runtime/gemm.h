@@ -75,12 +75,11 @@ struct LinearEpilogue {
   bool accumulate = false;      // add to y's old values (a residual) instead of overwriting
 };
 
-// The element types of linear()'s activations. f32 in and out is the default
-// (and the only choice with int8 weights);
-// with bf16 weights x and y may also be bf16 (dense, row-major), so that a
-// chain of bf16 stages never widens its activations to f32 in memory
-// (products still accumulate in f32; a bf16 y is rounded once, after the
-// epilogue). bf16 activations with f32 weights are refused.
+// The element types of linear()'s activations. f32 in and out is the default;
+// with bf16 or int8 weights x and y may also be bf16 (dense, row-major), so
+// that a chain of bf16 stages never widens its activations to f32 in memory
+// (products still accumulate in f32, or s32 for int8; a bf16 y is rounded
+// once, after the epilogue). bf16 activations with f32 weights are refused.
 struct LinearTypes {
   DType x = DType::kF32;
   DType y = DType::kF32;

@@ -14,6 +14,8 @@
 //           so x~ ~ s_r (q - z_r)
 //           acc[r, c] = sum_k q[r, k] Wq[c, k]        (s32; VNNI / AMX kernel)
 //           y[r, c] = gelu?(s_r s_w[c] (acc[r, c] - z_r colsum[c]) + b[c]) (+ y)
+// x and y may be bf16 (LinearTypes): a bf16 row is widened before its
+// rotation, and the pass rounds y to bf16 once, after the residual add.
 // u8 rather than s8 activations: oneDNN 2.6's VNNI instruction takes u8 x s8;
 // with s8 x it adds a compensation pass and ran 1.3x slower (64 x 1536 x 384,
 // one thread: 740 vs 570 GOP/s). The zero point costs nothing (one term in
@@ -31,6 +33,7 @@
 #include <mutex>
 #include <vector>
 
+#include "runtime/bf16_rows.h"
 #include "runtime/gelu.h"
 #include "runtime/gemm_int8_quantize.h"
 #include "runtime/gemm_onednn.h"
@@ -286,8 +289,9 @@ Status Int8Linear::workspace_bytes(int threads, int64_t m, const PackedWeights& 
   return Status::Ok();
 }
 
-Status Int8Linear::run(ThreadPool& pool, int64_t m, const float* x, const PackedWeights& w,
-                       const LinearEpilogue& e, float* y, void* workspace, size_t workspace_bytes) {
+Status Int8Linear::run(ThreadPool& pool, int64_t m, LinearTypes types, const void* x,
+                       const PackedWeights& w, const LinearEpilogue& e, void* y, void* workspace,
+                       size_t workspace_bytes) {
   const int64_t n = w.n_, k = w.k_;
   const Int8Plan* plan = nullptr;
   TESSERA_RETURN_IF_ERROR(int8_plans().get(w.layout_->desc, n, k, e.gelu, &plan));
@@ -300,6 +304,7 @@ Status Int8Linear::run(ThreadPool& pool, int64_t m, const float* x, const Packed
                             std::to_string(slot * threads));
   }
   const gemm_detail::Pieces p = gemm_detail::cut(m, threads);
+  const auto x_size = static_cast<int64_t>(dtype_size(types.x));
   const float* w_scale = w.channels_.as<float>();
   const float* colsum = w_scale + n;
   std::vector<Status> results(static_cast<size_t>(p.count));
@@ -320,7 +325,8 @@ Status Int8Linear::run(ThreadPool& pool, int64_t m, const float* x, const Packed
       memory weights(w.layout_->desc, eng, const_cast<void*>(w.data_.data()));
       for (int64_t b0 = r0; b0 < r1; b0 += kInt8Rows) {
         const int64_t rows = std::min(kInt8Rows, r1 - b0);
-        quantize_rows(x + b0 * k, rows, k, q, params, row);
+        quantize_rows(static_cast<const char*>(x) + b0 * k * x_size, types.x, rows, k, q, params,
+                      row);
         plan->product.execute(stream, {{DNNL_ARG_SRC, x_mem},
                                        {DNNL_ARG_WEIGHTS, weights},
                                        {DNNL_ARG_DST, block_s32},
@@ -329,7 +335,11 @@ Status Int8Linear::run(ThreadPool& pool, int64_t m, const float* x, const Packed
         dequantize_block(block, n, params, w_scale, colsum, e.bias);
         if (plan->gelu) gelu_in_place(static_cast<float*>(block), rows * n);
         const float* values = static_cast<const float*>(block);
-        float* out = y + b0 * n;
+        if (types.y == DType::kBF16) {
+          f32_to_bf16_rows(values, rows * n, e.accumulate, static_cast<uint16_t*>(y) + b0 * n);
+          continue;
+        }
+        float* out = static_cast<float*>(y) + b0 * n;
         if (e.accumulate) {
           for (int64_t i = 0; i < rows * n; ++i) out[i] += values[i];
         } else {

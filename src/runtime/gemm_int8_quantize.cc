@@ -2,6 +2,8 @@
 // (gemm_int8_quantize.h; the scheme: gemm_int8.cc).
 #include "runtime/gemm_int8_quantize.h"
 
+#include "runtime/bf16_rows.h"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -89,7 +91,7 @@ TESSERA_INT8_CLONES void hadamard(float* v, int64_t k, int64_t block) {
 // zero point. Any k and block.
 TESSERA_INT8_CLONES void quantize_row(const float* x, int64_t k, int64_t block, uint8_t* q,
                                       float* scale_out, float* zero_out, float* row) {
-  std::memcpy(row, x, static_cast<size_t>(k) * sizeof(float));
+  if (x != row) std::memcpy(row, x, static_cast<size_t>(k) * sizeof(float));
   hadamard(row, k, block);
   float lo = 0.0f, hi = 0.0f;
 #pragma omp simd reduction(min : lo) reduction(max : hi)
@@ -190,8 +192,10 @@ void rotate(float* v, int64_t k, int64_t block) { hadamard(v, k, block); }
 
 // Rows [0, rows) of x [rows, k] to u8 `q` [kInt8Rows, k]; scale and zero
 // point of row r at params[2r], params[2r + 1]. Padding rows: zeros, scale 0.
-// `row`: k floats of scratch.
-void quantize_rows(const float* x, int64_t rows, int64_t k, uint8_t* q, float* params, float* row) {
+// `row`: k floats of scratch. A bf16 row is widened into `row` first (the
+// row passes read x[i] before they write row[i], so x may be row).
+void quantize_rows(const void* x_rows, DType x_type, int64_t rows, int64_t k, uint8_t* q,
+                   float* params, float* row) {
   const int64_t block = rotation_block(k);
 #if defined(__x86_64__) && defined(__GNUC__)
   const bool fast = use_avx512(k, block);
@@ -199,13 +203,18 @@ void quantize_rows(const float* x, int64_t rows, int64_t k, uint8_t* q, float* p
   const bool fast = false;
 #endif
   for (int64_t r = 0; r < rows; ++r) {
+    const float* x = static_cast<const float*>(x_rows) + r * k;
+    if (x_type == DType::kBF16) {
+      bf16_to_f32_rows(static_cast<const uint16_t*>(x_rows) + r * k, k, row);
+      x = row;
+    }
 #if defined(__x86_64__) && defined(__GNUC__)
     if (fast) {
-      quantize_row_avx512(x + r * k, k, block, q + r * k, &params[2 * r], &params[2 * r + 1], row);
+      quantize_row_avx512(x, k, block, q + r * k, &params[2 * r], &params[2 * r + 1], row);
       continue;
     }
 #endif
-    quantize_row(x + r * k, k, block, q + r * k, &params[2 * r], &params[2 * r + 1], row);
+    quantize_row(x, k, block, q + r * k, &params[2 * r], &params[2 * r + 1], row);
   }
   std::memset(q + rows * k, 0, static_cast<size_t>((kInt8Rows - rows) * k));
   for (int64_t r = rows; r < kInt8Rows; ++r) params[2 * r] = params[2 * r + 1] = 0.0f;

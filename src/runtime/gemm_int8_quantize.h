@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "tessera/dtype.h"
+
 // The per-element passes, compiled for AVX-512 and AVX2 (every CPU that runs
 // int8 has one of them) besides the baseline.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -27,9 +29,10 @@ int64_t rotation_block(int64_t k);
 // matrix of `block` (symmetric, H H = I, so the same call rotates back).
 void rotate(float* v, int64_t k, int64_t block);
 
-// Rows [0, rows) of x [rows, k] -> x H -> u8 `q` [kInt8Rows, k]; scale and
-// zero point of row r at params[2r], params[2r + 1] (x H ~ scale (q - zero)).
-// Padding rows: zeros, scale 0. `row`: k floats of scratch.
-void quantize_rows(const float* x, int64_t rows, int64_t k, uint8_t* q, float* params, float* row);
+// Rows [0, rows) of x [rows, k] (f32 or bf16) -> x H -> u8 `q` [kInt8Rows,
+// k]; scale and zero point of row r at params[2r], params[2r + 1] (x H ~
+// scale (q - zero)). Padding rows: zeros, scale 0. `row`: k floats of scratch.
+void quantize_rows(const void* x, DType x_type, int64_t rows, int64_t k, uint8_t* q,
+                   float* params, float* row);
 
 }  // namespace tessera::int8_quantize

@@ -26,8 +26,9 @@ class Int8Linear {
   static Status unpack(const PackedWeights& w, float* out);
   static Status workspace_bytes(int threads, int64_t m, const PackedWeights& w,
                                 const LinearEpilogue& e, size_t* out);
-  static Status run(ThreadPool& pool, int64_t m, const float* x, const PackedWeights& w,
-                    const LinearEpilogue& e, float* y, void* workspace, size_t workspace_bytes);
+  static Status run(ThreadPool& pool, int64_t m, LinearTypes types, const void* x,
+                    const PackedWeights& w, const LinearEpilogue& e, void* y, void* workspace,
+                    size_t workspace_bytes);
   static std::string kernel();
 };
 

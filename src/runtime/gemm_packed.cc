@@ -338,9 +338,10 @@ Status check_shape(int64_t m, const PackedWeights& w, LinearTypes t) {
       return invalid_argument(std::string("linear: ") + name + " is " +
                               std::string(dtype_name(type)) + "; activations are f32 or bf16");
     }
-    if (type == DType::kBF16 && w.type() != WeightType::kBf16) {
-      return invalid_argument(std::string("linear: ") + name + " is bf16 but the weights are " +
-                              type_name(w.type()) + "; bf16 activations need bf16 weights");
+    if (type == DType::kBF16 && w.type() == WeightType::kF32) {
+      return invalid_argument(std::string("linear: ") + name +
+                              " is bf16 but the weights are f32; bf16 activations need bf16 "
+                              "or int8 weights");
     }
   }
   return Status::Ok();
@@ -377,8 +378,7 @@ Status linear(ThreadPool& pool, int64_t m, LinearTypes types, const void* x, con
     return Status::Ok();
   }
   if (w.type() == WeightType::kInt8) {
-    return Int8Linear::run(pool, m, static_cast<const float*>(x), w, epilogue,
-                           static_cast<float*>(y), workspace, workspace_bytes);
+    return Int8Linear::run(pool, m, types, x, w, epilogue, y, workspace, workspace_bytes);
   }
   const int threads = pool.num_threads();
   const Pieces p = pieces_for(m, threads, epilogue, types);
@@ -437,7 +437,7 @@ Status linear(ThreadPool& pool, int64_t m, LinearTypes types, const void* x, con
 
 std::string linear_kernel(WeightType type, LinearTypes types) {
   if (type == WeightType::kInt8) {
-    return types.x == DType::kF32 && types.y == DType::kF32 ? Int8Linear::kernel() : "none";
+    return Int8Linear::kernel();  // bf16 activations are converted around it
   }
   memory::desc layout;
   std::string kernel;

@@ -274,15 +274,63 @@ TEST(LinearInt8, RunsOnAFastKernelOrIsRefused) {
     EXPECT_EQ(st.code(), StatusCode::kUnsupported);
     EXPECT_EQ(st.message(), why);
   }
-  // int8 weights take f32 activations only.
-  if (st.ok()) {
-    ThreadPool pool(1);
-    std::vector<float> x(8), y(8);
-    const Status bad = linear(pool, 1, LinearTypes{DType::kBF16, DType::kF32}, x.data(), pw,
-                              LinearEpilogue{}, y.data(), nullptr, 0);
-    EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
-    EXPECT_NE(bad.message().find("int8"), std::string::npos) << bad.message();
+}
+
+// bf16 activations: a bf16 x gives exactly what its values give as f32 (the
+// same u8 rows), and a bf16 y is the f32 result rounded once (after the
+// residual add where there is one), bit for bit.
+TEST(LinearInt8, Bf16ActivationsAreTheF32ResultRounded) {
+  std::string why;
+  if (!int8_runs_here(&why)) GTEST_SKIP() << why;
+  TrackingAllocator alloc;
+  const int64_t m = 131, n = 48, k = 64;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  std::vector<float> w(n * k), x(m * k), b(n), y0(m * n);
+  for (float& v : w) v = u(rng);
+  for (float& v : b) v = u(rng);
+  std::vector<uint16_t> xb(x.size()), y0b(y0.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    xb[i] = f32_to_bf16(u(rng));
+    x[i] = bf16_to_f32(xb[i]);  // the values the bf16 call sees
   }
+  for (size_t i = 0; i < y0.size(); ++i) {
+    y0b[i] = f32_to_bf16(u(rng));
+    y0[i] = bf16_to_f32(y0b[i]);
+  }
+  PackedWeights pw;
+  ASSERT_TRUE(PackedWeights::create(w.data(), n, k, WeightType::kInt8, alloc, "t", &pw).ok());
+  ThreadPool pool(2);
+  for (const LinearEpilogue e : {LinearEpilogue{b.data(), true, false},
+                                 LinearEpilogue{b.data(), false, true}}) {
+    SCOPED_TRACE(e.gelu ? "gelu" : "accumulate");
+    size_t bytes = 0;
+    ASSERT_TRUE(linear_workspace_bytes(2, m, pw, e, &bytes).ok());
+    Buffer work;
+    ASSERT_TRUE(Buffer::allocate(alloc, bytes, "test.workspace", &work).ok());
+    // The reference: f32 in and out, y starting at y0 (for the residual).
+    std::vector<float> ref = y0;
+    ASSERT_TRUE(linear(pool, m, x.data(), pw, e, ref.data(), work.data(), bytes).ok());
+    std::vector<float> got = y0;
+    ASSERT_TRUE(linear(pool, m, LinearTypes{DType::kBF16, DType::kF32}, xb.data(), pw, e,
+                       got.data(), work.data(), bytes)
+                    .ok());
+    for (size_t i = 0; i < ref.size(); ++i) ASSERT_EQ(got[i], ref[i]) << "bf16 x, f32 y: " << i;
+    // bf16 y: the residual is added in f32, then rounded once.
+    std::vector<float> plain(m * n);
+    const LinearEpilogue no_residual{e.bias, e.gelu, false};
+    ASSERT_TRUE(linear(pool, m, x.data(), pw, no_residual, plain.data(), work.data(), bytes).ok());
+    std::vector<uint16_t> yb = y0b;
+    ASSERT_TRUE(linear(pool, m, LinearTypes{DType::kBF16, DType::kBF16}, xb.data(), pw, e,
+                       yb.data(), work.data(), bytes)
+                    .ok());
+    for (size_t i = 0; i < yb.size(); ++i) {
+      const float want = e.accumulate ? y0[i] + plain[i] : plain[i];
+      ASSERT_EQ(yb[i], f32_to_bf16(want)) << "bf16 y: " << i;
+    }
+  }
+  pw = PackedWeights();
+  EXPECT_EQ(alloc.live_bytes(), 0u);
 }
 
 }  // namespace tessera::int8_linear_test

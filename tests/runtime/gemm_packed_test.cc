@@ -301,7 +301,7 @@ TEST(Linear, RejectsBadArgumentsWithoutWriting) {
   for (float v : y) {
     EXPECT_EQ(v, kGuard);
   }
-  // bf16 activations need bf16 weights; f16 activations are not offered.
+  // bf16 activations need bf16 or int8 weights; f16 activations are not offered.
   st = linear(pool, 2, LinearTypes{DType::kBF16, DType::kF32}, x.data(), pw, e, y.data(),
               work.data(), bytes);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);

@@ -5,6 +5,7 @@
 #include "model/kernels.h"
 #include "model/layers/gated_activation.h"
 #include "model/stage_span.h"
+#include "runtime/cpu_kind.h"
 #include "runtime/gemm.h"
 
 namespace tessera::model {
@@ -20,8 +21,15 @@ struct Projection {
   LinearTypes types;
 };
 
+// bf16 weights: bf16 activations. int8 weights: bf16 where the CPU kind's
+// bf16 attention was measured faster than its f32 (AVX512_BF16 on AMD:
+// cpu.flash's bf16 dot products; docs/DECISIONS.md, "int8 weights"), f32
+// elsewhere (unmeasured there).
 DType activation_type(const LayerWeights& w) {
-  return w.qkv_w.type() == WeightType::kBf16 ? DType::kBF16 : DType::kF32;
+  const WeightType t = w.qkv_w.type();
+  if (t == WeightType::kBf16) return DType::kBF16;
+  if (t == WeightType::kInt8 && cpu_kind() == CpuKind::kAvx512Bf16Amd) return DType::kBF16;
+  return DType::kF32;
 }
 
 // qkv, attention output, FFN in, FFN out.
@@ -35,7 +43,7 @@ std::array<Projection, 4> projections(const LayerWeights& w, const NetworkConfig
 }
 
 // y[T, n] = epilogue(x[T, k] W^T), W: [n, k] (PyTorch Linear layout), packed f32, bf16 or
-// int8 (its activations f32).
+// int8.
 Status project(const LayerRun& run, const char* part, const void* x, const Projection& p, void* y) {
   const PackedWeights& w = *p.w;
   const int64_t tokens = run.batch->tokens;
