@@ -59,7 +59,10 @@ TEST(Bf16Rows, WideningIsExact) {
   bf16_to_f32_rows(in.data(), static_cast<int64_t>(in.size()), out.data());
   for (size_t i = 0; i < in.size(); ++i) {
     const float want = bf16_to_f32(in[i]);
-    ASSERT_EQ(std::memcmp(&out[i], &want, sizeof want), 0) << i;  // NaN payloads too
+    uint32_t got_bits = 0, want_bits = 0;  // bit for bit: NaN payloads too
+    std::memcpy(&got_bits, &out[i], sizeof got_bits);
+    std::memcpy(&want_bits, &want, sizeof want_bits);
+    ASSERT_EQ(got_bits, want_bits) << i;
   }
   ASSERT_EQ(out.back(), -1.0f);
 }
