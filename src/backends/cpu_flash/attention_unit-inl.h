@@ -141,8 +141,7 @@ HWY_NOINLINE void AttendUnit(DF df, const FlashParams& p, int64_t unit, int64_t 
       }
       const bool masked = first < b.keys.full_begin || visible_end > b.keys.full_end;
       SoftmaxTileDispatch(df, p.softcap > 0.0f, p.bias != nullptr, masked, s.st, ld, b.cols, keys,
-                          first,
-                          transform, bias, SoftmaxRows{b.m, b.l, b.alpha, b.lo, b.hi});
+                          first, transform, bias, SoftmaxRows{b.m, b.l, b.alpha, b.lo, b.hi});
       path.Accumulate(df, b, first, skip, keys);
     }
   }

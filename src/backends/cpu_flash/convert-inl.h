@@ -73,8 +73,8 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> Bf16Bits(DF /*df*/, V v) {
 // stride 1 are vector stores (bf16 rounded as the shared scalar rounding,
 // so every backend rounds the same way); the rest is scalar.
 template <class DF>
-HWY_INLINE void RowFromF32(DF df, const float* HWY_RESTRICT src, float mul, void* dst,
-                           DType dtype, int64_t stride, int64_t n) {
+HWY_INLINE void RowFromF32(DF df, const float* HWY_RESTRICT src, float mul, void* dst, DType dtype,
+                           int64_t stride, int64_t n) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   const auto vmul = hn::Set(df, mul);
   int64_t i = 0;

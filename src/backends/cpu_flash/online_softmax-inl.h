@@ -76,8 +76,8 @@ struct ScoreTransform {
 // are padding no one reads).
 template <bool kSoftcap, bool kBias, bool kMasked, class DF>
 HWY_NOINLINE void SoftmaxTile(DF df, float* HWY_RESTRICT st, int64_t ld, int64_t cols,
-                              int64_t key_count,
-                              int64_t key0, ScoreTransform tf, BiasRows bias, SoftmaxRows rows) {
+                              int64_t key_count, int64_t key0, ScoreTransform tf, BiasRows bias,
+                              SoftmaxRows rows) {
   using V = hn::Vec<DF>;
   constexpr bool kTransform = kSoftcap || kBias || kMasked;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));

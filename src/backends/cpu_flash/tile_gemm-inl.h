@@ -74,12 +74,18 @@ HWY_INLINE void MicroTileRows(DF df, int64_t mr, StridedA a, const float* HWY_RE
                               const float* HWY_RESTRICT row_scale) {
   static_assert(kMicroRows == 6, "the switch below lists 1..kMicroRows");
   switch (mr) {
-    case 6: return MicroTile<6, NV, kScaleC>(df, a, b, ldb, k, c, ldc, row_scale);
-    case 5: return MicroTile<5, NV, kScaleC>(df, a, b, ldb, k, c, ldc, row_scale);
-    case 4: return MicroTile<4, NV, kScaleC>(df, a, b, ldb, k, c, ldc, row_scale);
-    case 3: return MicroTile<3, NV, kScaleC>(df, a, b, ldb, k, c, ldc, row_scale);
-    case 2: return MicroTile<2, NV, kScaleC>(df, a, b, ldb, k, c, ldc, row_scale);
-    default: return MicroTile<1, NV, kScaleC>(df, a, b, ldb, k, c, ldc, row_scale);
+    case 6:
+      return MicroTile<6, NV, kScaleC>(df, a, b, ldb, k, c, ldc, row_scale);
+    case 5:
+      return MicroTile<5, NV, kScaleC>(df, a, b, ldb, k, c, ldc, row_scale);
+    case 4:
+      return MicroTile<4, NV, kScaleC>(df, a, b, ldb, k, c, ldc, row_scale);
+    case 3:
+      return MicroTile<3, NV, kScaleC>(df, a, b, ldb, k, c, ldc, row_scale);
+    case 2:
+      return MicroTile<2, NV, kScaleC>(df, a, b, ldb, k, c, ldc, row_scale);
+    default:
+      return MicroTile<1, NV, kScaleC>(df, a, b, ldb, k, c, ldc, row_scale);
   }
 }
 
