@@ -73,11 +73,10 @@ memory::desc int8_any_weights(int64_t n, int64_t k) {
   return memory::desc({k, n}, I8Dt::s8, I8Tag::any);
 }
 
-// One weight shape's product primitive; GELU, if asked, is gelu_in_place on
-// the f32 block.
+// One weight shape's product primitive (the epilogue, GELU included, is the
+// block pass's: one plan serves every epilogue).
 struct Int8Plan {
   dnnl::matmul product;
-  bool gelu = false;
   memory::desc block, scratch;
   int64_t n = 0, k = 0;
   // Per thread: the u8 rows, their scales and zero points, the block, the scratchpad.
@@ -90,14 +89,12 @@ struct Int8Plan {
   }
 };
 
-Status make_int8_plan(const memory::desc& weights, int64_t n, int64_t k, bool gelu,
-                      Int8Plan* plan) {
+Status make_int8_plan(const memory::desc& weights, int64_t n, int64_t k, Int8Plan* plan) {
   try {
     const auto pd = int8_matmul_pd(weights, n, k);
     plan->product = dnnl::matmul(pd);
     plan->scratch = pd.scratchpad_desc();
     plan->block = memory::desc({kInt8Rows, n}, I8Dt::f32, I8Tag::ab);
-    plan->gelu = gelu;
   } catch (const dnnl::error& e) {
     return from_error(e, "int8 matmul set-up", kInt8Rows, n, k);
   }
@@ -106,16 +103,16 @@ Status make_int8_plan(const memory::desc& weights, int64_t n, int64_t k, bool ge
   return Status::Ok();
 }
 
-// Plans by (n, k, gelu): one per weight shape and epilogue, whatever M.
+// Plans by (n, k): one per weight shape, whatever M and epilogue.
 class Int8PlanCache {
  public:
-  Status get(const memory::desc& weights, int64_t n, int64_t k, bool gelu, const Int8Plan** out) {
+  Status get(const memory::desc& weights, int64_t n, int64_t k, const Int8Plan** out) {
     std::lock_guard<std::mutex> lock(mu_);
-    const auto key = std::make_tuple(n, k, gelu);
+    const auto key = std::make_pair(n, k);
     auto it = plans_.find(key);
     if (it == plans_.end()) {
       Int8Plan plan;
-      TESSERA_RETURN_IF_ERROR(make_int8_plan(weights, n, k, gelu, &plan));
+      TESSERA_RETURN_IF_ERROR(make_int8_plan(weights, n, k, &plan));
       it = plans_.emplace(key, std::move(plan)).first;
     }
     *out = &it->second;  // std::map: stable while other shapes are added
@@ -124,7 +121,7 @@ class Int8PlanCache {
 
  private:
   std::mutex mu_;
-  std::map<std::tuple<int64_t, int64_t, bool>, Int8Plan> plans_;
+  std::map<std::pair<int64_t, int64_t>, Int8Plan> plans_;
 };
 
 Int8PlanCache& int8_plans() {
@@ -277,14 +274,13 @@ Status Int8Linear::unpack(const PackedWeights& w, float* out) {
   return Status::Ok();
 }
 
-Status Int8Linear::workspace_bytes(int threads, int64_t m, const PackedWeights& w,
-                                   const LinearEpilogue& e, size_t* out) {
+Status Int8Linear::workspace_bytes(int threads, int64_t m, const PackedWeights& w, size_t* out) {
   if (m == 0) {
     *out = 0;
     return Status::Ok();
   }
   const Int8Plan* plan = nullptr;
-  TESSERA_RETURN_IF_ERROR(int8_plans().get(w.layout_->desc, w.n_, w.k_, e.gelu, &plan));
+  TESSERA_RETURN_IF_ERROR(int8_plans().get(w.layout_->desc, w.n_, w.k_, &plan));
   *out = plan->slot_bytes() * static_cast<size_t>(std::max(1, threads));
   return Status::Ok();
 }
@@ -294,7 +290,7 @@ Status Int8Linear::run(ThreadPool& pool, int64_t m, LinearTypes types, const voi
                        size_t workspace_bytes) {
   const int64_t n = w.n_, k = w.k_;
   const Int8Plan* plan = nullptr;
-  TESSERA_RETURN_IF_ERROR(int8_plans().get(w.layout_->desc, n, k, e.gelu, &plan));
+  TESSERA_RETURN_IF_ERROR(int8_plans().get(w.layout_->desc, n, k, &plan));
   const int threads = pool.num_threads();
   const size_t slot = plan->slot_bytes();
   if (workspace_bytes < slot * static_cast<size_t>(threads)) {
@@ -333,7 +329,7 @@ Status Int8Linear::run(ThreadPool& pool, int64_t m, LinearTypes types, const voi
                                        {DNNL_ARG_SCRATCHPAD, scratch_mem}});
         stream.wait();
         dequantize_block(block, n, params, w_scale, colsum, e.bias);
-        if (plan->gelu) gelu_in_place(static_cast<float*>(block), rows * n);
+        if (e.gelu) gelu_in_place(static_cast<float*>(block), rows * n);
         const float* values = static_cast<const float*>(block);
         if (types.y == DType::kBF16) {
           f32_to_bf16_rows(values, rows * n, e.accumulate, static_cast<uint16_t*>(y) + b0 * n);

@@ -24,8 +24,7 @@ class Int8Linear {
   static Status create(const float* w, int64_t n, int64_t k, TrackingAllocator& alloc,
                        std::string_view owner, PackedWeights* out);
   static Status unpack(const PackedWeights& w, float* out);
-  static Status workspace_bytes(int threads, int64_t m, const PackedWeights& w,
-                                const LinearEpilogue& e, size_t* out);
+  static Status workspace_bytes(int threads, int64_t m, const PackedWeights& w, size_t* out);
   static Status run(ThreadPool& pool, int64_t m, LinearTypes types, const void* x,
                     const PackedWeights& w, const LinearEpilogue& e, void* y, void* workspace,
                     size_t workspace_bytes);

@@ -353,7 +353,7 @@ Status linear_workspace_bytes(int threads, int64_t m, const PackedWeights& w,
                               const LinearEpilogue& epilogue, size_t* out, LinearTypes types) {
   TESSERA_RETURN_IF_ERROR(check_shape(m, w, types));
   if (w.type() == WeightType::kInt8) {
-    return Int8Linear::workspace_bytes(threads, m, w, epilogue, out);
+    return Int8Linear::workspace_bytes(threads, m, w, out);
   }
   const Pieces p = pieces_for(m, threads, epilogue, types);
   if (p.count == 0) {
