@@ -1,11 +1,12 @@
-// Written once over GCC's vector extensions and compiled for AVX-512 and
-// AVX2 (picked by CPUID), plain loops elsewhere: the auto-vectorizer left
+// Written once over GCC's vector extensions (vector_lanes.h) and compiled
+// for AVX-512 and AVX2, plain loops elsewhere: the auto-vectorizer left
 // the rounding loop scalar inside gemm_int8.cc's unity build (12.8% of an
 // int8 embed's samples in perf, MiniLM on a Zen 4).
 #include "runtime/bf16_rows.h"
 
 #include <cstring>
 
+#include "runtime/vector_lanes.h"
 #include "tessera/dtype.h"
 
 namespace tessera {
@@ -59,55 +60,40 @@ __attribute__((always_inline)) inline void to_f32(const uint16_t* in, int64_t n,
   for (; i < n; ++i) out[i] = bf16_to_f32(in[i]);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-using Floats16 = float __attribute__((vector_size(64)));
-using Words16 = uint32_t __attribute__((vector_size(64)));
-using Halves16 = uint16_t __attribute__((vector_size(32)));
-using Floats8 = float __attribute__((vector_size(32)));
-using Words8 = uint32_t __attribute__((vector_size(32)));
-using Halves8 = uint16_t __attribute__((vector_size(16)));
+#if TESSERA_VECTOR_LANES
+using lanes::F32x16, lanes::U32x16, lanes::U16x16, lanes::F32x8, lanes::U32x8, lanes::U16x8;
 
 __attribute__((target("avx512f,avx512bw"))) void to_bf16_avx512(const float* in, int64_t n,
                                                                 bool add, uint16_t* out) {
-  to_bf16<Floats16, Words16, Halves16>(in, n, add, out);
+  to_bf16<F32x16, U32x16, U16x16>(in, n, add, out);
 }
-__attribute__((target("avx2"))) void to_bf16_avx2(const float* in, int64_t n, bool add,
-                                                  uint16_t* out) {
-  to_bf16<Floats8, Words8, Halves8>(in, n, add, out);
+__attribute__((target("avx2,fma"))) void to_bf16_avx2(const float* in, int64_t n, bool add,
+                                                      uint16_t* out) {
+  to_bf16<F32x8, U32x8, U16x8>(in, n, add, out);
 }
 __attribute__((target("avx512f,avx512bw"))) void to_f32_avx512(const uint16_t* in, int64_t n,
                                                                float* out) {
-  to_f32<Words16, Halves16>(in, n, out);
+  to_f32<U32x16, U16x16>(in, n, out);
 }
-__attribute__((target("avx2"))) void to_f32_avx2(const uint16_t* in, int64_t n, float* out) {
-  to_f32<Words8, Halves8>(in, n, out);
-}
-
-bool has_avx512() {
-  static const bool yes =
-      __builtin_cpu_supports("avx512f") != 0 && __builtin_cpu_supports("avx512bw") != 0;
-  return yes;
-}
-bool has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2") != 0;
-  return yes;
+__attribute__((target("avx2,fma"))) void to_f32_avx2(const uint16_t* in, int64_t n, float* out) {
+  to_f32<U32x8, U16x8>(in, n, out);
 }
 #endif
 
 }  // namespace
 
 void f32_to_bf16_rows(const float* in, int64_t n, bool add, uint16_t* out) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (has_avx512()) return to_bf16_avx512(in, n, add, out);
-  if (has_avx2()) return to_bf16_avx2(in, n, add, out);
+#if TESSERA_VECTOR_LANES
+  if (lanes::cpu_has_avx512()) return to_bf16_avx512(in, n, add, out);
+  if (lanes::cpu_has_avx2()) return to_bf16_avx2(in, n, add, out);
 #endif
   for (int64_t i = 0; i < n; ++i) out[i] = f32_to_bf16(add ? in[i] + bf16_to_f32(out[i]) : in[i]);
 }
 
 void bf16_to_f32_rows(const uint16_t* in, int64_t n, float* out) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (has_avx512()) return to_f32_avx512(in, n, out);
-  if (has_avx2()) return to_f32_avx2(in, n, out);
+#if TESSERA_VECTOR_LANES
+  if (lanes::cpu_has_avx512()) return to_f32_avx512(in, n, out);
+  if (lanes::cpu_has_avx2()) return to_f32_avx2(in, n, out);
 #endif
   for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_f32(in[i]);
 }

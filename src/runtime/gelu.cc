@@ -5,14 +5,16 @@
 // rounds to +-1 in f32 (1 - erf(6 / sqrt 2) = 2e-9), so x is clamped there.
 // About 20 vector operations per vector, no exp and no branch.
 //
-// Written once over GCC's vector extensions and compiled for AVX-512 and
-// AVX2 (picked by CPUID), as plain loops elsewhere. Plain loops with
+// Written once over GCC's vector extensions (vector_lanes.h) and compiled
+// for AVX-512 and AVX2, as plain loops elsewhere. Plain loops with
 // target_clones did not do: GCC specialised the clamped lanes (constant
 // polynomials) and masked the rest, two divisions and 40 instructions per
 // vector.
 #include "runtime/gelu.h"
 
 #include <cstring>
+
+#include "runtime/vector_lanes.h"
 
 namespace tessera {
 
@@ -65,27 +67,21 @@ __attribute__((always_inline)) inline void gelu_vectors(float* v, int64_t n) {
   }
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-using Floats16 = float __attribute__((vector_size(64)));
-using Floats8 = float __attribute__((vector_size(32)));
-
-__attribute__((target("avx512f"))) void gelu_avx512(float* v, int64_t n) {
-  gelu_vectors<Floats16>(v, n);
+#if TESSERA_VECTOR_LANES
+__attribute__((target("avx512f,avx512bw"))) void gelu_avx512(float* v, int64_t n) {
+  gelu_vectors<lanes::F32x16>(v, n);
 }
 __attribute__((target("avx2,fma"))) void gelu_avx2(float* v, int64_t n) {
-  gelu_vectors<Floats8>(v, n);
+  gelu_vectors<lanes::F32x8>(v, n);
 }
 #endif
 
 }  // namespace
 
 void gelu_in_place(float* v, int64_t n) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  static const bool avx512 = __builtin_cpu_supports("avx512f") != 0;
-  static const bool avx2 =
-      __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0;
-  if (avx512) return gelu_avx512(v, n);
-  if (avx2) return gelu_avx2(v, n);
+#if TESSERA_VECTOR_LANES
+  if (lanes::cpu_has_avx512()) return gelu_avx512(v, n);
+  if (lanes::cpu_has_avx2()) return gelu_avx2(v, n);
 #endif
   const float clamp = kClamp, one = 1.0f;
   for (int64_t i = 0; i < n; ++i) gelu_of(v[i], clamp, one);
