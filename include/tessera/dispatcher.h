@@ -25,6 +25,9 @@ namespace tessera {
 //   prefer:NAME[,NAME...]    try these first, then the rest by priority
 //   deny:NAME[,NAME...]      never use these
 //   allow:experimental       let auto serve from experimental backends too
+//   fail:NAME[,NAME...]      fault injection: these backends' runs fail (not
+//                            run) with an Internal error, as a crashed kernel
+//                            would, to exercise fallback and error paths
 // An experimental backend serves only under allow:experimental or when named
 // in an only: or prefer: list. A name may hold ':' after the clause's own, as
 // variants do: only:cpu.flash:bf16dot.
@@ -32,6 +35,7 @@ struct Policy {
   std::vector<std::string> only;
   std::vector<std::string> prefer;
   std::vector<std::string> deny;
+  std::vector<std::string> fail;  // fault injection: runs of these fail
   bool allow_experimental = false;
   std::string to_string() const;
 };

@@ -10,7 +10,7 @@
 #include "attention/dispatch/dispatch_metrics.h"
 #include "attention/tuning/shipped_rankings.h"
 #include "attention/tuning/tuning.h"
-#include "runtime/cpu_kind.h"
+#include "runtime/cpu_features.h"
 #include "runtime/trace_export.h"
 
 namespace tessera {
@@ -94,7 +94,10 @@ Status check_policy_can_run(const Policy& policy, const Registry& registry) {
         av.available) {
       return Status::Ok();
     }
-    known += (known.empty() ? "" : ", ") + name + (av.available ? "" : " (unavailable here)");
+    // A backend the policy named is listed with why it cannot run here.
+    const bool named = listed(policy.only, name) || listed(policy.prefer, name);
+    known += (known.empty() ? "" : ", ") + name +
+             (av.available ? "" : named ? " (unavailable here: " + av.reason + ")" : " (unavailable here)");
   }
   return invalid_option("attention", ": policy '" + policy.to_string() +
                                          "' leaves no backend that can run on this machine (this "
@@ -127,6 +130,7 @@ Status Runtime::create(const RuntimeOptions& options, std::unique_ptr<Runtime>* 
                                          ", the most this machine takes (8 per hardware thread, "
                                          "at least 64); give 0 for one per hardware thread");
   }
+  TESSERA_RETURN_IF_ERROR(cpu_cap_status());
   TESSERA_RETURN_IF_ERROR(api::policy_or_environment(options.attention, &impl->policy));
   ContextOptions ctx_options;
   ctx_options.num_threads = options.threads;

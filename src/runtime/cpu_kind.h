@@ -21,7 +21,8 @@ enum class CpuKind {
 };
 
 // Detected once per process from CPUID (not from the OS's permission to use
-// AMX tiles: that is the kernel's to ask for).
+// AMX tiles: that is the kernel's to ask for), lowered by TESSERA_CPU_CAP
+// (runtime/cpu_features.h, where it is defined).
 CpuKind cpu_kind();
 // "x86-avx2", "x86-avx512", "x86-avx512bf16-amd", "x86-avx512bf16-intel",
 // "x86-amx", "generic": the keys shipped tables use.

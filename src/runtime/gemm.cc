@@ -3,6 +3,8 @@
 #include <dnnl.h>
 #include <omp.h>
 
+#include "runtime/cpu_features.h"
+
 namespace tessera {
 
 namespace {
@@ -17,6 +19,7 @@ Status from_dnnl(dnnl_status_t st, const char* what, int64_t m, int64_t n, int64
 Status sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
              const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
              int64_t ldc) {
+  (void)cpu_features();  // TESSERA_CPU_CAP caps oneDNN's ISA before its first use
   return from_dnnl(dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda, b,
                               ldb, beta, c, ldc),
                    "sgemm", m, n, k);

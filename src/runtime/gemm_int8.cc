@@ -23,10 +23,6 @@
 // full 256 steps. Per-row scales are not a oneDNN 2.6 attribute its brgemm
 // takes (a [M, 1] binary post-op falls back to reference loops), hence the
 // own pass, on a block of kInt8Rows rows that is still in L2.
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
-
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -34,6 +30,7 @@
 #include <vector>
 
 #include "runtime/bf16_rows.h"
+#include "runtime/cpu_features.h"
 #include "runtime/gelu.h"
 #include "runtime/gemm_int8_quantize.h"
 #include "runtime/gemm_onednn.h"
@@ -152,18 +149,10 @@ const char* const kInt8Instructions = "AMX-INT8, AVX512_VNNI or AVX-VNNI";
 
 Int8Isa Int8Isa::of_this_cpu() {
   Int8Isa isa;
-#if defined(__x86_64__)
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  // CPUID leaf 7: sub-leaf 0 ECX bit 11 AVX512_VNNI, EDX bit 25 AMX-INT8;
-  // sub-leaf 1 EAX bit 4 AVX-VNNI.
-  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0) {
-    isa.avx512_vnni = (ecx & (1u << 11)) != 0;
-    isa.amx_int8 = (edx & (1u << 25)) != 0;
-  }
-  if (__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) != 0) {
-    isa.avx_vnni = (eax & (1u << 4)) != 0;
-  }
-#endif
+  const CpuFeatures& f = cpu_features();  // TESSERA_CPU_CAP applied
+  isa.avx512_vnni = f.avx512_vnni;
+  isa.amx_int8 = f.amx_int8;
+  isa.avx_vnni = f.avx_vnni;
   // As far as the library may use them (ONEDNN_MAX_CPU_ISA caps it; its ISA
   // values are masks, each containing the ones below it).
   const auto allowed = static_cast<unsigned>(dnnl::get_effective_cpu_isa());

@@ -3,6 +3,7 @@
 #include "runtime/gemm_int8_quantize.h"
 
 #include "runtime/bf16_rows.h"
+#include "runtime/cpu_features.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -181,8 +182,7 @@ __attribute__((target("avx512f"))) void quantize_row_avx512(const float* x, int6
 }
 
 bool use_avx512(int64_t k, int64_t block) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f") != 0;
-  return avx512 && k % kLanes == 0 && block % kLanes == 0;
+  return cpu_features().avx512 && k % kLanes == 0 && block % kLanes == 0;
 }
 #endif
 

@@ -9,6 +9,7 @@
 #include <dnnl.hpp>
 #include <string>
 
+#include "runtime/cpu_features.h"
 #include "runtime/gemm.h"
 
 namespace tessera {
@@ -39,7 +40,8 @@ namespace gemm_detail {
 constexpr int64_t kPieceQuantum = 64;
 
 inline dnnl::engine& cpu_engine() {
-  static dnnl::engine* e = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  // cpu_features() first: TESSERA_CPU_CAP caps oneDNN's ISA before its first use.
+  static dnnl::engine* e = (cpu_features(), new dnnl::engine(dnnl::engine::kind::cpu, 0));
   return *e;
 }
 

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <thread>
 
+#include "runtime/cpu_features.h"
 #include "runtime/gemm.h"
 
 #if __has_include(<hwy/highway.h>)
@@ -51,6 +52,11 @@ MachineInfo machine_info() {
   static const MachineInfo info = [] {
     MachineInfo m;
     m.cpu_model = read_cpu_model();
+    // A capped process is another machine as far as tuned tables and the
+    // build-info label are concerned.
+    if (CpuKind cap = CpuKind::kGeneric; cpu_cap(&cap)) {
+      m.cpu_model += std::string(" (") + kCpuCapVariable + "=" + std::string(cpu_kind_name(cap)) + ")";
+    }
     m.hardware_threads = static_cast<int>(std::thread::hardware_concurrency());
     m.tessera_version = TESSERA_VERSION;
     m.gemm_library = gemm_library_version();

@@ -7,7 +7,8 @@
 namespace tessera {
 
 struct MachineInfo {
-  std::string cpu_model;        // /proc/cpuinfo "model name" ("AMD EPYC 9B45"), else "unknown"
+  std::string cpu_model;        // /proc/cpuinfo "model name" ("AMD EPYC 9B45"), else "unknown";
+                                // with " (TESSERA_CPU_CAP=KIND)" under a cap
   int hardware_threads = 0;     // std::thread::hardware_concurrency()
   std::string tessera_version;  // "0.1.0"
   std::string gemm_library;     // "oneDNN 2.6.3"

@@ -11,6 +11,8 @@
 #include <immintrin.h>
 #endif
 
+#include "runtime/cpu_features.h"
+
 namespace tessera {
 
 namespace {
@@ -210,22 +212,21 @@ std::string_view peak_probe_unit(PeakProbe probe) {
 
 bool peak_probe_available(PeakProbe probe) {
   if (probe == PeakProbe::kTriad) return true;
-#if defined(__x86_64__)
-  // libgcc's feature bits include the OS check (XCR0) for AVX and AVX-512 state.
-  __builtin_cpu_init();
+  // The features tessera's kernels may use (TESSERA_CPU_CAP applied), so a
+  // capped run's roofline is the capped machine's.
+  const CpuFeatures& f = cpu_features();
   switch (probe) {
     case PeakProbe::kFma256F32:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+      return f.avx2_fma;
     case PeakProbe::kFma512F32:
-      return __builtin_cpu_supports("avx512f");
+      return f.avx512;
     case PeakProbe::kBf16Dot512:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+      return f.avx512_bf16;
     case PeakProbe::kInt8Dot512:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vnni");
+      return f.avx512_vnni;
     case PeakProbe::kTriad:
       break;
   }
-#endif
   return false;
 }
 

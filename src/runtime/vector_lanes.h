@@ -1,9 +1,11 @@
 // GCC vector-extension types for runtime's hand-vectorised passes (gelu.cc,
 // bf16_rows.cc), each compiled for AVX-512 and AVX2 by target attribute, and
-// the CPUID checks that pick the copy. Internal to runtime/.
+// the checks (runtime/cpu_features.h) that pick the copy. Internal to runtime/.
 #pragma once
 
 #include <cstdint>
+
+#include "runtime/cpu_features.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define TESSERA_VECTOR_LANES 1
@@ -18,16 +20,9 @@ using U32x8 = uint32_t __attribute__((vector_size(32)));
 using U16x8 = uint16_t __attribute__((vector_size(16)));
 
 // The copies compiled with target("avx512f,avx512bw") may run.
-inline bool cpu_has_avx512() {
-  static const bool yes =
-      __builtin_cpu_supports("avx512f") != 0 && __builtin_cpu_supports("avx512bw") != 0;
-  return yes;
-}
+inline bool cpu_has_avx512() { return cpu_features().avx512; }
 // The copies compiled with target("avx2,fma") may run.
-inline bool cpu_has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0;
-  return yes;
-}
+inline bool cpu_has_avx2() { return cpu_features().avx2_fma; }
 
 }  // namespace tessera::lanes
 #endif

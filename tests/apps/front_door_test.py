@@ -3,18 +3,57 @@
 - a policy under which nothing can run is refused before any work, exit 2,
   nothing written; one naming a backend of another build is fine while
   another can run;
-- the `backends` table keeps its columns aligned whatever the reasons' length.
+- the `backends` table keeps its columns aligned whatever the reasons' length;
+- TESSERA_CPU_CAP (issue 47): a cap below the CPU makes the process that
+  kind (`backends` says so, nothing above it is available), a cap above the
+  CPU or an unknown kind is refused, exit 2, naming the variable.
 
 Usage: front_door_test.py TESSERA_BINARY
 """
+import json
+import os
 import pathlib
+import re
 import subprocess
 import sys
 import tempfile
 
 
-def run(binary, *args):
-    return subprocess.run([binary, *args], capture_output=True, text=True, timeout=300)
+def run(binary, *args, env=None):
+    return subprocess.run([binary, *args], capture_output=True, text=True, timeout=300, env=env)
+
+
+RUNGS = ["generic", "x86-avx2", "x86-avx512", "x86-avx512bf16", "x86-amx"]
+
+
+def rung(kind):
+    return RUNGS.index(re.sub(r"-(amd|intel)$", "", kind))
+
+
+def check_cpu_cap(binary):
+    env = {k: v for k, v in os.environ.items() if k != "TESSERA_CPU_CAP"}
+    p = run(binary, "backends", env=env)
+    m = re.search(r"^cpu kind: (\S+)$", p.stdout, re.M)
+    check(p.returncode == 0 and m, p.stdout + p.stderr)
+    real = m.group(1)
+    # Above the CPU: AMX where the CPU has less, the other vendor's bf16 kind on an AMX Xeon.
+    above, why_above = ("x86-amx", "above the CPU") if real != "x86-amx" else \
+        ("x86-avx512bf16-amd", "other vendor")
+    for cap, why in ((above, why_above), ("x86-avx3", "is not a CPU kind")):
+        p = run(binary, "backends", env={**env, "TESSERA_CPU_CAP": cap})
+        check(p.returncode == 2 and f"TESSERA_CPU_CAP='{cap}'" in p.stderr and why in p.stderr,
+              (cap, p.returncode, p.stderr))
+    if rung(real) < rung("x86-avx2"):
+        return
+    p = run(binary, "backends", "--json", env={**env, "TESSERA_CPU_CAP": "x86-avx2"})
+    check(p.returncode == 0, p.stderr)
+    rows = {r["name"]: r for r in json.loads(p.stdout)}
+    for variant in ("cpu.flash:bf16dot", "cpu.flash:amx"):
+        check(not rows[variant]["available"] and
+              "x86-avx2 by TESSERA_CPU_CAP" in rows[variant]["unavailable_reason"], rows[variant])
+    check(rows["cpu.flash"]["available"] and rows["reference"]["available"], rows)
+    p = run(binary, "backends", env={**env, "TESSERA_CPU_CAP": "x86-avx2"})
+    check(f"cpu kind: x86-avx2 by TESSERA_CPU_CAP; the CPU is {real}" in p.stdout, p.stdout)
 
 
 def check(cond, what):
@@ -58,6 +97,7 @@ def main():
         if any(r.startswith("canary") for r in rows) else rows
     for line in rows:
         check(line[col - 1] == " " and line[col] != " ", "misaligned row: " + line)
+    check_cpu_cap(binary)
     print("ok")
 
 

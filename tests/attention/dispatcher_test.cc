@@ -67,6 +67,26 @@ TEST(Dispatcher, FallsBackWhenABackendFailsAndCountsIt) {
   }
 }
 
+// The policy's fail: clause fails a backend's runs without running it, as a
+// crashed kernel would: counted, logged, and fallen back from like one.
+TEST(Dispatcher, FailClauseInjectsARunFailure) {
+  Registry registry;
+  ASSERT_TRUE(registry.add(make_reference_backend()).ok());
+  Policy policy;
+  ASSERT_TRUE(parse_policy("fail:reference", &policy).ok());
+  Dispatcher dispatcher(registry, policy);
+  Context ctx;
+  verify::OwnedCase p(verify::small_case());
+  const std::vector<float> before = p.out();
+  const Status s = dispatcher.run(p.args, ctx);
+  EXPECT_EQ(s.code(), StatusCode::kInternal);
+  EXPECT_NE(s.message().find("reference failed"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("fault injected"), std::string::npos) << s.message();
+  EXPECT_EQ(p.out(), before);
+  EXPECT_EQ(dispatcher.stats()["reference"].failures, 1u);
+  expect_no_leaks(ctx);
+}
+
 TEST(Dispatcher, FailsWithEveryReasonWhenNothingCanRun) {
   Registry registry;
   ASSERT_TRUE(registry

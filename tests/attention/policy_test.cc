@@ -17,6 +17,9 @@ TEST(Policy, ParsesEveryClause) {
   EXPECT_EQ(p.only, (std::vector<std::string>{"reference"}));
   ASSERT_TRUE(parse_policy("auto", &p).ok());
   EXPECT_EQ(p.to_string(), "auto");
+  ASSERT_TRUE(parse_policy("only:cpu.flash; fail:cpu.flash,xla", &p).ok());
+  EXPECT_EQ(p.fail, (std::vector<std::string>{"cpu.flash", "xla"}));
+  EXPECT_EQ(p.to_string(), "only:cpu.flash;fail:cpu.flash,xla");
 }
 
 // Variants are named "<backend>:<what>": a clause splits at its first ':'.

@@ -1,7 +1,10 @@
 #include "runtime/cpu_kind.h"
 
+#include "runtime/cpu_features.h"
+
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -38,7 +41,8 @@ TEST(CpuKind, NamesRoundTrip) {
 TEST(CpuKind, AgreesWithTheKernelsFlags) {
   const std::string flags = cpu_flags();
   if (flags.empty()) GTEST_SKIP() << "no /proc/cpuinfo flags line on this platform";
-  const CpuKind k = cpu_kind();
+  // The detected kind: cpu_kind() answers for TESSERA_CPU_CAP when one is set.
+  const CpuKind k = detected_cpu_kind();
   const bool avx2 = has_flag(flags, "avx2") && has_flag(flags, "fma");
   const bool avx512 = has_flag(flags, "avx512f") && has_flag(flags, "avx512bw") &&
                       has_flag(flags, "avx512vl");
@@ -56,6 +60,85 @@ TEST(CpuKind, AgreesWithTheKernelsFlags) {
   } else {
     EXPECT_TRUE(k == CpuKind::kAvx512Bf16Amd || k == CpuKind::kAvx512Bf16Intel);
   }
+}
+
+// A Zen 4 as CPUID reports it: AVX-512 with VNNI and BF16, no AMX.
+CpuFeatures zen4() {
+  CpuFeatures f;
+  f.avx2_fma = f.avx512 = f.avx512_vnni = f.avx512_bf16 = f.amd = true;
+  return f;
+}
+
+// A Sapphire Rapids: everything, AVX-VNNI and AMX included.
+CpuFeatures sapphire_rapids() {
+  CpuFeatures f;
+  f.avx2_fma = f.avx512 = f.avx512_vnni = f.avx512_bf16 = f.avx_vnni = f.amx = f.amx_int8 = true;
+  return f;
+}
+
+TEST(CpuCap, LowersTheFeaturesToTheKinds) {
+  const CpuFeatures avx2 = capped_features(sapphire_rapids(), CpuKind::kAvx2);
+  EXPECT_TRUE(avx2.avx2_fma);
+  EXPECT_FALSE(avx2.avx512 || avx2.avx512_vnni || avx2.avx_vnni || avx2.avx512_bf16 || avx2.amx ||
+               avx2.amx_int8);
+  EXPECT_EQ(kind_of(avx2), CpuKind::kAvx2);
+
+  // AVX-512 without the dot products: what an Ice Lake or Skylake-SP runs
+  // once VNNI is gone too.
+  const CpuFeatures avx512 = capped_features(zen4(), CpuKind::kAvx512);
+  EXPECT_TRUE(avx512.avx512);
+  EXPECT_FALSE(avx512.avx512_vnni || avx512.avx512_bf16);
+  EXPECT_EQ(kind_of(avx512), CpuKind::kAvx512);
+
+  const CpuFeatures bf16 = capped_features(sapphire_rapids(), CpuKind::kAvx512Bf16Intel);
+  EXPECT_TRUE(bf16.avx512_bf16 && bf16.avx512_vnni);
+  EXPECT_FALSE(bf16.amx || bf16.amx_int8);
+  EXPECT_EQ(kind_of(bf16), CpuKind::kAvx512Bf16Intel);
+
+  EXPECT_EQ(kind_of(capped_features(zen4(), CpuKind::kGeneric)), CpuKind::kGeneric);
+  // A cap at the CPU's own kind changes nothing.
+  const CpuFeatures same = capped_features(sapphire_rapids(), CpuKind::kAmx);
+  EXPECT_TRUE(same.amx && same.avx_vnni && same.amx_int8);
+}
+
+TEST(CpuCap, RefusesACapAboveTheCpuOrOfTheOtherVendor) {
+  CpuFeatures zen3;
+  zen3.avx2_fma = zen3.amd = true;
+  EXPECT_EQ(cpu_cap_refusal(CpuKind::kAvx2, zen3), "");
+  EXPECT_EQ(cpu_cap_refusal(CpuKind::kGeneric, zen3), "");
+  const std::string above = cpu_cap_refusal(CpuKind::kAvx512, zen3);
+  EXPECT_NE(above.find("above the CPU"), std::string::npos) << above;
+  EXPECT_NE(above.find("x86-avx2"), std::string::npos) << above;
+  EXPECT_NE(cpu_cap_refusal(CpuKind::kAmx, zen4()), "");
+  EXPECT_EQ(cpu_cap_refusal(CpuKind::kAvx512Bf16Amd, zen4()), "");
+  EXPECT_NE(cpu_cap_refusal(CpuKind::kAvx512Bf16Intel, zen4()).find("other vendor"),
+            std::string::npos);
+  EXPECT_EQ(cpu_cap_refusal(CpuKind::kAvx512Bf16Intel, sapphire_rapids()), "");
+  EXPECT_NE(cpu_cap_refusal(CpuKind::kAvx512Bf16Amd, sapphire_rapids()), "");
+}
+
+// The process's own cap (set for the whole run by scripts/test.sh's capped
+// pass): the kind is the cap's, and nothing above it is reported usable.
+TEST(CpuCap, TheProcessAnswersForItsCap) {
+  CpuKind cap = CpuKind::kGeneric;
+  if (!cpu_cap(&cap)) {
+    EXPECT_EQ(cpu_kind(), detected_cpu_kind());
+    EXPECT_EQ(cpu_cap_status().ok(), std::getenv(kCpuCapVariable) == nullptr ||
+                                         *std::getenv(kCpuCapVariable) == '\0')
+        << cpu_cap_status().message();
+    return;
+  }
+  EXPECT_TRUE(cpu_cap_status().ok());
+  EXPECT_EQ(cpu_kind(), kind_of(capped_features(detected_cpu_features(), cap)));
+  const CpuFeatures& f = cpu_features();
+  const CpuFeatures& real = detected_cpu_features();
+  EXPECT_LE(f.avx512, real.avx512);
+  EXPECT_LE(f.avx512_bf16, real.avx512_bf16);
+  EXPECT_LE(f.amx, real.amx);
+  if (cap == CpuKind::kAvx2) {
+    EXPECT_FALSE(f.avx512 || f.avx512_vnni || f.avx512_bf16 || f.amx);
+  }
+  EXPECT_NE(cpu_kind_description().find(kCpuCapVariable), std::string::npos);
 }
 
 }  // namespace

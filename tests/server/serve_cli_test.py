@@ -428,14 +428,16 @@ def main():
     check_bf16_weights(binary, texts, golden)
 
     # A policy that names no backend able to run is refused at start-up
-    # (tests/apps/front_door_test.py); one whose only backend runs bf16
-    # attention alone starts, and then cannot run the f32 model.
-    broken = Server(binary, global_args=["--attention", "only:cpu.flash:bf16dot"])
+    # (tests/apps/front_door_test.py); one whose only backend fails every run
+    # (the policy's fault-injection clause: the same on every CPU) starts, and
+    # each request then fails with TEI's 424 while the server stays healthy.
+    broken = Server(binary, global_args=["--attention", "only:cpu.flash;fail:cpu.flash"])
     try:
         for _ in range(2):
             status, body = broken.request("POST", "/embed", {"inputs": "hello"})
             assert status == 424, (status, body)
             assert json.loads(body)["error_type"] == "Backend", body
+            assert "fault injected" in json.loads(body)["error"], body
         assert broken.request("GET", "/health")[0] == 200
     finally:
         code, err = broken.stop()

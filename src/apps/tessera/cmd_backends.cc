@@ -7,6 +7,7 @@
 
 #include "attention/observers/canary.h"
 #include "commands.h"
+#include "runtime/cpu_features.h"
 #include "verify/case_text.h"
 #include "verify/plain_case.h"
 
@@ -104,6 +105,7 @@ int list_backends(AppState& state, bool json) {
                                    : canary_summary(it->second).c_str());
   }
   std::printf("tuning: %s\n", tuning_text(state).c_str());
+  std::printf("cpu kind: %s\n", cpu_kind_description().c_str());
   return 0;
 }
 
@@ -137,11 +139,13 @@ int explain(AppState& state, const std::string& shape_text, bool json) {
                           {"args_error", ex.args_status.ok() ? "" : ex.args_status.message()},
                           {"chosen", ex.chosen},
                           {"tuning", tuning_text(state)},
+                          {"cpu_kind", cpu_kind_description()},
                           {"backends", verdicts}};
     std::printf("%s\n", out.dump(2).c_str());
   } else {
-    std::printf("shape:  %s\npolicy: %s\ntuning: %s\n", describe_shape(args).c_str(),
-                state.policy().to_string().c_str(), tuning_text(state).c_str());
+    std::printf("shape:  %s\npolicy: %s\ntuning: %s\ncpu:    %s\n", describe_shape(args).c_str(),
+                state.policy().to_string().c_str(), tuning_text(state).c_str(),
+                cpu_kind_description().c_str());
     if (!ex.args_status.ok()) std::printf("invalid args: %s\n", ex.args_status.message().c_str());
     std::printf("chosen: %s\n\n", ex.chosen.empty() ? "(none)" : ex.chosen.c_str());
     for (const auto& v : ex.verdicts) {

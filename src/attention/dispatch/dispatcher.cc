@@ -19,6 +19,10 @@ constexpr char kDispatchSpan[] = "attention";
 
 namespace {
 
+bool injects_fault(const Policy& policy, std::string_view name) {
+  return std::find(policy.fail.begin(), policy.fail.end(), name) != policy.fail.end();
+}
+
 std::string join_reasons(const std::vector<std::string>& reasons) {
   std::string s;
   for (const auto& r : reasons) s += (s.empty() ? "" : "; ") + r;
@@ -195,7 +199,10 @@ Status Dispatcher::run(const AttentionProblem& problem, Context& ctx, std::strin
   for (const Plan::Step& step : p->order_for(problem)) {
     Backend* backend = step.backend;
     if (!backend->can_run(problem, ctx)) continue;
-    const auto [status, start, end] = run_backend_timed(*backend, problem, ctx, kDispatchSpan);
+    const auto [status, start, end] =
+        injects_fault(p->policy, backend->name())
+            ? TimedRun{internal_error("fault injected by the attention policy's fail: clause"), 0, 0}
+            : run_backend_timed(*backend, problem, ctx, kDispatchSpan);
     Counters& counters = *step.counters;
     counters.calls.fetch_add(1, std::memory_order_relaxed);
     if (!counters.listed.load(std::memory_order_relaxed)) {

@@ -86,11 +86,12 @@ Status parse_policy(std::string_view text, Policy* out) {
     std::vector<std::string>* target = kind == "only"     ? &policy.only
                                        : kind == "prefer" ? &policy.prefer
                                        : kind == "deny"   ? &policy.deny
+                                       : kind == "fail"   ? &policy.fail
                                                           : nullptr;
     if (target == nullptr) {
       return invalid_argument("attention policy: unknown clause " + quote_bounded(kind) + " in " +
                               quote_bounded(clause) +
-                              "; expected auto, only:, prefer:, deny:, allow:experimental or a "
+                              "; expected auto, only:, prefer:, deny:, fail:, allow:experimental or a "
                               "backend list (a name with ':', such as cpu.flash:f32, needs its "
                               "clause: only:cpu.flash:f32)");
     }
@@ -105,6 +106,7 @@ std::string Policy::to_string() const {
   if (!only.empty()) s += "only:" + join(only);
   if (!prefer.empty()) s += (s.empty() ? "" : ";") + std::string("prefer:") + join(prefer);
   if (!deny.empty()) s += (s.empty() ? "" : ";") + std::string("deny:") + join(deny);
+  if (!fail.empty()) s += (s.empty() ? "" : ";") + std::string("fail:") + join(fail);
   if (allow_experimental) s += (s.empty() ? "" : ";") + std::string("allow:experimental");
   return s.empty() ? "auto" : s;
 }

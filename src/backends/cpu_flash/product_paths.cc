@@ -4,8 +4,9 @@
 
 #include "cpu_flash/flash_forward.h"
 
+#include "runtime/cpu_features.h"
+
 #if defined(__x86_64__)
-#include <cpuid.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
@@ -14,24 +15,13 @@ namespace tessera::cpu_flash {
 
 namespace {
 
-// CPUID leaf 7, sub-leaf 0: EDX bit 22 AMX-BF16, bit 24 AMX-TILE.
-bool cpu_reports_amx() {
-#if defined(__x86_64__)
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
-  return (edx & (1u << 22)) != 0 && (edx & (1u << 24)) != 0;
-#else
-  return false;
-#endif
-}
-
 // Linux keeps the 8 KiB tile state out of a process until it asks
 // (ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA); a tile instruction without
 // that permission faults. Asked once.
 bool os_grants_amx() {
 #if defined(__x86_64__)
   static const bool granted = [] {
-    if (!cpu_reports_amx()) return false;
+    if (!cpu_features().amx) return false;
     constexpr long kArchReqXcompPerm = 0x1023;
     constexpr long kXfeatureXtiledata = 18;
     return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
@@ -85,14 +75,7 @@ bool path_applies(Products path, DType dtype, int64_t d) {
   return false;
 }
 
-bool cpu_has_bf16_dot() {
-#if defined(__x86_64__) || defined(__i386__)
-  static const bool has = __builtin_cpu_supports("avx512bf16") != 0;
-  return has;
-#else
-  return false;
-#endif
-}
+bool cpu_has_bf16_dot() { return cpu_features().avx512_bf16; }
 
 bool cpu_has_amx() { return cpu_has_bf16_dot() && os_grants_amx(); }
 
@@ -111,15 +94,12 @@ bool path_available(Products path) {
 std::string path_unavailable_reason(Products path) {
   if (path == Products::kF32) return "";
   if (!cpu_has_bf16_dot()) {
-    return path == Products::kAmx && cpu_reports_amx()
-               ? "this CPU has AMX but no AVX512_BF16, which the amx path also uses"
-               : "this CPU has no " +
-                     std::string(path == Products::kAmx ? "AMX-BF16 tiles" : "AVX512_BF16") +
-                     " (CPU kind " + std::string(cpu_kind_name(cpu_kind())) + ")";
+    return "this CPU has no " +
+           std::string(path == Products::kAmx ? "AMX-BF16 tiles" : "AVX512_BF16") +
+           " (CPU kind " + cpu_kind_description() + ")";
   }
-  if (path == Products::kAmx && !cpu_reports_amx()) {
-    return "this CPU has no AMX-BF16 tiles (CPU kind " + std::string(cpu_kind_name(cpu_kind())) +
-           ")";
+  if (path == Products::kAmx && !cpu_features().amx) {
+    return "this CPU has no AMX-BF16 tiles (CPU kind " + cpu_kind_description() + ")";
   }
   if (path == Products::kAmx && !os_grants_amx()) {
     return "the OS refused this process the AMX tile state (arch_prctl ARCH_REQ_XCOMP_PERM)";
