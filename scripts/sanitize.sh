@@ -27,4 +27,6 @@ export TESSERA_CONFORMANCE_EXCLUDE=xla
 TESSERA_DATA_DIR="$(mktemp -d)"
 export TESSERA_DATA_DIR
 trap 'rm -rf "$TESSERA_DATA_DIR"' EXIT
-ctest --preset asan -j "$(nproc)"
+ctest --preset asan -j "$(nproc)" --output-junit junit-asan.xml
+# Sanitized tests run several times slower: the same report against the limits.
+.venv/bin/python scripts/timeout_margins.py build/asan build/asan/junit-asan.xml

@@ -2,6 +2,7 @@
 
 #include <hwy/targets.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <dnnl.hpp>
@@ -87,11 +88,28 @@ dnnl::cpu_isa onednn_isa(CpuKind cap) {
   }
 }
 
+// The rung of an ONEDNN_MAX_CPU_ISA value (oneDNN reads the variable itself);
+// 5 for ALL, an unknown or absent value.
+int onednn_environment_rung() {
+  const char* v = std::getenv("ONEDNN_MAX_CPU_ISA");
+  if (v == nullptr) v = std::getenv("DNNL_MAX_CPU_ISA");
+  if (v == nullptr) return 5;
+  std::string isa(v);
+  for (char& c : isa) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (isa == "SSE41" || isa == "AVX") return 0;
+  if (isa == "AVX2" || isa == "AVX2_VNNI") return 1;
+  if (isa == "AVX512_CORE" || isa == "AVX512_CORE_VNNI") return 2;
+  if (isa == "AVX512_CORE_BF16" || isa == "AVX512_CORE_FP16") return 3;
+  if (isa == "AVX512_CORE_AMX") return 4;
+  return 5;
+}
+
 // Applied once, before any kernel: both libraries read their ISA settings on
-// first use and ignore later changes.
+// first use and ignore later changes. A lower ONEDNN_MAX_CPU_ISA already in
+// the environment stands (set_max_cpu_isa would override it).
 void apply_to_libraries(CpuKind cap) {
   hwy::DisableTargets(highway_targets_above(cap));
-  if (rung(cap) < 4 &&
+  if (rung(cap) < 4 && rung(cap) < onednn_environment_rung() &&
       dnnl::set_max_cpu_isa(onednn_isa(cap)) != dnnl::status::success) {
     std::fprintf(stderr, "tessera: %s: oneDNN refused the ISA cap (already in use)\n",
                  kCpuCapVariable);

@@ -168,7 +168,7 @@ Int8Isa Int8Isa::of_this_cpu() {
 std::string int8_refusal(const Int8Isa& isa, const std::string& kernel) {
   if (!isa.amx_int8 && !isa.avx512_vnni && !isa.avx_vnni) {
     return std::string("int8 weights need an int8 dot-product instruction (") + kInt8Instructions +
-           "); none of them is available on this CPU";
+           "); none of them is available on this CPU (kind " + cpu_kind_description() + ")";
   }
   if (kernel.empty() || kernel == "none" || kernel.rfind("ref", 0) == 0) {
     return "int8 weights: " + gemm_library_version() +

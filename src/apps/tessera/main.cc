@@ -35,8 +35,10 @@ int run_cli(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "Show help for every command");
   AppState state;
   app.add_option("--attention", state.options.attention,
-                 "Attention policy: auto | NAME,... | only:NAMES | prefer:NAMES | deny:NAMES "
-                 "(clauses joined by ';'). Default: $TESSERA_ATTENTION, else auto")
+                 "Attention policy: auto | NAME,... | only:NAMES | prefer:NAMES | deny:NAMES | "
+                 "fail:NAMES (fault injection: their runs fail) (clauses joined by ';'). Default: "
+                 "$TESSERA_ATTENTION, else auto. $TESSERA_CPU_CAP=KIND (x86-avx2, x86-avx512, ...) "
+                 "makes the process a lower CPU kind, for tests")
       ->envname("");
   app.add_option("--threads", state.options.threads,
                  "Worker threads (0 = one per core; at most 8 per hardware thread, or 64\n"
