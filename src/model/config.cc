@@ -24,9 +24,21 @@ using config_fields::read_object;
 constexpr const char* kSupportedActs =
     "\"gelu\" (exact erf), \"gelu_pytorch_tanh\" / \"gelu_new\" (tanh form), \"silu\" / \"swish\"";
 constexpr const char* kSupportedModules =
-    "sentence_transformers.models.Transformer, .Pooling (cls / mean / max / lasttoken), "
-    ".Normalize; "
-    "sentence_transformers.sparse_encoder.models.MLMTransformer, .SpladePooling (max)";
+    "Transformer, Pooling (cls / mean / max / lasttoken), Normalize, MLMTransformer, "
+    "SpladePooling (max), by their sentence-transformers 5.x or 6.x module path";
+
+// A sentence-transformers module's class: the last component of its `type`
+// under the package. The path moved in 6.0 (models.Transformer became
+// base.modules.transformer.Transformer, models.Pooling
+// sentence_transformer.modules.pooling.Pooling, sparse_encoder.models
+// sparse_encoder.modules.*), and 5.x folders stay in use, so the class is what
+// is matched; "" for a type outside the package.
+std::string module_class(const std::string& type) {
+  constexpr std::string_view kPackage = "sentence_transformers.";
+  if (type.rfind(kPackage, 0) != 0) return "";
+  const size_t dot = type.rfind('.');
+  return type.substr(dot + 1);
+}
 
 Status read_json(const std::string& path, json* out) { return read_object(path, out); }
 
@@ -134,16 +146,51 @@ Status read_head(const json& j, const std::string& path, NetworkConfig* c) {
   return Status::Ok();
 }
 
+// sentence-transformers 6's Pooling config: "pooling_mode" (a name, or a list
+// of them, concatenated) and "embedding_dimension".
+Status load_pooling_mode(const json& j, const std::string& path, Pooling* out) {
+  const json& mode = j["pooling_mode"];
+  std::string name;
+  if (mode.is_string()) {
+    name = mode.get<std::string>();
+  } else if (mode.is_array() && mode.size() == 1 && mode[0].is_string()) {
+    name = mode[0].get<std::string>();
+  } else {
+    return unsupported(path + ": pooling_mode " + json_input::describe(mode) +
+                       " is not supported; supported is one of \"cls\", \"mean\", \"max\", "
+                       "\"lasttoken\"");
+  }
+  const std::pair<const char*, Pooling> known[] = {{"cls", Pooling::kCls},
+                                                   {"mean", Pooling::kMean},
+                                                   {"max", Pooling::kMax},
+                                                   {"lasttoken", Pooling::kLastToken}};
+  for (const auto& [n, p] : known) {
+    if (name == n) {
+      *out = p;
+      return Status::Ok();
+    }
+  }
+  return unsupported(path + ": pooling_mode \"" + json_input::clip(name) +
+                     "\" is not supported; supported is one of \"cls\", \"mean\", \"max\", "
+                     "\"lasttoken\"");
+}
+
+// 1_Pooling/config.json as sentence-transformers 5.x writes it (one
+// "pooling_mode_*" flag on, "word_embedding_dimension") or as 6.x does
+// ("pooling_mode", "embedding_dimension"); "include_prompt" in both.
 Status load_pooling(const std::string& path, int hidden_size, Pooling* out, bool* include_prompt) {
   json j;
   TESSERA_RETURN_IF_ERROR(read_json(path, &j));
   TESSERA_RETURN_IF_ERROR(get_bool(j, path, "include_prompt", include_prompt));
+  const bool six = j.contains("pooling_mode");
+  const char* dim_key = six ? "embedding_dimension" : "word_embedding_dimension";
   int dim = hidden_size;
-  TESSERA_RETURN_IF_ERROR(get_int(j, path, "word_embedding_dimension", false, &dim));
+  TESSERA_RETURN_IF_ERROR(get_int(j, path, dim_key, false, &dim));
   if (dim != hidden_size) {
-    return invalid_argument(path + ": word_embedding_dimension = " + std::to_string(dim) +
+    return invalid_argument(path + ": " + dim_key + " = " + std::to_string(dim) +
                             " but config.json hidden_size = " + std::to_string(hidden_size));
   }
+  if (six) return load_pooling_mode(j, path, out);
   struct Mode {
     const char* key;
     bool supported;
@@ -335,25 +382,35 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
       TESSERA_RETURN_IF_ERROR(get_string(m, modules_path, "path", &sub));
       std::string dir = model_dir;
       if (!sub.empty()) dir += "/" + sub;
-      const bool transformer = type == "sentence_transformers.models.Transformer" ||
-                               type == "sentence_transformers.sparse_encoder.models.MLMTransformer";
+      const std::string kind = module_class(type);
+      const bool transformer = kind == "Transformer" || kind == "MLMTransformer";
       if (transformer && !have_transformer) {
         have_transformer = true;
         c.transformer_dir = dir;
-      } else if (type == "sentence_transformers.models.Pooling" && pooling_dir.empty()) {
+      } else if (kind == "Pooling" && pooling_dir.empty()) {
         pooling_dir = dir;
-      } else if (type == "sentence_transformers.models.Normalize") {
+      } else if (kind == "Normalize") {
         c.normalize = true;
-      } else if (type == "sentence_transformers.sparse_encoder.models.SpladePooling" &&
-                 splade_dir.empty()) {
+      } else if (kind == "SpladePooling" && splade_dir.empty()) {
         splade_dir = dir;
       } else {
-        return unsupported(modules_path + ": module " + json_input::render(m) +
+        // The type whole (bounded: a hostile file's string is clipped, a
+        // real module path never is), so the refusal names what it refuses.
+        const std::string name = m.contains("name") && m["name"].is_string()
+                                     ? m["name"].get<std::string>()
+                                     : std::string("?");
+        return unsupported(modules_path + ": module '" + json_input::clip(name, 64) + "' of type '" +
+                           json_input::clip(type, 256) + "'" +
+                           (transformer || kind == "Pooling" || kind == "SpladePooling"
+                                ? " (a second one)"
+                                : "") +
                            " is not supported; supported: " + kSupportedModules);
       }
     }
     if (!have_transformer) {
-      return unsupported(modules_path + ": no sentence_transformers.models.Transformer module");
+      return unsupported(modules_path +
+                         ": no Transformer module (sentence_transformers' models.Transformer or "
+                         "base.modules.transformer.Transformer)");
     }
   }
   TESSERA_RETURN_IF_ERROR(load_network_config(c.transformer_dir + "/config.json", &c.network));
@@ -386,9 +443,26 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
   }
   c.max_seq_length = c.network.max_tokens();
   const std::string sbert_path = c.transformer_dir + "/sentence_bert_config.json";
-  if (fs::exists(sbert_path)) {
-    json j;
-    TESSERA_RETURN_IF_ERROR(read_json(sbert_path, &j));
+  json sbert;
+  if (fs::exists(sbert_path)) TESSERA_RETURN_IF_ERROR(read_json(sbert_path, &sbert));
+  if (sentence_transformers && !sbert.contains("max_seq_length")) {
+    // sentence-transformers 6 keeps the length in the tokenizer's
+    // model_max_length (tokenizer_config.json), as it reads it back; HF's
+    // "no limit" sentinel (1e30) and anything past the positions leave the
+    // positions as the limit.
+    const std::string tok_path = c.transformer_dir + "/tokenizer_config.json";
+    if (fs::exists(tok_path)) {
+      json t;
+      TESSERA_RETURN_IF_ERROR(read_json(tok_path, &t));
+      const auto it = t.find("model_max_length");
+      if (it != t.end() && it->is_number_integer() && it->get<int64_t>() > 0 &&
+          it->get<int64_t>() <= c.network.max_tokens()) {
+        c.max_seq_length = static_cast<int>(it->get<int64_t>());
+      }
+    }
+  }
+  if (sbert.is_object()) {
+    const json& j = sbert;
     TESSERA_RETURN_IF_ERROR(get_int(j, sbert_path, "max_seq_length", false, &c.max_seq_length));
     if (c.max_seq_length > c.network.max_tokens()) {
       return invalid_argument(sbert_path +

@@ -36,6 +36,21 @@ class Planner {
  public:
   explicit Planner(const SafetensorsFile& file) : file_(file) {}
 
+  // `name`, else its legacy LayerNorm spelling: TF-converted checkpoints
+  // (many BERTs, SPLADE-tiny) name a norm's scale and shift `gamma` / `beta`,
+  // which transformers' loader renames to `weight` / `bias`.
+  const SafeTensor* find_with_legacy_name(const std::string& name) const {
+    if (const SafeTensor* t = file_.find(name)) return t;
+    const auto legacy = [&](std::string_view now, std::string_view old) -> const SafeTensor* {
+      if (name.size() < now.size() || name.compare(name.size() - now.size(), now.size(), now) != 0) {
+        return nullptr;
+      }
+      return file_.find(name.substr(0, name.size() - now.size()) + std::string(old));
+    };
+    if (const SafeTensor* t = legacy(".weight", ".gamma")) return t;
+    return legacy(".bias", ".beta");
+  }
+
   // Reserves one arena array made of `names` stacked along dim 0, each of
   // shape `shape`; `slot` receives its offset.
   Status add(std::initializer_list<std::string> names, const std::vector<int64_t>& shape,
@@ -56,7 +71,7 @@ class Planner {
     for (const auto& [name, shape] : parts) {
       size_t per = 1;
       for (int64_t d : shape) per *= static_cast<size_t>(d);
-      const SafeTensor* t = file_.find(name);
+      const SafeTensor* t = find_with_legacy_name(name);
       if (t == nullptr) {
         return not_found(file_.path() + ": missing tensor '" + name + "'");
       }

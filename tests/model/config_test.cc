@@ -64,6 +64,67 @@ TEST(Config, PoolingModesAndNoNormalize) {
   }
 }
 
+// A folder as sentence-transformers 6 saves it: module types by their 6.x
+// paths, Pooling's {"pooling_mode", "embedding_dimension"}, and the length in
+// tokenizer_config.json's model_max_length (sentence_bert_config.json no
+// longer has max_seq_length).
+TEST(Config, SentenceTransformers6Folder) {
+  for (const char* mode : {"cls", "mean", "max"}) {
+    TempDir dir;
+    TinyBert tiny;
+    tiny.write(dir.path().string());
+    testing::write_file(
+        dir.file("modules.json"),
+        json::array({{{"idx", 0}, {"name", "0"}, {"path", ""},
+                      {"type", "sentence_transformers.base.modules.transformer.Transformer"}},
+                     {{"idx", 1}, {"name", "1"}, {"path", "1_Pooling"},
+                      {"type", "sentence_transformers.sentence_transformer.modules.pooling.Pooling"}},
+                     {{"idx", 2}, {"name", "2"}, {"path", "2_Normalize"},
+                      {"type", "sentence_transformers.base.modules.normalize.Normalize"}}})
+            .dump());
+    testing::write_file(dir.file("1_Pooling/config.json"),
+                        json({{"embedding_dimension", tiny.hidden},
+                              {"pooling_mode", mode},
+                              {"include_prompt", true}})
+                            .dump());
+    testing::write_file(dir.file("sentence_bert_config.json"), json({{"transformer_task",
+                                                                      "feature-extraction"}})
+                                                                    .dump());
+    testing::write_file(dir.file("tokenizer_config.json"), json({{"model_max_length", 10}}).dump());
+    ModelConfig c;
+    const Status s = load_model_config(dir.path().string(), &c);
+    ASSERT_TRUE(s.ok()) << mode << ": " << s.to_string();
+    EXPECT_STREQ(pooling_name(c.pooling), mode);
+    EXPECT_TRUE(c.normalize);
+    EXPECT_EQ(c.max_seq_length, 10);
+    // HF's "no limit" sentinel leaves the positions as the limit.
+    testing::write_file(dir.file("tokenizer_config.json"),
+                        json({{"model_max_length", 1e30}}).dump());
+    ASSERT_TRUE(load_model_config(dir.path().string(), &c).ok());
+    EXPECT_EQ(c.max_seq_length, tiny.positions);
+    // A list of one mode is that mode; two (concatenated) are refused, named.
+    testing::write_file(dir.file("1_Pooling/config.json"),
+                        json({{"embedding_dimension", tiny.hidden},
+                              {"pooling_mode", json::array({mode, "weightedmean"})}})
+                            .dump());
+    expect_error(load_model_config(dir.path().string(), &c), StatusCode::kUnsupported,
+                 {"1_Pooling/config.json", "pooling_mode", "weightedmean"});
+  }
+}
+
+// An unknown module names its whole type (never cut) and what is supported.
+TEST(Config, UnknownModuleNamesItsWholeType) {
+  TempDir dir;
+  TinyBert().write(dir.path().string());
+  json modules = read_json(dir.file("modules.json"));
+  const std::string type = "sentence_transformers.base.modules.router.Router";
+  modules.push_back({{"idx", 2}, {"name", "2"}, {"path", "2_Router"}, {"type", type}});
+  testing::write_file(dir.file("modules.json"), modules.dump());
+  ModelConfig c;
+  expect_error(load_model_config(dir.path().string(), &c), StatusCode::kUnsupported,
+               {"modules.json", "'" + type + "'", "supported: Transformer, Pooling"});
+}
+
 TEST(Config, PlainHfDirectoryDefaultsToMeanPooling) {
   TempDir dir;
   TinyBert tiny;

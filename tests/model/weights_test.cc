@@ -152,6 +152,35 @@ TEST(Weights, PrefixAndHalfPrecision) {
   }
 }
 
+// LayerNorms named gamma / beta (TF-converted checkpoints), with and
+// without the architecture prefix, load as transformers renames them.
+TEST(Weights, LegacyLayerNormNames) {
+  Context ctx;
+  for (const char* prefix : {"", "bert."}) {
+    TinyBert tiny;
+    tiny.prefix = prefix;
+    auto tensors = tiny.tensors();
+    const auto original = tensors;
+    int renamed = 0;
+    for (FakeTensor& t : tensors) {
+      if (t.name.find("LayerNorm.") == std::string::npos) continue;
+      const size_t dot = t.name.rfind('.');
+      const std::string leaf = t.name.substr(dot + 1);
+      t.name = t.name.substr(0, dot + 1) + (leaf == "weight" ? "gamma" : "beta");
+      ++renamed;
+    }
+    ASSERT_GT(renamed, 4);
+    Loaded l = load(tiny, tensors, ctx);
+    ASSERT_TRUE(l.status.ok()) << prefix << ": " << l.status.to_string();
+    const auto& g = find(original, "encoder.layer.1.output.LayerNorm.weight");
+    const auto& b = find(original, "encoder.layer.1.output.LayerNorm.bias");
+    EXPECT_EQ(l.weights.layers[1].ln2_gamma[3], g.values[3]);
+    EXPECT_EQ(l.weights.layers[1].ln2_beta[3], b.values[3]);
+    const auto& eg = find(original, "embeddings.LayerNorm.weight");
+    EXPECT_EQ(l.weights.embeddings_ln_gamma[1], eg.values[1]);
+  }
+}
+
 TEST(Weights, ShapeDisagreeingWithConfigNamesTensorAndShapes) {
   Context ctx;
   TinyBert tiny;
