@@ -141,9 +141,13 @@ class Golden : public ::testing::TestWithParam<GoldenModel> {
   }
 
   // Every available CPU backend forced in turn.
+  // Every row on the default backend; on the others, for the larger model,
+  // every fourth row and the longest: the products (most of a forward) are the
+  // same whatever the attention backend, and all 40 MPNet rows on five
+  // backends took 143 s of CI for no path the subset misses.
   void check_every_cpu_backend(Encoder& encoder, double min_cosine) {
-    std::vector<std::vector<int32_t>> seqs;
-    for (const GoldenRow& r : rows_) seqs.push_back(r.token_ids);
+    const std::vector<GoldenRow> all = rows_;
+    const bool larger = std::string(GetParam().name) != kModels[0].name && all.size() > 12;
     int backends = 0;
     for (Backend* b : registry_.backends()) {
       if (b->device().kind != DeviceKind::kCpu || !b->availability().available) continue;
@@ -153,6 +157,9 @@ class Golden : public ::testing::TestWithParam<GoldenModel> {
       }
       SCOPED_TRACE(std::string(b->name()));
       ++backends;
+      rows_ = larger && b->name() != std::string_view("cpu.flash") ? sanitizer_subset(all) : all;
+      std::vector<std::vector<int32_t>> seqs;
+      for (const GoldenRow& r : rows_) seqs.push_back(r.token_ids);
       Policy only;
       only.only = {std::string(b->name())};
       const double worst = check(encoder, seqs, only, min_cosine);
@@ -161,6 +168,7 @@ class Golden : public ::testing::TestWithParam<GoldenModel> {
                          std::string(b->name()),
                      std::to_string(worst));
     }
+    rows_ = all;
     EXPECT_GE(backends, 1);
   }
 

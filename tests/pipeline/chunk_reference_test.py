@@ -63,6 +63,11 @@ def main():
         by_doc.setdefault(r["id"], []).append(r)
     if os.environ.get("TESSERA_TEST_SANITIZED"):
         paths = [p for p in paths if p in by_doc]  # the fixture's subset
+    elif os.environ.get("TESSERA_TEST_DOCUMENTS"):
+        # The fixture embedded these documents only (tests/pipeline/CMakeLists.txt).
+        chosen = set(os.environ["TESSERA_TEST_DOCUMENTS"].split(","))
+        paths = [p for p in paths if pathlib.Path(p).name in chosen]
+        assert len(paths) == len(chosen), (sorted(chosen), paths)
     assert paths and sorted(by_doc) == paths, f"rows for {sorted(by_doc)}, expected {paths}"
     cosines = []  # (cosine, where)
     for path in paths:
