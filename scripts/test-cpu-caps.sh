@@ -8,8 +8,11 @@
 #
 # - x86-avx2 where the CPU has AVX-512 (on an AVX2 CPU the release suite
 #   already ran as that kind): every labelled test but the MPNet goldens
-#   (MiniLM's take the same paths at a quarter of the cost) and the tokenizer
-#   goldens in model_test (HfGoldens: no CPU-dependent code);
+#   (MiniLM's take the same paths at a quarter of the cost), the tokenizer
+#   goldens in model_test (HfGoldens: no CPU-dependent code), and the CLI's and
+#   server's end-to-end golden runs (model_test's goldens take the same
+#   kernels; the refusals they meet are asserted in the release suite under
+#   ONEDNN_MAX_CPU_ISA=AVX2, and explain/front_door check the kind's choices);
 # - x86-avx512 (AVX-512 without VNNI or BF16) where the CPU has either: only
 #   which paths are offered changes there (no bf16dot, no int8, no shipped
 #   ranking), so the capability tests, cpu.flash's, the runtime's and the
@@ -34,7 +37,7 @@ if ! has avx512f; then
   echo "test-cpu-caps: no AVX-512 here: the release suite ran as the lowest kind tested (x86-avx2)"
   exit 0
 fi
-run_capped x86-avx2 -E '^(HfGoldens/|RealModels/.*/MPNet)'
+run_capped x86-avx2 -E '^(HfGoldens/|RealModels/.*/MPNet|server\.serve_cli$|cli\.embed$)'
 if has avx512_vnni || has avx512_bf16; then
   run_capped x86-avx512 \
     -E '^(HfGoldens/|Cases/|TinyModels/|RealModels/.*/MPNet|server\.serve_cli$|cli\.embed$)'
