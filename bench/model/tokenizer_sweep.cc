@@ -67,8 +67,8 @@ int main(int argc, char** argv) {
       size_t tokens = 0;
       for (int r = 0; r < repeats; ++r) times.push_back(seconds_to_tokenize(t, text, &tokens));
       std::sort(times.begin(), times.end());
-      std::printf("{\"dir\": \"%s\", \"bytes\": %zu, \"seconds\": %.6f, \"tokens\": %zu}\n", argv[i],
-                  text.size(), times[times.size() / 2], tokens);
+      std::printf("{\"dir\": \"%s\", \"bytes\": %zu, \"seconds\": %.6f, \"tokens\": %zu}\n",
+                  argv[i], text.size(), times[times.size() / 2], tokens);
       std::fflush(stdout);
     }
   }

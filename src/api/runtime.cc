@@ -97,7 +97,9 @@ Status check_policy_can_run(const Policy& policy, const Registry& registry) {
     // A backend the policy named is listed with why it cannot run here.
     const bool named = listed(policy.only, name) || listed(policy.prefer, name);
     known += (known.empty() ? "" : ", ") + name +
-             (av.available ? "" : named ? " (unavailable here: " + av.reason + ")" : " (unavailable here)");
+             (av.available ? ""
+              : named      ? " (unavailable here: " + av.reason + ")"
+                           : " (unavailable here)");
   }
   return invalid_option("attention", ": policy '" + policy.to_string() +
                                          "' leaves no backend that can run on this machine (this "

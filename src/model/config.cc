@@ -399,12 +399,11 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
         const std::string name = m.contains("name") && m["name"].is_string()
                                      ? m["name"].get<std::string>()
                                      : std::string("?");
-        return unsupported(modules_path + ": module '" + json_input::clip(name, 64) + "' of type '" +
-                           json_input::clip(type, 256) + "'" +
-                           (transformer || kind == "Pooling" || kind == "SpladePooling"
-                                ? " (a second one)"
-                                : "") +
-                           " is not supported; supported: " + kSupportedModules);
+        return unsupported(
+            modules_path + ": module '" + json_input::clip(name, 64) + "' of type '" +
+            json_input::clip(type, 256) + "'" +
+            (transformer || kind == "Pooling" || kind == "SpladePooling" ? " (a second one)" : "") +
+            " is not supported; supported: " + kSupportedModules);
       }
     }
     if (!have_transformer) {

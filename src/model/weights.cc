@@ -42,7 +42,8 @@ class Planner {
   const SafeTensor* find_with_legacy_name(const std::string& name) const {
     if (const SafeTensor* t = file_.find(name)) return t;
     const auto legacy = [&](std::string_view now, std::string_view old) -> const SafeTensor* {
-      if (name.size() < now.size() || name.compare(name.size() - now.size(), now.size(), now) != 0) {
+      if (name.size() < now.size() ||
+          name.compare(name.size() - now.size(), now.size(), now) != 0) {
         return nullptr;
       }
       return file_.find(name.substr(0, name.size() - now.size()) + std::string(old));

@@ -59,9 +59,9 @@ int rung(CpuKind k) {
 }
 
 struct CapState {
-  bool set = false;       // a cap is in force
+  bool set = false;  // a cap is in force
   CpuKind kind = CpuKind::kGeneric;
-  std::string error;      // why the variable's value was not applied
+  std::string error;  // why the variable's value was not applied
 };
 
 // Highway's targets above the cap (hwy::DisableTargets' mask).

@@ -288,7 +288,8 @@ Status PackedWeights::create(const float* w, int64_t n, int64_t k, WeightType ty
   TESSERA_RETURN_IF_ERROR(preferred_layout(n, k, type, &layout, &kernel));
   if (type == WeightType::kBf16 && kernel.rfind("ref", 0) == 0) {
     return unsupported("bf16 weights: oneDNN has no bf16 matrix kernel for this CPU (only '" +
-                       kernel + "'); bf16 needs AVX-512, and is fast with AVX512_BF16 or AMX (CPU kind " +
+                       kernel +
+                       "'); bf16 needs AVX-512, and is fast with AVX512_BF16 or AMX (CPU kind " +
                        cpu_kind_description() + ")");
   }
   try {

@@ -55,7 +55,8 @@ MachineInfo machine_info() {
     // A capped process is another machine as far as tuned tables and the
     // build-info label are concerned.
     if (CpuKind cap = CpuKind::kGeneric; cpu_cap(&cap)) {
-      m.cpu_model += std::string(" (") + kCpuCapVariable + "=" + std::string(cpu_kind_name(cap)) + ")";
+      m.cpu_model +=
+          std::string(" (") + kCpuCapVariable + "=" + std::string(cpu_kind_name(cap)) + ")";
     }
     m.hardware_threads = static_cast<int>(std::thread::hardware_concurrency());
     m.tessera_version = TESSERA_VERSION;

@@ -108,7 +108,7 @@ TEST(Dispatcher, InvalidArgsLeaveOutputUntouched) {
   Dispatcher dispatcher(registry);
   Context ctx;
   verify::OwnedCase p(verify::small_case());  // out poisoned
-  p.args.k.shape[2] = 3;  // Hq = 2 is not a multiple of 3
+  p.args.k.shape[2] = 3;                      // Hq = 2 is not a multiple of 3
   Status s = dispatcher.run(p.args, ctx);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   const Status untouched = p.materialized().check_outputs_poisoned();

@@ -103,8 +103,8 @@ TEST(BpeMerge, EqualsTheRuleOnRandomVocabulariesAndWords) {
 TEST(BpeMerge, ALongRunOfOneCharacterMergesAsTheRuleDoes) {
   // "a a" -> "aa", "aa aa" -> "aaaa", "aaaa aaaa": 200k a's become 25k tokens
   // of 8; with the scan per merge this was ~2e10 steps.
-  std::vector<std::pair<std::string, int32_t>> vocab = {{"a", 0}, {"aa", 1}, {"aaaa", 2},
-                                                        {"aaaaaaaa", 3}};
+  std::vector<std::pair<std::string, int32_t>> vocab = {
+      {"a", 0}, {"aa", 1}, {"aaaa", 2}, {"aaaaaaaa", 3}};
   const Merges merges = {{"a", "a"}, {"aa", "aa"}, {"aaaa", "aaaa"}};
   std::unique_ptr<const WordModel> model;
   ASSERT_TRUE(BpeModel::create(vocab, merges, BpeOptions{}, "test", &model).ok());

@@ -75,21 +75,27 @@ TEST(Config, SentenceTransformers6Folder) {
     tiny.write(dir.path().string());
     testing::write_file(
         dir.file("modules.json"),
-        json::array({{{"idx", 0}, {"name", "0"}, {"path", ""},
-                      {"type", "sentence_transformers.base.modules.transformer.Transformer"}},
-                     {{"idx", 1}, {"name", "1"}, {"path", "1_Pooling"},
-                      {"type", "sentence_transformers.sentence_transformer.modules.pooling.Pooling"}},
-                     {{"idx", 2}, {"name", "2"}, {"path", "2_Normalize"},
-                      {"type", "sentence_transformers.base.modules.normalize.Normalize"}}})
+        json::array(
+            {{{"idx", 0},
+              {"name", "0"},
+              {"path", ""},
+              {"type", "sentence_transformers.base.modules.transformer.Transformer"}},
+             {{"idx", 1},
+              {"name", "1"},
+              {"path", "1_Pooling"},
+              {"type", "sentence_transformers.sentence_transformer.modules.pooling.Pooling"}},
+             {{"idx", 2},
+              {"name", "2"},
+              {"path", "2_Normalize"},
+              {"type", "sentence_transformers.base.modules.normalize.Normalize"}}})
             .dump());
     testing::write_file(dir.file("1_Pooling/config.json"),
                         json({{"embedding_dimension", tiny.hidden},
                               {"pooling_mode", mode},
                               {"include_prompt", true}})
                             .dump());
-    testing::write_file(dir.file("sentence_bert_config.json"), json({{"transformer_task",
-                                                                      "feature-extraction"}})
-                                                                    .dump());
+    testing::write_file(dir.file("sentence_bert_config.json"),
+                        json({{"transformer_task", "feature-extraction"}}).dump());
     testing::write_file(dir.file("tokenizer_config.json"), json({{"model_max_length", 10}}).dump());
     ModelConfig c;
     const Status s = load_model_config(dir.path().string(), &c);

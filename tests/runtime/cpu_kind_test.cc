@@ -1,12 +1,12 @@
 #include "runtime/cpu_kind.h"
 
-#include "runtime/cpu_features.h"
-
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <string>
+
+#include "runtime/cpu_features.h"
 
 namespace tessera {
 namespace {
@@ -44,8 +44,8 @@ TEST(CpuKind, AgreesWithTheKernelsFlags) {
   // The detected kind: cpu_kind() answers for TESSERA_CPU_CAP when one is set.
   const CpuKind k = detected_cpu_kind();
   const bool avx2 = has_flag(flags, "avx2") && has_flag(flags, "fma");
-  const bool avx512 = has_flag(flags, "avx512f") && has_flag(flags, "avx512bw") &&
-                      has_flag(flags, "avx512vl");
+  const bool avx512 =
+      has_flag(flags, "avx512f") && has_flag(flags, "avx512bw") && has_flag(flags, "avx512vl");
   const bool bf16 = has_flag(flags, "avx512_bf16");
   const bool amx = has_flag(flags, "amx_bf16") && has_flag(flags, "amx_tile");
   SCOPED_TRACE(std::string("detected ") + std::string(cpu_kind_name(k)));
@@ -123,8 +123,8 @@ TEST(CpuCap, TheProcessAnswersForItsCap) {
   CpuKind cap = CpuKind::kGeneric;
   if (!cpu_cap(&cap)) {
     EXPECT_EQ(cpu_kind(), detected_cpu_kind());
-    EXPECT_EQ(cpu_cap_status().ok(), std::getenv(kCpuCapVariable) == nullptr ||
-                                         *std::getenv(kCpuCapVariable) == '\0')
+    const char* value = std::getenv(kCpuCapVariable);
+    EXPECT_EQ(cpu_cap_status().ok(), value == nullptr || *value == '\0')
         << cpu_cap_status().message();
     return;
   }

@@ -201,7 +201,8 @@ Status Dispatcher::run(const AttentionProblem& problem, Context& ctx, std::strin
     if (!backend->can_run(problem, ctx)) continue;
     const auto [status, start, end] =
         injects_fault(p->policy, backend->name())
-            ? TimedRun{internal_error("fault injected by the attention policy's fail: clause"), 0, 0}
+            ? TimedRun{internal_error("fault injected by the attention policy's fail: clause"), 0,
+                       0}
             : run_backend_timed(*backend, problem, ctx, kDispatchSpan);
     Counters& counters = *step.counters;
     counters.calls.fetch_add(1, std::memory_order_relaxed);

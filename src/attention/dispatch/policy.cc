@@ -89,11 +89,12 @@ Status parse_policy(std::string_view text, Policy* out) {
                                        : kind == "fail"   ? &policy.fail
                                                           : nullptr;
     if (target == nullptr) {
-      return invalid_argument("attention policy: unknown clause " + quote_bounded(kind) + " in " +
-                              quote_bounded(clause) +
-                              "; expected auto, only:, prefer:, deny:, fail:, allow:experimental or a "
-                              "backend list (a name with ':', such as cpu.flash:f32, needs its "
-                              "clause: only:cpu.flash:f32)");
+      return invalid_argument(
+          "attention policy: unknown clause " + quote_bounded(kind) + " in " +
+          quote_bounded(clause) +
+          "; expected auto, only:, prefer:, deny:, fail:, allow:experimental or a "
+          "backend list (a name with ':', such as cpu.flash:f32, needs its "
+          "clause: only:cpu.flash:f32)");
     }
     TESSERA_RETURN_IF_ERROR(split_names(names, clause, target));
   }

@@ -3,7 +3,6 @@
 #include "cpu_flash/product_paths.h"
 
 #include "cpu_flash/flash_forward.h"
-
 #include "runtime/cpu_features.h"
 
 #if defined(__x86_64__)
@@ -95,8 +94,8 @@ std::string path_unavailable_reason(Products path) {
   if (path == Products::kF32) return "";
   if (!cpu_has_bf16_dot()) {
     return "this CPU has no " +
-           std::string(path == Products::kAmx ? "AMX-BF16 tiles" : "AVX512_BF16") +
-           " (CPU kind " + cpu_kind_description() + ")";
+           std::string(path == Products::kAmx ? "AMX-BF16 tiles" : "AVX512_BF16") + " (CPU kind " +
+           cpu_kind_description() + ")";
   }
   if (path == Products::kAmx && !cpu_features().amx) {
     return "this CPU has no AMX-BF16 tiles (CPU kind " + cpu_kind_description() + ")";
