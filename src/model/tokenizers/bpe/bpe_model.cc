@@ -135,40 +135,47 @@ void BpeModel::tokenize(std::string_view word, std::vector<Piece>* out) const {
     return;
   }
   constexpr size_t kNone = std::numeric_limits<size_t>::max();
-  std::vector<size_t> next(n), prev(n);
-  for (size_t i = 0; i < n; ++i) {
-    next[i] = i + 1 < n ? i + 1 : kNone;
-    prev[i] = i > 0 ? i - 1 : kNone;
-  }
-  std::vector<bool> gone(n, false);  // merged into its left neighbour
+  // One allocation per word: most words are a handful of symbols.
+  struct Link {
+    size_t prev, next;
+    bool gone;  // merged into its left neighbour
+  };
+  std::vector<Link> links(n);
+  for (size_t i = 0; i < n; ++i)
+    links[i] = {i > 0 ? i - 1 : kNone, i + 1 < n ? i + 1 : kNone, false};
   const auto lookup = [&](size_t left) -> const Merge* {
-    const size_t right = next[left];
+    const size_t right = links[left].next;
     if (right == kNone) return nullptr;
     const auto it = merges_.find(key(symbols[left].id, symbols[right].id));
     return it == merges_.end() ? nullptr : &it->second;
   };
   // (rank, left symbol): the smallest rank first, then the leftmost.
   using Candidate = std::pair<uint32_t, size_t>;
-  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap;
+  std::vector<Candidate> candidates;
+  candidates.reserve(n);
+  for (size_t i = 0; i + 1 < n; ++i) {
+    if (const Merge* m = lookup(i)) candidates.emplace_back(m->rank, i);
+  }
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap(
+      std::greater<>(), std::move(candidates));
   const auto push = [&](size_t left) {
     if (const Merge* m = lookup(left)) heap.emplace(m->rank, left);
   };
-  for (size_t i = 0; i + 1 < n; ++i) push(i);
   while (!heap.empty()) {
     const auto [rank, left] = heap.top();
     heap.pop();
-    if (gone[left]) continue;
+    if (links[left].gone) continue;
     const Merge* m = lookup(left);
     if (m == nullptr || m->rank != rank) continue;  // the pair changed since it was pushed
-    const size_t right = next[left];
+    const size_t right = links[left].next;
     symbols[left] = {m->id, symbols[left].begin, symbols[right].end};
-    gone[right] = true;
-    next[left] = next[right];
-    if (next[right] != kNone) prev[next[right]] = left;
+    links[right].gone = true;
+    links[left].next = links[right].next;
+    if (links[right].next != kNone) links[links[right].next].prev = left;
     push(left);
-    if (prev[left] != kNone) push(prev[left]);
+    if (links[left].prev != kNone) push(links[left].prev);
   }
-  for (size_t i = 0; i != kNone; i = next[i]) out->push_back(symbols[i]);
+  for (size_t i = 0; i != kNone; i = links[i].next) out->push_back(symbols[i]);
 }
 
 std::string BpeModel::describe() const {
