@@ -160,12 +160,8 @@ Status load_pooling_mode(const json& j, const std::string& path, Pooling* out) {
                        " is not supported; supported is one of \"cls\", \"mean\", \"max\", "
                        "\"lasttoken\"");
   }
-  const std::pair<const char*, Pooling> known[] = {{"cls", Pooling::kCls},
-                                                   {"mean", Pooling::kMean},
-                                                   {"max", Pooling::kMax},
-                                                   {"lasttoken", Pooling::kLastToken}};
-  for (const auto& [n, p] : known) {
-    if (name == n) {
+  for (Pooling p : {Pooling::kCls, Pooling::kMean, Pooling::kMax, Pooling::kLastToken}) {
+    if (name == pooling_name(p)) {
       *out = p;
       return Status::Ok();
     }
@@ -461,8 +457,7 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
     }
   }
   if (sbert.is_object()) {
-    const json& j = sbert;
-    TESSERA_RETURN_IF_ERROR(get_int(j, sbert_path, "max_seq_length", false, &c.max_seq_length));
+    TESSERA_RETURN_IF_ERROR(get_int(sbert, sbert_path, "max_seq_length", false, &c.max_seq_length));
     if (c.max_seq_length > c.network.max_tokens()) {
       return invalid_argument(sbert_path +
                               ": max_seq_length = " + std::to_string(c.max_seq_length) +
