@@ -122,48 +122,56 @@ Status Tokenizer::load(const std::string& model_dir, Tokenizer* out) {
   return Status::Ok();
 }
 
-Status Tokenizer::tokenize(std::string_view text, std::vector<TokenSpan>* out) const {
+Status Tokenizer::tokenize(std::string_view text, std::vector<TokenSpan>* out,
+                           WorkLimit* limit) const {
   out->clear();
-  return tokenize_append(text, out);
+  return tokenize_append(text, out, limit);
 }
 
-Status Tokenizer::encode(std::string_view text, size_t max_length,
-                         std::vector<TokenSpan>* out) const {
+Status Tokenizer::encode(std::string_view text, size_t max_length, std::vector<TokenSpan>* out,
+                         WorkLimit* limit) const {
   const size_t specials = post_.added_tokens(/*pair=*/false);
   if (max_length < specials) return no_room("encode", max_length, specials);
   std::vector<TokenSpan> tokens;
-  TESSERA_RETURN_IF_ERROR(tokenize_append(text, &tokens));
+  TESSERA_RETURN_IF_ERROR(tokenize_append(text, &tokens, limit));
   if (tokens.size() > max_length - specials) tokens.resize(max_length - specials);
   post_.apply(tokens, nullptr, out, nullptr);
   return Status::Ok();
 }
 
 Status Tokenizer::encode_pair(std::string_view a, std::string_view b, size_t max_length,
-                              std::vector<TokenSpan>* out, std::vector<int32_t>* type_ids) const {
+                              std::vector<TokenSpan>* out, std::vector<int32_t>* type_ids,
+                              WorkLimit* limit) const {
   const size_t specials = post_.added_tokens(/*pair=*/true);
   if (max_length < specials) return no_room("encode_pair", max_length, specials);
   std::vector<TokenSpan> ta, tb;
-  TESSERA_RETURN_IF_ERROR(tokenize_append(a, &ta));
-  TESSERA_RETURN_IF_ERROR(tokenize_append(b, &tb));
+  TESSERA_RETURN_IF_ERROR(tokenize_append(a, &ta, limit));
+  TESSERA_RETURN_IF_ERROR(tokenize_append(b, &tb, limit));
   truncate_longest_first(max_length - specials, &ta, &tb);
   post_.apply(ta, &tb, out, type_ids);
   return Status::Ok();
 }
 
-Status Tokenizer::tokenize_append(std::string_view text, std::vector<TokenSpan>* out) const {
+Status Tokenizer::tokenize_append(std::string_view text, std::vector<TokenSpan>* out,
+                                  WorkLimit* limit) const {
   TESSERA_RETURN_IF_ERROR(check_utf8(text));
+  if (limit != nullptr) TESSERA_RETURN_IF_ERROR(limit->check_now());
   const size_t first = out->size();
   std::vector<size_t> added;  // indices (from `first`) of added tokens
   size_t segment = 0;         // start of the text not yet tokenized
   size_t scan = 0;
   AddedTokenMatcher::Match m;
   while (added_.next(text, &scan, segment, &m)) {
-    if (m.begin > segment) model_->tokenize(text, segment, m.begin, out);
+    if (m.begin > segment) {
+      TESSERA_RETURN_IF_ERROR(model_->tokenize(text, segment, m.begin, out, limit));
+    }
     added.push_back(out->size() - first);
     out->push_back({m.id, static_cast<int64_t>(m.begin), static_cast<int64_t>(m.end)});
     segment = std::max(segment, m.end);
   }
-  if (segment < text.size()) model_->tokenize(text, segment, text.size(), out);
+  if (segment < text.size()) {
+    TESSERA_RETURN_IF_ERROR(model_->tokenize(text, segment, text.size(), out, limit));
+  }
   if (!post_.trims_offsets()) return Status::Ok();
   std::vector<TokenSpan> mine(out->begin() + static_cast<std::ptrdiff_t>(first), out->end());
   const std::vector<TokenSpan> raw = mine;

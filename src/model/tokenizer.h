@@ -27,6 +27,7 @@
 namespace tessera::model {
 
 using tokenizers::SequenceFrame;
+using tokenizers::WorkLimit;
 
 class Tokenizer {
  public:
@@ -35,13 +36,17 @@ class Tokenizer {
   static Status load(const std::string& model_dir, Tokenizer* out);
 
   // Tokens of `text` without special tokens, with byte offsets; no
-  // truncation. Fails, naming the byte offset, on invalid UTF-8.
-  Status tokenize(std::string_view text, std::vector<TokenSpan>* out) const;
+  // truncation. Fails, naming the byte offset, on invalid UTF-8. `limit`
+  // (tokenizers/work_limit.h; may be null) bounds the work: its refusal is
+  // returned as it is, the tokens so far left in *out.
+  Status tokenize(std::string_view text, std::vector<TokenSpan>* out,
+                  WorkLimit* limit = nullptr) const;
 
   // The single-sequence template ([CLS] A [SEP], <s> A </s>) truncated to
   // max_length tokens, specials included, as HF does with truncation=True.
   // max_length must leave room for the specials.
-  Status encode(std::string_view text, size_t max_length, std::vector<TokenSpan>* out) const;
+  Status encode(std::string_view text, size_t max_length, std::vector<TokenSpan>* out,
+                WorkLimit* limit = nullptr) const;
 
   // The pair template ([CLS] A [SEP] B [SEP] with type ids 0.. 1..;
   // <s> A </s></s> B </s> with type ids all 0), truncated to max_length with
@@ -50,7 +55,8 @@ class Tokenizer {
   // cross-encoder rerankers use it. Offsets of a's tokens are bytes of `a`,
   // of b's tokens bytes of `b`; specials have 0..0. type_ids may be null.
   Status encode_pair(std::string_view a, std::string_view b, size_t max_length,
-                     std::vector<TokenSpan>* out, std::vector<int32_t>* type_ids) const;
+                     std::vector<TokenSpan>* out, std::vector<int32_t>* type_ids,
+                     WorkLimit* limit = nullptr) const;
 
   // Ids back to text as HF `tokenizers` decodes them (tokenizers/decoder.h);
   // an unknown id fails, *bad_position its index in `ids`.
@@ -80,7 +86,8 @@ class Tokenizer {
  private:
   // Appends the tokens of text (no specials), offsets trimmed as the
   // post-processor asks.
-  Status tokenize_append(std::string_view text, std::vector<TokenSpan>* out) const;
+  Status tokenize_append(std::string_view text, std::vector<TokenSpan>* out,
+                         WorkLimit* limit) const;
 
   std::shared_ptr<const tokenizers::TokenizerModel> model_;
   AddedTokenMatcher added_;

@@ -25,7 +25,8 @@ const model::Prompts& EmbeddingModel::prompts() const {
 }
 
 Status EmbeddingModel::encode_pair(std::string_view, std::string_view, size_t,
-                                   std::vector<int32_t>*, std::vector<int32_t>*) const {
+                                   std::vector<int32_t>*, std::vector<int32_t>*,
+                                   model::WorkLimit*) const {
   return no_head("a text pair");
 }
 
@@ -39,9 +40,11 @@ Status EmbeddingModel::embed_sparse(const std::vector<std::vector<int32_t>>&, Co
 }
 
 Status EncoderModel::encode_pair(std::string_view a, std::string_view b, size_t max_length,
-                                 std::vector<int32_t>* ids, std::vector<int32_t>* type_ids) const {
+                                 std::vector<int32_t>* ids, std::vector<int32_t>* type_ids,
+                                 model::WorkLimit* limit) const {
   std::vector<model::TokenSpan> spans;
-  TESSERA_RETURN_IF_ERROR(encoder_->tokenizer().encode_pair(a, b, max_length, &spans, type_ids));
+  TESSERA_RETURN_IF_ERROR(
+      encoder_->tokenizer().encode_pair(a, b, max_length, &spans, type_ids, limit));
   ids->clear();
   ids->reserve(spans.size());
   for (const model::TokenSpan& t : spans) ids->push_back(t.id);

@@ -32,8 +32,10 @@ class EmbeddingModel {
   // model without any has an empty table.
   virtual const model::Prompts& prompts() const;
   // Document tokens without specials, byte offsets into `text`. Called from
-  // several threads at once.
-  virtual Status tokenize(std::string_view text, std::vector<model::TokenSpan>* out) const = 0;
+  // several threads at once. `limit` (may be null) bounds the work
+  // (model/tokenizers/work_limit.h); its refusal is returned as it is.
+  virtual Status tokenize(std::string_view text, std::vector<model::TokenSpan>* out,
+                          model::WorkLimit* limit = nullptr) const = 0;
   // Token ids back to text (TEI's /decode); an id the tokenizer does not
   // know fails, *bad_position its index in `ids`. Called from several
   // threads at once.
@@ -58,7 +60,8 @@ class EmbeddingModel {
   // template) with its type ids, cut to max_length tokens as HF's
   // longest_first truncation does. Called from several threads at once.
   virtual Status encode_pair(std::string_view a, std::string_view b, size_t max_length,
-                             std::vector<int32_t>* ids, std::vector<int32_t>* type_ids) const;
+                             std::vector<int32_t>* ids, std::vector<int32_t>* type_ids,
+                             model::WorkLimit* limit = nullptr) const;
   // Raw logits: sequences.size() x labels().size() floats; type_ids the
   // sequences' shape (nullptr: all zeros).
   virtual Status classify(const std::vector<std::vector<int32_t>>& sequences,

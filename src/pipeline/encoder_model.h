@@ -25,8 +25,9 @@ class EncoderModel final : public EmbeddingModel {
   bool normalized() const override { return encoder_->config().normalize; }
   const model::SequenceFrame& frame() const override { return encoder_->tokenizer().frame(); }
   const model::Prompts& prompts() const override { return encoder_->config().prompts; }
-  Status tokenize(std::string_view text, std::vector<model::TokenSpan>* out) const override {
-    return encoder_->tokenizer().tokenize(text, out);
+  Status tokenize(std::string_view text, std::vector<model::TokenSpan>* out,
+                  model::WorkLimit* limit = nullptr) const override {
+    return encoder_->tokenizer().tokenize(text, out, limit);
   }
   Status decode(const std::vector<int64_t>& ids, bool skip_special_tokens, std::string* out,
                 size_t* bad_position) const override {
@@ -46,7 +47,8 @@ class EncoderModel final : public EmbeddingModel {
     return head() == model::HeadKind::kMaskedLm ? encoder_->vocab_size() : 0;
   }
   Status encode_pair(std::string_view a, std::string_view b, size_t max_length,
-                     std::vector<int32_t>* ids, std::vector<int32_t>* type_ids) const override;
+                     std::vector<int32_t>* ids, std::vector<int32_t>* type_ids,
+                     model::WorkLimit* limit = nullptr) const override;
   Status classify(const std::vector<std::vector<int32_t>>& sequences,
                   const std::vector<std::vector<int32_t>>* type_ids, Context& ctx,
                   float* out) override {

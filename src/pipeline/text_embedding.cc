@@ -80,8 +80,10 @@ Status frame_texts(const EmbeddingModel& model, const std::vector<std::string>& 
   for (size_t i = 0; i < texts.size(); ++i) {
     const std::string name = input_name(options, texts.size(), i);
     if (failed != nullptr) *failed = i;
-    Status s = options.prompt.empty() ? model.tokenize(texts[i], &spans)
-                                      : model.tokenize(options.prompt + texts[i], &spans);
+    Status s = options.prompt.empty()
+                   ? model.tokenize(texts[i], &spans, options.limit)
+                   : model.tokenize(options.prompt + texts[i], &spans, options.limit);
+    if (!s.ok() && options.limit != nullptr && options.limit->stopped()) return s;
     if (!s.ok()) {
       return invalid_argument(name + ": the tokenizer refused this text: " + s.message());
     }

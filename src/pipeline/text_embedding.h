@@ -17,8 +17,8 @@
 namespace tessera::pipeline {
 
 struct TextOptions {
-  bool truncate = false;        // cut a text longer than max_tokens instead of failing
-  bool truncate_left = false;   // cut from its start (TEI's truncation_direction "Left")
+  bool truncate = false;       // cut a text longer than max_tokens instead of failing
+  bool truncate_left = false;  // cut from its start (TEI's truncation_direction "Left")
   // Prepended to every text before tokenizing (pipeline/prompts.h), so its
   // tokens count toward max_tokens and are cut first when truncating left.
   std::string prompt;
@@ -26,6 +26,9 @@ struct TextOptions {
   int64_t batch_tokens = 8192;  // encoder tokens per batch
   std::string field = "texts";  // names the input in messages: "texts[3]" ("texts" if one)
   std::string truncate_hint = "ask for truncation to cut it";  // ends the too-long message
+  // Bounds the tokenization (a server request's CPU share); its refusal is
+  // returned as it is, not as the text's fault. Null: no bound.
+  model::WorkLimit* limit = nullptr;
 };
 
 // Token ids of each text, framed by model.frame() and (when asked) cut; an

@@ -41,18 +41,19 @@ Status frame_score_inputs(const EmbeddingModel& model, const std::vector<ScoreIn
       continue;
     }
     // Untruncated first: how long the pair is decides between a refusal and a cut.
-    const size_t whole = options.truncate ? static_cast<size_t>(limit)
-                                          : std::numeric_limits<size_t>::max();
+    const size_t whole =
+        options.truncate ? static_cast<size_t>(limit) : std::numeric_limits<size_t>::max();
     Status s = model.encode_pair(inputs[i].text, *inputs[i].pair, whole, &(*sequences)[i],
-                                 &(*type_ids)[i]);
+                                 &(*type_ids)[i], options.limit);
+    if (!s.ok() && options.limit != nullptr && options.limit->stopped()) return s;
     if (!s.ok()) {
       return invalid_argument(name + ": the tokenizer refused this pair: " + s.message());
     }
     if ((*sequences)[i].size() > static_cast<size_t>(limit)) {
       return invalid_argument(name + " has " + std::to_string((*sequences)[i].size()) +
                               " tokens (the pair with its special tokens) but the model takes at "
-                              "most " + std::to_string(limit) + " (max_length); " +
-                              options.truncate_hint);
+                              "most " +
+                              std::to_string(limit) + " (max_length); " + options.truncate_hint);
     }
     *tokens += static_cast<int64_t>((*sequences)[i].size());
   }
@@ -70,9 +71,8 @@ Status score_inputs(EmbeddingModel& model, const std::vector<ScoreInput>& inputs
       frame_score_inputs(model, inputs, options, &sequences, &type_ids, &tokens));
   const int64_t labels = model.num_labels();
   const BatchRun run = [&](const std::vector<std::vector<int32_t>>& batch,
-                           const std::vector<std::vector<int32_t>>* types, float* rows) {
-    return model.classify(batch, types, ctx, rows);
-  };
+                           const std::vector<std::vector<int32_t>>* types,
+                           float* rows) { return model.classify(batch, types, ctx, rows); };
   return run_in_batches(std::move(sequences), &type_ids, labels, options.batch_tokens, ctx, run,
                         [&](int64_t i, const float* row) {
                           std::memcpy(out + i * labels, row, labels * sizeof(float));
@@ -88,9 +88,8 @@ Status embed_sparse_texts(EmbeddingModel& model, const std::vector<std::string>&
   int64_t tokens = 0;
   TESSERA_RETURN_IF_ERROR(frame_texts(model, texts, options, &sequences, &tokens));
   const BatchRun run = [&](const std::vector<std::vector<int32_t>>& batch,
-                           const std::vector<std::vector<int32_t>>*, float* rows) {
-    return model.embed_sparse(batch, ctx, rows);
-  };
+                           const std::vector<std::vector<int32_t>>*,
+                           float* rows) { return model.embed_sparse(batch, ctx, rows); };
   return run_in_batches(std::move(sequences), nullptr, model.sparse_dim(), options.batch_tokens,
                         ctx, run, sink);
 }

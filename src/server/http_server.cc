@@ -1,6 +1,7 @@
 #include "server/http_server.h"
 
 #include <httplib.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <charconv>
@@ -11,13 +12,12 @@
 #include <string_view>
 #include <thread>
 
-#include <sys/resource.h>
-
 #include "server/auth.h"
 #include "server/connection_reactor.h"
 #include "server/connection_stream.h"
 #include "server/json_out.h"
 #include "server/limited_http_server.h"
+#include "server/request_budget.h"
 
 namespace tessera::server {
 
@@ -131,7 +131,7 @@ size_t connection_cap(const ServerOptions& o) {
   size_t by_fds = 1 << 20;
   if (::getrlimit(RLIMIT_NOFILE, &fds) == 0 && fds.rlim_cur != RLIM_INFINITY) {
     by_fds = fds.rlim_cur > 2 * kReservedDescriptors ? fds.rlim_cur - kReservedDescriptors
-                                                      : fds.rlim_cur / 2;
+                                                     : fds.rlim_cur / 2;
   }
   return o.max_connections > 0 ? std::min(o.max_connections, by_fds) : by_fds;
 }
@@ -162,14 +162,16 @@ class EmbeddingServer::Impl {
         model_info_(std::move(model_info)),
         batcher_(model, ctx, alloc, options_.batching,
                  [this](const BatchReport& r) { metrics_.observe_batch(r); }),
-        rc_{model, model_info_, batcher_, alloc, metrics_, options_, info_, std::move(extra), draining_, connections_},
+        rc_{model,    model_info_, batcher_,         alloc,     metrics_,
+            options_, info_,       std::move(extra), draining_, connections_},
         limits_(connection_limits(options_)),
-        http_(limits_, connection_cap(options_), http_thread_cap(options_), alloc,
-              [this](const framing::HeadVerdict& head, std::string_view text) {
-                return read_body_first(head, text);
-              },
-              [this](int status) { metrics_.count_response("other", status, 0); },
-              options_.start_thread) {
+        http_(
+            limits_, connection_cap(options_), http_thread_cap(options_), alloc,
+            [this](const framing::HeadVerdict& head, std::string_view text) {
+              return read_body_first(head, text);
+            },
+            [this](int status) { metrics_.count_response("other", status, 0); },
+            options_.start_thread) {
     if (!options_.api_key.empty()) auth_ = ApiKeyCheck(options_.api_key);
     if (info_.started_at == 0) {
       info_.started_at = std::chrono::duration_cast<std::chrono::seconds>(
@@ -181,13 +183,11 @@ class EmbeddingServer::Impl {
   }
 
   Status bind(int* port) {
-    const int p = options_.port == 0 ? http_.bind_to_any_port(options_.host)
-                                     : (http_.bind_to_port(options_.host, options_.port)
-                                            ? options_.port
-                                            : -1);
+    const int p = options_.port == 0
+                      ? http_.bind_to_any_port(options_.host)
+                      : (http_.bind_to_port(options_.host, options_.port) ? options_.port : -1);
     if (p < 0) {
-      return unavailable("cannot listen on " + options_.host + ":" +
-                         std::to_string(options_.port) +
+      return unavailable("cannot listen on " + options_.host + ":" + std::to_string(options_.port) +
                          " (address in use, not a local address, or no permission)");
     }
     if (!http_.raise_backlog(kListenBacklog)) {
@@ -224,6 +224,14 @@ class EmbeddingServer::Impl {
   }
 
   void stop() {
+    // Requests still working past the drain deadline stop (RequestBudget).
+    const int64_t deadline =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(
+            (std::chrono::steady_clock::now() + seconds(options_.drain_timeout_seconds))
+                .time_since_epoch())
+            .count();
+    int64_t unset = RequestBounds::kNotStopping;
+    drain_deadline_ns_.compare_exchange_strong(unset, deadline);
     draining_ = true;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -260,7 +268,9 @@ class EmbeddingServer::Impl {
       return before_body(req, res);
     });
     http_.set_error_handler(httplib::Server::HandlerWithResponse(
-        [this](const httplib::Request& req, httplib::Response& res) { return on_error(req, res); }));
+        [this](const httplib::Request& req, httplib::Response& res) {
+          return on_error(req, res);
+        }));
     http_.set_exception_handler(
         [this](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
           std::string what = "unknown exception";
@@ -270,7 +280,8 @@ class EmbeddingServer::Impl {
             what = e.what();
           } catch (...) {
           }
-          send(req, res, {500, error_body_for(req.path, {500, "Internal", "", "internal error: " + what})},
+          send(req, res,
+               {500, error_body_for(req.path, {500, "Internal", "", "internal error: " + what})},
                route_label(req.path), 0);
         });
     post("/embed", handle_embed);
@@ -303,11 +314,15 @@ class EmbeddingServer::Impl {
   void post(const char* path, Route fn) {
     http_.Post(path, [this, path, fn](const httplib::Request& req, httplib::Response& res) {
       const auto start = std::chrono::steady_clock::now();
+      RequestBudget budget({options_.request_cpu_seconds, &drain_deadline_ns_},
+                           current_connection());
+      const RequestBudgetScope scope(&budget);
       // A chunked body is not checked against the limit by cpp-httplib; our
       // stream caps its raw bytes, this the payload itself.
       Reply reply = req.body.size() > options_.payload_limit_bytes
                         ? Reply{413, error_body_for(req.path, body_too_large(req.body.size()))}
                         : fn(rc_, req.body);
+      metrics_.count_request_work(budget.cpu_seconds_used(), budget.stop_label());
       send(req, res, std::move(reply), path, seconds_since(start));
     });
   }
@@ -390,8 +405,8 @@ class EmbeddingServer::Impl {
       e = {404, "NotFound", "",
            "no route " + req.method + " " + req.path + "; routes: " + route_list()};
     } else {
-      e = {res.status, "Validation", "", "malformed HTTP request (status " +
-                                             std::to_string(res.status) + ")"};
+      e = {res.status, "Validation", "",
+           "malformed HTTP request (status " + std::to_string(res.status) + ")"};
     }
     send(req, res, {res.status, error_body_for(req.path, e)}, route_label(req.path), 0);
     return httplib::Server::HandlerResponse::Handled;
@@ -401,6 +416,7 @@ class EmbeddingServer::Impl {
   ServingInfo info_;
   ModelInfo model_info_;
   std::atomic<bool> draining_{false};
+  std::atomic<int64_t> drain_deadline_ns_{RequestBounds::kNotStopping};
   std::atomic<const ConnectionReactor*> connections_{nullptr};
   ServerMetrics metrics_;  // before batcher_: its thread reports here
   Batcher batcher_;

@@ -2,6 +2,7 @@
 
 #include "pipeline/prompts.h"
 #include "pipeline/text_embedding.h"
+#include "server/request_budget.h"
 
 namespace tessera::server {
 
@@ -16,11 +17,16 @@ pipeline::TextOptions options_for(const Framing& framing, const std::string& fie
   options.max_tokens = framing.max_tokens;
   options.field = field;
   options.truncate_hint = truncate_hint;
+  options.limit = current_request_budget();
   return options;
 }
 
-// A framing error names `field`, indexed when the request held several inputs.
+// A framing error names `field`, indexed when the request held several inputs;
+// a request its budget stopped gets the budget's answer.
 ApiError framing_error(const Status& s, const std::string& field, size_t inputs, size_t failed) {
+  if (const RequestBudget* budget = current_request_budget(); budget && budget->stopped()) {
+    return budget->refusal();
+  }
   return validation_error(inputs == 1 ? field : field + "[" + std::to_string(failed) + "]",
                           s.message());
 }
@@ -86,7 +92,9 @@ ApiError tokenize_text(const pipeline::EmbeddingModel& model, const std::string&
     for (int32_t id : frame.prefix) out->push_back({id, -1, -1});
   }
   std::vector<model::TokenSpan> tokens;
-  Status s = model.tokenize(prompted_text, &tokens);
+  RequestBudget* budget = current_request_budget();
+  Status s = model.tokenize(prompted_text, &tokens, budget);
+  if (!s.ok() && budget != nullptr && budget->stopped()) return budget->refusal();
   if (!s.ok()) {
     return validation_error(field, field + ": the tokenizer refused this text: " + s.message());
   }

@@ -11,6 +11,7 @@
 #include "pipeline/windowing.h"
 #include "server/embedding_rows.h"
 #include "server/json_out.h"
+#include "server/request_budget.h"
 #include "server/request_parse.h"
 #include "server/routes.h"
 
@@ -40,10 +41,12 @@ ApiError plan_documents(RouteContext& rc, const DocumentsRequest& req,
     return {500, "Backend", "", "the model's window: " + s.message()};
   }
   std::vector<model::TokenSpan> tokens;
+  RequestBudget* budget = current_request_budget();
   for (size_t d = 0; d < req.texts.size(); ++d) {
     const std::string name = "documents[" + std::to_string(d) + "]";
     const std::string& text = req.texts[d];
-    Status s = rc.model.tokenize(text, &tokens);
+    Status s = rc.model.tokenize(text, &tokens, budget);
+    if (!s.ok() && budget != nullptr && budget->stopped()) return budget->refusal();
     if (!s.ok()) {
       return validation_error(name, name + ": the tokenizer refused this text: " + s.message());
     }

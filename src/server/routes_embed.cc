@@ -1,10 +1,10 @@
 // POST /embed (TEI), and what every embedding route shares: the batcher's
 // answer (run_job), TEI's error replies and framing.
 #include "pipeline/embedding_output.h"
-#include "server/connection_stream.h"
 #include "server/embedding_rows.h"
 #include "server/inputs.h"
 #include "server/json_out.h"
+#include "server/request_budget.h"
 #include "server/request_parse.h"
 #include "server/routes.h"
 
@@ -79,15 +79,16 @@ ApiError run_job(RouteContext& rc, PreparedInputs& inputs, const RowName& row_na
   }
   if (s.code() == StatusCode::kUnavailable) return {503, "Unhealthy", "", s.message()};
   if (!s.ok()) return validation_error(field, s.message());
-  // A client that has gone will not read the answer: its sequences not yet
-  // run are dropped (a 2 MB document would otherwise run to its end, and a
-  // stopping server would wait for it).
+  // A client that has gone will not read the answer, and a stopping server
+  // past its drain deadline will not wait for it: its sequences not yet run
+  // are dropped (a 2 MB document would otherwise run to its end).
   constexpr std::chrono::milliseconds kClientCheck(100);
-  ConnectionStream* client = current_connection();
+  RequestBudget* budget = current_request_budget();
   while (!(*job)->ready_within(kClientCheck)) {
-    if (client != nullptr && client->peer_gone()) rc.batcher.cancel(**job);
+    if (budget != nullptr && budget->should_stop()) rc.batcher.cancel(**job);
   }
   s = (*job)->wait();
+  if (!s.ok() && budget != nullptr && budget->should_stop()) return budget->refusal();
   if (s.code() == StatusCode::kResourceExhausted) {
     // The memory budget is shared by every request in flight: this one may
     // fit once others are answered, so it is the server's 503, not a 4xx.

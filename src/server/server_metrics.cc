@@ -55,18 +55,34 @@ void ServerMetrics::observe_batch(const BatchReport& report) {
   queue_wait_seconds_.observe(report.max_wait_seconds);
 }
 
+void ServerMetrics::count_request_work(double cpu_seconds, const char* stopped_because) {
+  std::lock_guard<std::mutex> lock(mu_);
+  request_cpu_seconds_ += cpu_seconds;
+  if (stopped_because != nullptr) ++stopped_[stopped_because];
+}
+
 void ServerMetrics::append(MetricsText* out) const {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [key, n] : responses_) {
-    out->counter("tessera_server_requests_total",
-                 "HTTP requests answered, by route and status code",
-                 {{"route", key.first}, {"code", std::to_string(key.second)}},
-                 static_cast<double>(n));
+    out->counter(
+        "tessera_server_requests_total", "HTTP requests answered, by route and status code",
+        {{"route", key.first}, {"code", std::to_string(key.second)}}, static_cast<double>(n));
   }
   for (const auto& [route, h] : latency_) {
     out->histogram("tessera_server_request_duration_seconds",
-                   "Time from the request read to the response built, by route",
-                   {{"route", route}}, h.bounds, h.counts, h.sum);
+                   "Time from the request read to the response built, by route", {{"route", route}},
+                   h.bounds, h.counts, h.sum);
+  }
+  out->counter("tessera_server_request_cpu_seconds_total",
+               "CPU time of POST requests on their HTTP threads (parsing, tokenizing, answers)", {},
+               request_cpu_seconds_);
+  for (const char* reason : {"cpu_limit", "client_gone", "drain_deadline"}) {
+    const auto it = stopped_.find(reason);
+    out->counter("tessera_server_requests_stopped_total",
+                 "Requests stopped while working: over --request-cpu-limit, client gone, or "
+                 "past --drain-timeout",
+                 {{"reason", reason}},
+                 it == stopped_.end() ? 0.0 : static_cast<double>(it->second));
   }
   const char* batches_help = "Batches run by the batcher, by outcome of their first (merged) run";
   out->counter("tessera_server_batches_total", batches_help, {{"outcome", "ok"}},
@@ -79,8 +95,8 @@ void ServerMetrics::append(MetricsText* out) const {
                {}, static_cast<double>(batch_retries_));
   out->counter("tessera_server_embedded_sequences_total", "Sequences embedded", {},
                static_cast<double>(sequences_));
-  out->counter("tessera_server_embedded_tokens_total",
-               "Tokens embedded ([CLS] and [SEP] included)", {}, static_cast<double>(tokens_));
+  out->counter("tessera_server_embedded_tokens_total", "Tokens embedded ([CLS] and [SEP] included)",
+               {}, static_cast<double>(tokens_));
   const auto hist = [out](const char* name, const char* help, const HistogramCounts& h) {
     out->histogram(name, help, {}, h.bounds, h.counts, h.sum);
   };

@@ -30,6 +30,10 @@ class ServerMetrics {
   // One answered HTTP request.
   void count_response(const std::string& route, int status, double seconds);
   void observe_batch(const BatchReport& report);
+  // A POST request's CPU time on its HTTP thread (parsing, tokenizing,
+  // writing the answer), and why its RequestBudget stopped it (null: it
+  // was not stopped).
+  void count_request_work(double cpu_seconds, const char* stopped_because);
   // tessera_server_* families.
   void append(MetricsText* out) const;
 
@@ -37,6 +41,8 @@ class ServerMetrics {
   mutable std::mutex mu_;
   std::map<std::pair<std::string, int>, uint64_t> responses_;  // (route, status)
   std::map<std::string, HistogramCounts> latency_;             // per route
+  double request_cpu_seconds_ = 0;
+  std::map<std::string, uint64_t> stopped_;  // by reason
   uint64_t batches_ok_ = 0;
   uint64_t batches_failed_ = 0;
   uint64_t batch_retries_ = 0;

@@ -4,8 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "server/batcher.h"
@@ -47,6 +47,13 @@ struct ServerOptions {
   double write_timeout_seconds = 30;
   double keep_alive_timeout_seconds = 5;
   size_t max_header_bytes = 32 << 10;
+  // CPU seconds one request may spend on its HTTP thread (tokenizing its
+  // texts) before it is stopped with a 413; <= 0: no bound. 2 MB of text
+  // takes well under a second on every tokenizer family (BENCHMARKS.md).
+  double request_cpu_seconds = 10;
+  // After stop() (SIGTERM), requests still working this long after it are
+  // stopped with a 503 so that the process exits in time.
+  double drain_timeout_seconds = 20;
 };
 
 // Connection threads start on demand up to the cap. Past the admitted

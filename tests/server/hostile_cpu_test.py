@@ -9,6 +9,12 @@ Through the real server on the tiny Qwen3 model (data/models/tiny-qwen3):
 each within a hang guard far above the O(n log n) cost (well under a second
 of tokenization) and far below the quadratic one.
 
+CPU is a budget (item 2): with --request-cpu-limit 0.05 the same bodies are
+stopped with a 413 naming the flag while a normal request on the same server
+is answered; and a SIGTERM with --drain-timeout 1 stops a request that would
+run for a minute (a 1.5 MB document on the default model) within seconds,
+answering it 503.
+
 Usage: hostile_cpu_test.py TESSERA_BINARY SOURCE_DIR
 """
 import json
@@ -29,9 +35,9 @@ SPACES = 1 << 20
 
 
 class Server:
-    def __init__(self, binary, model):
+    def __init__(self, binary, model, *flags):
         cmd = [binary, "serve", "--port", "0", "--model", model, "--payload-limit", "4M",
-               "--max-response-bytes", "256M"]
+               "--max-response-bytes", "256M", *flags]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
         if "listening on http://" not in line:
@@ -97,7 +103,59 @@ def main():
     finally:
         code, err = server.stop()
     assert code == 0, err[-2000:]
+
+    check_cpu_limit(binary, model, text)
+    check_drain_deadline(binary, os.path.join(source, "models", "all-MiniLM-L6-v2"))
     print("ok")
+
+
+def check_cpu_limit(binary, model, text):
+    """A request over --request-cpu-limit is stopped with a 413 naming it."""
+    server = Server(binary, model, "--request-cpu-limit", "0.05")
+    try:
+        for path, body in (("/tokenize", {"inputs": text}),
+                           ("/embed", {"inputs": [text[:1 << 18]] * 4, "truncate": True}),
+                           ("/v1/embeddings", {"input": text})):
+            status, answer = server.request("POST", path, body)
+            want = 400 if path.startswith("/v1/") else 413
+            assert status == want and b"--request-cpu-limit" in answer, (path, status,
+                                                                          answer[:500])
+            print(f"ok {path} over the CPU limit: {status} {json.loads(answer)}")
+        status, answer = server.request("POST", "/embed", {"inputs": "a normal request"})
+        assert status == 200, (status, answer[:500])
+        print("ok a normal request on the same server: 200")
+        status, answer = server.request("GET", "/metrics")
+        assert b'tessera_server_requests_stopped_total{reason="cpu_limit"} 3' in answer, answer
+        print("ok /metrics counts the 3 stopped requests")
+    finally:
+        code, err = server.stop()
+    assert code == 0, err[-2000:]
+
+
+def check_drain_deadline(binary, model):
+    """SIGTERM waits for a long request no longer than --drain-timeout."""
+    server = Server(binary, model, "--drain-timeout", "1")
+    words = "retrieval augmented generation splits long documents into windows "
+    document = words * ((3 << 19) // len(words))  # 1.5 MB: about a minute of embedding here
+    answer = {}
+
+    def send():
+        answer["reply"] = server.request("POST", "/embed_documents", {"documents": [document]})
+
+    client = threading.Thread(target=send)
+    client.start()
+    time.sleep(2)  # tokenized and in the batcher by now
+    assert "reply" not in answer, f"answered before the signal: {answer['reply'][0]}"
+    t0 = time.monotonic()
+    code, err = server.stop()
+    stopped = time.monotonic() - t0
+    client.join(GUARD_SECONDS)
+    assert code == 0, err[-2000:]
+    status, body = answer["reply"]
+    assert status == 503 and b"--drain-timeout" in body, (status, body[:500])
+    # The deadline (1 s) plus one batch in flight and the exit.
+    assert stopped < 15, f"SIGTERM took {stopped:.1f} s with --drain-timeout 1"
+    print(f"ok SIGTERM during a long request: stopped in {stopped:.1f} s, the request got 503")
 
 
 if __name__ == "__main__":

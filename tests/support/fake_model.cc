@@ -48,7 +48,8 @@ Status FakeModel::decode(const std::vector<int64_t>& ids, bool skip_special_toke
   return decoder_.decode(ids, skip_special_tokens, out, bad_position);
 }
 
-Status FakeModel::tokenize(std::string_view text, std::vector<model::TokenSpan>* out) const {
+Status FakeModel::tokenize(std::string_view text, std::vector<model::TokenSpan>* out,
+                           model::WorkLimit* limit) const {
   out->clear();
   size_t i = 0;
   while (i < text.size()) {
@@ -61,6 +62,7 @@ Status FakeModel::tokenize(std::string_view text, std::vector<model::TokenSpan>*
       return invalid_argument("byte " + std::to_string(begin) + ": the word REFUSE is refused");
     }
     if (word == "THROW") throw std::runtime_error("the fake tokenizer throws on THROW");
+    TESSERA_RETURN_IF_ERROR(model::tokenizers::advance(limit, i - begin));
     out->push_back({word_id(word), static_cast<int64_t>(begin), static_cast<int64_t>(i)});
   }
   return Status::Ok();

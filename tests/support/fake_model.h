@@ -47,7 +47,9 @@ class FakeModel : public pipeline::EmbeddingModel {
   void set_prompts(model::Prompts prompts) { prompts_ = std::move(prompts); }
   // Words split on ASCII whitespace; a word "REFUSE" makes the text invalid, a word
   // "THROW" throws std::runtime_error (a bug in a handler).
-  Status tokenize(std::string_view text, std::vector<model::TokenSpan>* out) const override;
+  // Words split at ASCII spaces; `limit` is told each word's bytes.
+  Status tokenize(std::string_view text, std::vector<model::TokenSpan>* out,
+                  model::WorkLimit* limit = nullptr) const override;
   // The real WordPiece decoder over a small vocabulary: 0 [PAD], 1 [CLS],
   // 2 [SEP] (special), 3 "##s", 4 ".", and "w<id>" for the word ids; ids
   // outside it are unknown.

@@ -240,6 +240,16 @@ void add_serve_command(CLI::App& app, AppState& state) {
                   "Seconds an idle kept-alive connection stays open")
       ->capture_default_str()
       ->check(kTimeoutRange);
+  cmd->add_option("--request-cpu-limit", o.request_cpu_seconds,
+                  "CPU seconds one request may spend tokenizing its texts; more: stopped with\n"
+                  "413 (0: no limit)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
+  cmd->add_option("--drain-timeout", o.drain_timeout_seconds,
+                  "Seconds after SIGTERM/SIGINT that requests still working are stopped (503)\n"
+                  "so that the server exits in time")
+      ->capture_default_str()
+      ->check(kTimeoutRange);
   cmd->add_option("--max-header-bytes", flags->max_header_bytes,
                   "Request line and headers (K/M); more: 431 (one line over 8K: 431, or 414\n"
                   "for the request line)")

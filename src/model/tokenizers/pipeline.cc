@@ -15,28 +15,35 @@ Status PipelineTokenizer::create(const LoadContext& ctx, std::unique_ptr<const W
   return Status::Ok();
 }
 
-void PipelineTokenizer::tokenize(std::string_view text, size_t begin, size_t end,
-                                 std::vector<TokenSpan>* out) const {
+Status PipelineTokenizer::tokenize(std::string_view text, size_t begin, size_t end,
+                                   std::vector<TokenSpan>* out, WorkLimit* limit) const {
   NormalizedText span = NormalizedText::original(text, begin, end);
   normalizer_.normalize(&span);
-  if (normalized_added_.empty()) return tokenize_piece(std::move(span), out);
+  if (normalized_added_.empty()) return tokenize_piece(std::move(span), out, limit);
   // As HF: normalized added tokens split the normalized span; each piece is
   // pre-tokenized on its own.
   size_t piece = 0, scan = 0;
   AddedTokenMatcher::Match m;
   while (normalized_added_.next(span.text, &scan, piece, &m)) {
-    if (m.begin > piece) tokenize_piece(span.slice(piece, m.begin), out);
+    if (m.begin > piece) {
+      TESSERA_RETURN_IF_ERROR(tokenize_piece(span.slice(piece, m.begin), out, limit));
+    }
     out->push_back({m.id, span.align[m.begin].begin, span.align[m.end - 1].end});
     piece = std::max(piece, m.end);
   }
-  if (piece < span.text.size()) tokenize_piece(span.slice(piece, span.text.size()), out);
+  if (piece == span.text.size()) return Status::Ok();
+  return tokenize_piece(span.slice(piece, span.text.size()), out, limit);
 }
 
-void PipelineTokenizer::tokenize_piece(NormalizedText piece, std::vector<TokenSpan>* out) const {
+Status PipelineTokenizer::tokenize_piece(NormalizedText piece, std::vector<TokenSpan>* out,
+                                         WorkLimit* limit) const {
   std::vector<NormalizedText> words;
   pre_tokenizer_.split(std::move(piece), &words);
   std::vector<WordModel::Piece> pieces;
   for (const NormalizedText& word : words) {
+    // Asked before each word: a word's cost grows with its length
+    // (O(n log n) for BPE), so the bound holds to within one word.
+    TESSERA_RETURN_IF_ERROR(advance(limit, word.text.size()));
     pieces.clear();
     model_->tokenize(word.text, &pieces);
     for (size_t k = 0; k < pieces.size(); ++k) {
@@ -46,6 +53,7 @@ void PipelineTokenizer::tokenize_piece(NormalizedText piece, std::vector<TokenSp
                       /*continues_word=*/k != 0});
     }
   }
+  return Status::Ok();
 }
 
 void PipelineTokenizer::set_normalized_added_tokens(std::vector<AddedToken> tokens) {

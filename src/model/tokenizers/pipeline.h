@@ -43,8 +43,8 @@ class PipelineTokenizer final : public TokenizerModel {
   static Status create(const LoadContext& ctx, std::unique_ptr<const WordModel> model,
                        std::unique_ptr<TokenizerModel>* out);
 
-  void tokenize(std::string_view text, size_t begin, size_t end,
-                std::vector<TokenSpan>* out) const override;
+  Status tokenize(std::string_view text, size_t begin, size_t end, std::vector<TokenSpan>* out,
+                  WorkLimit* limit) const override;
   void for_each_token(const std::function<void(std::string_view, int32_t)>& fn) const override {
     model_->for_each_token(fn);
   }
@@ -57,7 +57,7 @@ class PipelineTokenizer final : public TokenizerModel {
 
  private:
   // Pre-tokenizer and model over one normalized piece.
-  void tokenize_piece(NormalizedText piece, std::vector<TokenSpan>* out) const;
+  Status tokenize_piece(NormalizedText piece, std::vector<TokenSpan>* out, WorkLimit* limit) const;
 
   Normalizer normalizer_;
   PreTokenizer pre_tokenizer_;

@@ -26,6 +26,7 @@
 #include "model/tokenizer_added_tokens.h"
 #include "model/tokenizers/json_fields.h"
 #include "model/tokenizers/token_span.h"
+#include "model/tokenizers/work_limit.h"
 #include "tessera/status.h"
 
 namespace tessera::model::tokenizers {
@@ -36,9 +37,11 @@ class TokenizerModel {
 
   // Appends the tokens of text[begin, end), a span holding no added token,
   // with byte offsets into `text` (valid UTF-8). One call per span: the
-  // per-character work stays inside the implementation.
-  virtual void tokenize(std::string_view text, size_t begin, size_t end,
-                        std::vector<TokenSpan>* out) const = 0;
+  // per-character work stays inside the implementation. `limit` (may be
+  // null) is told the bytes worked through between words; its refusal
+  // stops the span and is returned.
+  virtual Status tokenize(std::string_view text, size_t begin, size_t end,
+                          std::vector<TokenSpan>* out, WorkLimit* limit) const = 0;
 
   // The vocabulary (token text -> id), for decoding and trim_offsets.
   virtual void for_each_token(

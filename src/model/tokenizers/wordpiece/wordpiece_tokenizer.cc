@@ -95,10 +95,10 @@ bool WordPieceTokenizer::may_hold_normalized_token(std::string_view text, size_t
   return false;
 }
 
-void WordPieceTokenizer::tokenize(std::string_view text, size_t begin, size_t end,
-                                  std::vector<TokenSpan>* out) const {
+Status WordPieceTokenizer::tokenize(std::string_view text, size_t begin, size_t end,
+                                    std::vector<TokenSpan>* out, WorkLimit* limit) const {
   if (normalized_added_.empty() || !may_hold_normalized_token(text, begin, end)) {
-    return tokenize_words(text, begin, end, out);
+    return tokenize_words(text, begin, end, out, limit);
   }
   // HF matches these in the normalized text. BertNormalizer maps each
   // character on its own, so a match that covers whole characters of the
@@ -124,16 +124,19 @@ void WordPieceTokenizer::tokenize(std::string_view text, size_t begin, size_t en
     // in practice) is left to the words: tessera splits raw text only.
     if (!whole || rb < raw) continue;
     (void)first_end;
-    if (rb > raw) tokenize_words(text, raw, rb, out);
+    if (rb > raw) {
+      TESSERA_RETURN_IF_ERROR(tokenize_words(text, raw, rb, out, limit));
+    }
     out->push_back({m.id, static_cast<int64_t>(rb), static_cast<int64_t>(re)});
     raw = re;
     prev = m.end;
   }
-  if (raw < end) tokenize_words(text, raw, end, out);
+  if (raw < end) return tokenize_words(text, raw, end, out, limit);
+  return Status::Ok();
 }
 
-void WordPieceTokenizer::tokenize_words(std::string_view text, size_t begin, size_t end,
-                                        std::vector<TokenSpan>* out) const {
+Status WordPieceTokenizer::tokenize_words(std::string_view text, size_t begin, size_t end,
+                                          std::vector<TokenSpan>* out, WorkLimit* limit) const {
   Scratch scratch;
   Scratch* s = &scratch;
   const auto flush = [&] {
@@ -157,7 +160,15 @@ void WordPieceTokenizer::tokenize_words(std::string_view text, size_t begin, siz
   };
 
   NormalizedChar n;
+  // The limit is told the bytes passed every kReportBytes (one compare per
+  // byte here; a word costs at most its length, so the bound holds).
+  constexpr size_t kReportBytes = 1024;
+  size_t reported = begin;
   for (size_t i = begin; i < end;) {
+    if (i - reported >= kReportBytes) {
+      TESSERA_RETURN_IF_ERROR(advance(limit, i - reported));
+      reported = i;
+    }
     const auto b = static_cast<unsigned char>(text[i]);
     if (b < 0x80) {
       const AsciiRule rule = ascii_[b];
@@ -202,6 +213,7 @@ void WordPieceTokenizer::tokenize_words(std::string_view text, size_t begin, siz
     i += len;
   }
   flush();
+  return advance(limit, end - reported);
 }
 
 }  // namespace tessera::model::tokenizers

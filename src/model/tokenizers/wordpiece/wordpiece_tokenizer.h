@@ -22,8 +22,8 @@ class WordPieceTokenizer final : public TokenizerModel {
   WordPieceTokenizer(WordPiece wordpiece, const BertNormalizerOptions& normalizer,
                      std::vector<std::pair<std::string, int32_t>> vocab);
 
-  void tokenize(std::string_view text, size_t begin, size_t end,
-                std::vector<TokenSpan>* out) const override;
+  Status tokenize(std::string_view text, size_t begin, size_t end, std::vector<TokenSpan>* out,
+                  WorkLimit* limit) const override;
   void for_each_token(const std::function<void(std::string_view, int32_t)>& fn) const override {
     for (const auto& [token, id] : vocab_) fn(token, id);
   }
@@ -43,8 +43,8 @@ class WordPieceTokenizer final : public TokenizerModel {
   struct Scratch;
 
   // The single pass over raw text[begin, end) (no added token inside).
-  void tokenize_words(std::string_view text, size_t begin, size_t end,
-                      std::vector<TokenSpan>* out) const;
+  Status tokenize_words(std::string_view text, size_t begin, size_t end,
+                        std::vector<TokenSpan>* out, WorkLimit* limit) const;
   // Whether text[begin, end) may normalize to something holding a
   // normalized added token: any non-ASCII byte, or an ASCII byte whose
   // normalization starts one.
