@@ -383,82 +383,38 @@ def write_st_folder(folder, pooling, normalize, dim, max_seq_length=ST_MAX_SEQ_L
         f.write("\n")
 
 
-# name: (tokenizer, config class, model class, config extras, kind, pooling, normalize)
-BERT_CFG = dict(max_position_embeddings=512, type_vocab_size=2, hidden_act="gelu",
-                layer_norm_eps=1e-12, pad_token_id=0, initializer_range=0.15)
-ROBERTA_CFG = dict(max_position_embeddings=514, type_vocab_size=1, hidden_act="gelu",
-                   layer_norm_eps=1e-5, pad_token_id=1, bos_token_id=0, eos_token_id=2,
-                   initializer_range=0.15)
-MPNET_CFG = dict(max_position_embeddings=514, relative_attention_num_buckets=32, hidden_act="gelu",
-                 layer_norm_eps=1e-5, pad_token_id=1, bos_token_id=0, eos_token_id=2,
-                 initializer_range=0.15)
-# nomic-embed-text-v1.5 (transformers' NomicBertModel): post-LayerNorm,
-# rotary theta 1000 on the full head, SwiGLU, no linear biases, eps 1e-12.
-NOMIC_CFG = dict(max_position_embeddings=8192, type_vocab_size=2, hidden_act="silu",
-                 layer_norm_eps=1e-12, pad_token_id=0, initializer_range=0.3,
-                 rope_parameters={"rope_type": "default", "rope_theta": 1000.0})
-# ModernBERT-base's shape: 4 layers (0 and 3 global), windows of 16
-# (|i - j| <= 8), thetas 160000 / 10000, LayerNorm without bias, GeGLU.
-MODERNBERT_CFG = dict(num_hidden_layers=4, max_position_embeddings=8192, local_attention=16,
-                      global_attn_every_n_layers=3, global_rope_theta=160000.0,
-                      local_rope_theta=10000.0, hidden_activation="gelu", norm_eps=1e-5,
-                      norm_bias=False, attention_bias=False, mlp_bias=False,
-                      classifier_pooling="mean", initializer_range=0.3)
-# Qwen3-Embedding-0.6B's shape with GQA 4/2, head_dim 16 != 32 / 4, linear
-# rope scaling x2 (Qwen3-Embedding itself has none).
-QWEN3_CFG = dict(num_hidden_layers=3, num_key_value_heads=2, head_dim=16, hidden_act="silu",
-                 rms_norm_eps=1e-6, max_position_embeddings=32768, attention_bias=False,
-                 rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 1000000.0},
-                 tie_word_embeddings=True, use_sliding_window=False, initializer_range=0.3)
-# The same rope in the transformers 4 form (config.json of checkpoints made
-# before transformers 5): recorded in expected.json's config_variants.
-QWEN3_LEGACY_ROPE = {"rope_theta": 1000000.0, "rope_scaling": {"rope_type": "linear",
-                                                               "factor": 2.0}}
-QWEN3_PROMPTS = {"query": "Instruct: Given a web search query, retrieve relevant passages that "
-                          "answer the query\nQuery:", "document": ""}
+# Each architecture folder holds its tiny models' specs
+# (src/model/architectures/<name>/tiny_models.json), so that adding an
+# architecture is adding a folder: name -> (tokenizer, config class, model
+# class, config fields, config extras, kind, pooling, normalize[, options]).
+# Options (the long-context architectures):
+#   seed_k: the seed offset (entries without options use their index in the
+#     sorted list of such names);
+#   max_length: the tokenizer's model_max_length; st_max: sentence-transformers'
+#     max_seq_length; long: add an 8,192-token long case; vocab_multiple:
+#     pad the embedding table to a multiple (nomic's pad_vocab_size_multiple);
+#   base + layout: a folder with the base folder's weights and outputs in
+#     another on-disk layout (built from the base folder, not from a seed);
+#   config_shape, padding_side, prompts, legacy_rope: see build().
+ARCHITECTURES = pathlib.Path(__file__).resolve().parent.parent / "src" / "model" / "architectures"
 
-SPECS = {
-    "tiny-bert": ("bert", "BertConfig", "BertModel", BERT_CFG, {}, "embed", "mean", False),
-    "tiny-mpnet": ("mpnet", "MPNetConfig", "MPNetModel", MPNET_CFG, {}, "embed", "mean", True),
-    "tiny-roberta": ("roberta", "RobertaConfig", "RobertaModel", ROBERTA_CFG, {}, "embed", "cls",
-                     False),
-    "tiny-xlm-roberta": ("xlmr", "XLMRobertaConfig", "XLMRobertaModel", ROBERTA_CFG, {}, "embed",
-                         "mean", False),
-    "tiny-camembert": ("xlmr", "CamembertConfig", "CamembertModel", ROBERTA_CFG, {}, "embed",
-                       "mean", False),
-    "tiny-bert-rerank": ("bert", "BertConfig", "BertForSequenceClassification", BERT_CFG,
-                         dict(num_labels=1), "classify", None, False),
-    "tiny-xlmr-rerank": ("xlmr", "XLMRobertaConfig", "XLMRobertaForSequenceClassification",
-                         ROBERTA_CFG, dict(num_labels=1), "classify", None, False),
-    "tiny-bert-classify": ("bert", "BertConfig", "BertForSequenceClassification", BERT_CFG,
-                           dict(num_labels=3, id2label={0: "negative", 1: "neutral",
-                                                        2: "positive"},
-                                label2id={"negative": 0, "neutral": 1, "positive": 2}),
-                           "classify", None, False),
-    "tiny-splade": ("bert", "BertConfig", "BertForMaskedLM", BERT_CFG, {}, "splade", None, False),
-    # The long-context architectures carry a 9th element, their options:
-    #   seed_k: the seed offset (the 8-element entries use their index in the
-    #     sorted list of 8-element names, as before these were added);
-    #   max_length: the tokenizer's model_max_length; st_max: sentence-transformers'
-    #     max_seq_length; long: add an 8,192-token long case; vocab_multiple:
-    #     pad the embedding table to a multiple (nomic's pad_vocab_size_multiple);
-    #   base + layout: a folder with the base folder's weights and outputs in
-    #     another on-disk layout (built from the base folder, not from a seed).
-    "tiny-nomic-bert": ("bert", "NomicBertConfig", "NomicBertModel", NOMIC_CFG, {}, "embed", "mean",
-                        True, dict(seed_k=9, max_length=8192, st_max=8192, long=True,
-                                   vocab_multiple=64)),
-    "tiny-nomic-bert-hub": ("bert", "NomicBertConfig", "NomicBertModel", NOMIC_CFG, {}, "layout",
-                            "mean", True, dict(base="tiny-nomic-bert", layout="nomic-hub")),
-    "tiny-modernbert": ("modernbert", "ModernBertConfig", "ModernBertModel", MODERNBERT_CFG, {},
-                        "embed", "mean", True, dict(seed_k=10, max_length=8192, st_max=8192,
-                                                    long=True, config_shape="hub")),
-    "tiny-modernbert-layertypes": ("modernbert", "ModernBertConfig", "ModernBertModel",
-                                   MODERNBERT_CFG, {}, "layout", "mean", True,
-                                   dict(base="tiny-modernbert", layout="layer-types")),
-    "tiny-qwen3": ("qwen2", "Qwen3Config", "Qwen3Model", QWEN3_CFG, {}, "embed", "lasttoken", True,
-                   dict(seed_k=11, max_length=131072, st_max=8192, padding_side="left",
-                        prompts=QWEN3_PROMPTS, legacy_rope=QWEN3_LEGACY_ROPE)),
-}
+
+def load_specs():
+    specs = {}
+    for path in sorted(ARCHITECTURES.glob("*/tiny_models.json")):
+        with open(path, encoding="utf-8") as f:
+            models = json.load(f)["models"]
+        for name, m in models.items():
+            extra = dict(m["config_extra"])
+            if "id2label" in extra:  # JSON keys are strings; transformers' are ints
+                extra["id2label"] = {int(k): v for k, v in extra["id2label"].items()}
+            spec = (m["tokenizer"], m["config_class"], m["model_class"], m["config"], extra,
+                    m["kind"], m["pooling"], m["normalize"])
+            specs[name] = spec + ((m["options"],) if "options" in m else ())
+    return specs
+
+
+SPECS = load_specs()
 TOKENIZERS = {"bert": train_bert_wordpiece, "mpnet": train_mpnet_wordpiece,
               "roberta": train_roberta_bpe, "xlmr": train_xlmr_unigram,
               "modernbert": train_modernbert_bpe, "qwen2": train_qwen2_bpe}
@@ -599,7 +555,7 @@ def hub_modernbert_config(cfg):
     local_rope_theta (no layer_types, no rope_parameters)."""
     cfg = dict(cfg)
     types, rope = cfg.pop("layer_types"), cfg.pop("rope_parameters")
-    n = MODERNBERT_CFG["global_attn_every_n_layers"]
+    n = SPECS["tiny-modernbert"][3]["global_attn_every_n_layers"]
     assert types == ["sliding_attention" if i % n else "full_attention" for i in range(len(types))]
     assert all(r["rope_type"] == "default" for r in rope.values())
     cfg["global_attn_every_n_layers"] = n

@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <cstring>
 
+#include "model/architectures/architecture.h"
 #include "model/heads/classifier.h"
 #include "model/heads/pooling.h"
 #include "model/heads/splade.h"
 #include "model/kernels.h"
-#include "model/layers/encoder_layer.h"
-#include "model/layers/pre_norm_layer.h"
-#include "model/layers/relative_position_bias.h"
+#include "model/layers/forward_pass.h"
 #include "model/safetensors.h"
 #include "model/stage_span.h"
 
@@ -138,37 +137,11 @@ Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences,
     TESSERA_RETURN_IF_ERROR(
         layer_gemm_workspace(weights_.layers[0], c, tokens, ctx.pool().num_threads(), &gemm_bytes));
   }
-  // The rotary tables: one per distinct theta (ModernBERT: global and local),
-  // [longest, dim/2] cos and sin each.
-  // Layers sharing a rotary base and factor share a table (ModernBERT: two).
-  std::vector<LayerAttention> ropes;
-  std::vector<size_t> rope_of(c.num_hidden_layers, 0);
-  if (c.rotary.dim > 0) {
-    for (int l = 0; l < c.num_hidden_layers; ++l) {
-      const LayerAttention a = c.attention_of(l);
-      const auto same = [&a](const LayerAttention& r) {
-        return r.rope_theta == a.rope_theta && r.rope_linear_factor == a.rope_linear_factor;
-      };
-      const auto it = std::find_if(ropes.begin(), ropes.end(), same);
-      rope_of[l] = static_cast<size_t>(it - ropes.begin());
-      if (it == ropes.end()) ropes.push_back(a);
-    }
-  }
   constexpr size_t kAlign = TrackingAllocator::kAlignment;
-  const auto aligned = [](size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; };
-  const size_t activations = aligned(activation_bytes(tokens));
-  const int64_t heads = c.num_attention_heads;
-  const size_t bias_bytes =
-      weights_.relative_attention_bias != nullptr
-          ? aligned(static_cast<size_t>(heads * longest * longest) * sizeof(float))
-          : 0;
-  const size_t table_bytes =
-      aligned(static_cast<size_t>(longest * c.rotary.dim) * sizeof(float));  // cos and sin
-  const size_t rotary_bytes = ropes.size() * table_bytes;
+  const size_t activations = (activation_bytes(tokens) + kAlign - 1) / kAlign * kAlign;
   Buffer work;
-  TESSERA_RETURN_IF_ERROR(Buffer::allocate(ctx.allocator(),
-                                           activations + bias_bytes + rotary_bytes + gemm_bytes,
-                                           "model.activations", &work));
+  TESSERA_RETURN_IF_ERROR(
+      Buffer::allocate(ctx.allocator(), activations + gemm_bytes, "model.activations", &work));
   const int64_t wide = LayerScratch::wide_width(c);
   const int64_t context = LayerScratch::context_width(c);
   LayerScratch scratch;
@@ -183,96 +156,17 @@ Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences,
   scratch.wide = next;
   next += tokens * wide;
   auto* positions = reinterpret_cast<int32_t*>(next);
-  scratch.gemm_workspace = work.as<char>() + activations + bias_bytes + rotary_bytes;
+  scratch.gemm_workspace = work.as<char>() + activations;
   scratch.gemm_workspace_bytes = gemm_bytes;
   for (int64_t s = 0; s < count; ++s) {
     for (int32_t t = cu[s]; t < cu[s + 1]; ++t) positions[t] = t - cu[s];
   }
   PackedBatch batch{tokens, count, cu.data(), positions, {}};
 
-  if (bias_bytes > 0) {
-    // One [1, heads, S, S] block for the longest sequence: relative positions
-    // make every shorter sequence's bias its top-left corner. Laid out
-    // query-major (layers/relative_position_bias.h): query stride 1.
-    StageSpan span(ctx.profiler(), "model.relative_position_bias",
-                   "H=" + std::to_string(heads) + ",S=" + std::to_string(longest));
-    float* bias = reinterpret_cast<float*>(work.as<char>() + activations);
-    fill_relative_position_bias(weights_.relative_attention_bias, c.relative_buckets_used,
-                                c.relative_max_distance, static_cast<int>(heads), longest, bias);
-    TensorView& v = batch.attention_bias;
-    v.data = bias;
-    v.dtype = DType::kF32;
-    v.rank = 4;
-    v.shape = {1, heads, longest, longest};
-    v.strides = {heads * longest * longest, longest * longest, 1, longest};
-  }
-  std::vector<RotaryTable> tables;
-  if (!ropes.empty()) {
-    StageSpan span(ctx.profiler(), "model.rotary_tables",
-                   "S=" + std::to_string(longest) + ",dim=" + std::to_string(c.rotary.dim));
-    for (size_t i = 0; i < ropes.size(); ++i) {
-      auto* cos =
-          reinterpret_cast<float*>(work.as<char>() + activations + bias_bytes + i * table_bytes);
-      float* sin = cos + longest * (c.rotary.dim / 2);
-      fill_rotary_table(c.rotary.dim, ropes[i], longest, cos, sin);
-      tables.push_back({cos, sin, c.rotary.dim});
-    }
-  }
-
-  {
-    // hidden[t] = norm(word[id] + position[p + offset] + token_type[type]),
-    // each term where the model has it.
-    StageSpan span(ctx.profiler(), "model.embeddings", "T=" + std::to_string(tokens));
-    const NetworkWeights& w = weights_;
-    const int64_t offset = c.position_offset;
-    for_row_blocks(ctx.pool(), count, 4 * h * max_seq_length(), [&](int64_t s0, int64_t s1) {
-      for (int64_t s = s0; s < s1; ++s) {
-        for (int64_t p = 0; p < static_cast<int64_t>(sequences[s].size()); ++p) {
-          float* row = scratch.hidden + (cu[s] + p) * h;
-          const float* type_row = nullptr;
-          if (w.token_type_embeddings != nullptr) {
-            const int64_t type = type_ids != nullptr ? (*type_ids)[s][p] : 0;
-            type_row = w.token_type_embeddings + type * h;
-          }
-          const float* word = w.word_embeddings + sequences[s][p] * h;
-          if (w.position_embeddings != nullptr) {
-            sum3_row(row, word, w.position_embeddings + (p + offset) * h, type_row, h);
-          } else if (type_row != nullptr) {
-            sum3_row(row, word, type_row, nullptr, h);
-          } else {
-            std::memcpy(row, word, static_cast<size_t>(h) * sizeof(float));
-          }
-          if (w.embeddings_ln_gamma != nullptr) {
-            norm_row(c, row, row, w.embeddings_ln_gamma, w.embeddings_ln_beta);
-          }
-        }
-      }
-    });
-  }
-  for (int l = 0; l < c.num_hidden_layers; ++l) {
-    LayerRun run;
-    run.index = l;
-    run.weights = &weights_.layers[l];
-    run.config = &c;
-    run.batch = &batch;
-    run.scratch = &scratch;
-    if (!tables.empty()) {
-      run.rope = tables[rope_of[l]];
-    }
-    run.attention = &attention;
-    run.ctx = &ctx;
-    TESSERA_RETURN_IF_ERROR(c.block == BlockKind::kPreNorm ? run_pre_norm_layer(run)
-                                                           : run_post_norm_layer(run));
-  }
-  if (weights_.final_norm_gamma != nullptr) {
-    LayerRun run;
-    run.index = c.num_hidden_layers;
-    run.config = &c;
-    run.batch = &batch;
-    run.ctx = &ctx;
-    norm_rows(run, {"model.final_norm", ""}, scratch.hidden, scratch.hidden,
-              weights_.final_norm_gamma, weights_.final_norm_beta);
-  }
+  // The architecture's own forward (its folder under architectures/) to the
+  // last hidden state; pooling and heads below are every architecture's.
+  const ForwardPass pass{c, weights_, sequences, type_ids, batch, scratch, longest, attention, ctx};
+  TESSERA_RETURN_IF_ERROR(c.architecture->forward(pass));
   switch (output) {
     case Output::kTokens:
       // The packed hidden states are already token-major, sequence by sequence.

@@ -22,6 +22,7 @@
 #include "model/encoder.h"
 #include "model_test_util.h"
 #include "tessera/registry.h"
+#include "tiny_model_list.h"
 
 namespace tessera::model {
 namespace {
@@ -267,8 +268,7 @@ TEST_P(LongContext, MatchTransformersAt8192Tokens) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(TinyModels, LongContext,
-                         ::testing::Values("tiny-modernbert", "tiny-nomic-bert"),
+INSTANTIATE_TEST_SUITE_P(TinyModels, LongContext, ::testing::ValuesIn(kTinyLongContextModels),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string name = info.param;
                            std::replace(name.begin(), name.end(), '-', '_');
@@ -477,13 +477,8 @@ TEST(ArchitectureLoad, MissingHeadTensorIsNamed) {
       StatusCode::kNotFound, {"missing tensor", "classifier.weight"});
 }
 
-INSTANTIATE_TEST_SUITE_P(TinyModels, Architectures,
-                         ::testing::Values("tiny-bert", "tiny-mpnet", "tiny-roberta",
-                                           "tiny-xlm-roberta", "tiny-camembert", "tiny-bert-rerank",
-                                           "tiny-xlmr-rerank", "tiny-bert-classify", "tiny-splade",
-                                           "tiny-nomic-bert", "tiny-nomic-bert-hub",
-                                           "tiny-modernbert", "tiny-modernbert-layertypes",
-                                           "tiny-qwen3"),
+// The folders every architecture folder lists (its tiny_models.json).
+INSTANTIATE_TEST_SUITE_P(TinyModels, Architectures, ::testing::ValuesIn(kTinyModels),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string name = info.param;
                            std::replace(name.begin(), name.end(), '-', '_');

@@ -1,11 +1,15 @@
 // The model seam: one folder per architecture under src/model/architectures/
 // (bert/, mpnet/, roberta/ ...), found by the build, not listed (see
 // CMakeLists.txt here). An architecture says which config.json model_types
-// it accepts, reads its own config fields, and names its checkpoint's
-// tensors. The forward pass is assembled from the shared layers (layers/,
-// heads/); attention runs only through the dispatcher. A folder names no
-// other architecture; deleting one still builds (its model_type is then
-// refused with the supported list).
+// it accepts, reads its own config fields, names its checkpoint's tensors
+// and runs its forward pass, composed from the shared parts of layers/
+// (forward_pass.h: embeddings, the post-norm and pre-norm layer kinds,
+// rotary tables, the relative position bias, the final norm); attention
+// runs only through the dispatcher. The encoder keeps what every
+// architecture shares: checking and packing the input, working memory,
+// pooling and heads. A folder names no other architecture; deleting one
+// still builds (its model_type is then refused with the supported list).
+// docs/CONTRIBUTING.md, "Adding an architecture".
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -14,6 +18,7 @@
 #include <vector>
 
 #include "model/config.h"
+#include "model/layers/forward_pass.h"
 #include "tessera/status.h"
 
 namespace tessera::model {
@@ -65,6 +70,9 @@ class Architecture {
   virtual Status read_config(const nlohmann::json& j, const std::string& path,
                              NetworkConfig* c) const = 0;
   virtual WeightNames weight_names(const NetworkConfig& c) const = 0;
+  // The forward pass to the last hidden state (f.scratch.hidden, [tokens,
+  // hidden_size]): embeddings, every layer, any final norm.
+  virtual Status forward(const ForwardPass& f) const = 0;
   // Whether the sequence-classification and masked-LM heads (heads/) run on
   // this architecture; where not, such a checkpoint is refused at load.
   virtual bool runs_heads() const { return true; }

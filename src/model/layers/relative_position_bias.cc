@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
+
+#include "model/stage_span.h"
 
 namespace tessera::model {
 
@@ -43,6 +46,25 @@ void fill_relative_position_bias(const float* table, int num_buckets, int max_di
                   static_cast<size_t>(s) * sizeof(float));
     }
   }
+}
+
+Status RelativePositionBias::build(const ForwardPass& f) {
+  const int64_t heads = f.config.num_attention_heads;
+  const int64_t s = f.longest;
+  TESSERA_RETURN_IF_ERROR(Buffer::allocate(f.ctx.allocator(),
+                                           static_cast<size_t>(heads * s * s) * sizeof(float),
+                                           "model.activations", &memory_));
+  StageSpan span(f.ctx.profiler(), "model.relative_position_bias",
+                 "H=" + std::to_string(heads) + ",S=" + std::to_string(s));
+  fill_relative_position_bias(f.weights.relative_attention_bias, f.config.relative_buckets_used,
+                              f.config.relative_max_distance, static_cast<int>(heads), s,
+                              memory_.as<float>());
+  view_.data = memory_.as<float>();
+  view_.dtype = DType::kF32;
+  view_.rank = 4;
+  view_.shape = {1, heads, s, s};
+  view_.strides = {heads * s * s, s * s, 1, s};
+  return Status::Ok();
 }
 
 }  // namespace tessera::model

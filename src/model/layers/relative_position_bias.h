@@ -5,6 +5,10 @@
 
 #include <cstdint>
 
+#include "model/layers/forward_pass.h"
+#include "tessera/allocator.h"
+#include "tessera/tensor.h"
+
 namespace tessera::model {
 
 // The bucket HF's MPNet gives a key `relative` = key - query positions away:
@@ -23,5 +27,20 @@ int relative_position_bucket(int64_t relative, int num_buckets, int max_distance
 // [num_buckets, heads] (the checkpoint's relative_attention_bias.weight).
 void fill_relative_position_bias(const float* table, int num_buckets, int max_distance, int heads,
                                  int64_t s, float* out);
+
+// The bias of one batch: a single [1, heads, S, S] block for its longest
+// sequence (relative positions make each shorter sequence's bias its
+// top-left corner), from weights.relative_attention_bias and the config's
+// buckets, in tracked memory ("model.activations") until destroyed.
+class RelativePositionBias {
+ public:
+  Status build(const ForwardPass& f);
+  // For PackedBatch::attention_bias: query stride 1 (query-major, above).
+  const TensorView& view() const { return view_; }
+
+ private:
+  Buffer memory_;
+  TensorView view_;
+};
 
 }  // namespace tessera::model

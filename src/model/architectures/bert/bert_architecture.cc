@@ -2,6 +2,7 @@
 
 #include "model/architectures/shared_layouts.h"
 #include "model/config_fields.h"
+#include "model/layers/encoder_layer.h"
 
 namespace tessera::model {
 
@@ -29,6 +30,12 @@ class Bert final : public Architecture {
     n.mlm_decoder = "cls.predictions.decoder.weight";
     n.mlm_bias = "cls.predictions.bias|cls.predictions.decoder.bias";
     return n;
+  }
+
+  // Embeddings (word + position + token type, LayerNorm), then post-norm layers.
+  Status forward(const ForwardPass& f) const override {
+    embed_tokens(f);
+    return run_layers(f, run_post_norm_layer);
   }
 };
 

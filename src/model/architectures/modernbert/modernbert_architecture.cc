@@ -2,6 +2,7 @@
 
 #include "model/architectures/rope_fields.h"
 #include "model/config_fields.h"
+#include "model/layers/pre_norm_layer.h"
 #include "runtime/json_input.h"
 
 namespace tessera::model {
@@ -109,6 +110,17 @@ class ModernBert final : public Architecture {
     n.ffn_out = "mlp.Wo";
     n.ffn_norm = "mlp_norm";
     return n;
+  }
+
+  // Pre-norm layers (layer 0 without its attention norm), rotary with a base
+  // per layer type, a final norm.
+  Status forward(const ForwardPass& f) const override {
+    RotaryTables rope;
+    TESSERA_RETURN_IF_ERROR(rope.build(f));
+    embed_tokens(f);
+    TESSERA_RETURN_IF_ERROR(run_layers(f, run_pre_norm_layer, &rope));
+    run_final_norm(f);
+    return Status::Ok();
   }
 
  private:

@@ -2,6 +2,8 @@
 
 #include "model/architectures/shared_layouts.h"
 #include "model/config_fields.h"
+#include "model/layers/encoder_layer.h"
+#include "model/layers/relative_position_bias.h"
 
 namespace tessera::model {
 
@@ -50,6 +52,18 @@ class Mpnet final : public Architecture {
     n.relative_attention_bias = "encoder.relative_attention_bias.weight";
     set_roberta_style_heads(&n);
     return n;
+  }
+
+  // BERT's post-norm layers with one relative-position bias, computed once
+  // per batch and added to every layer's attention scores.
+  Status forward(const ForwardPass& f) const override {
+    RelativePositionBias bias;
+    if (f.weights.relative_attention_bias != nullptr) {
+      TESSERA_RETURN_IF_ERROR(bias.build(f));
+      f.batch.attention_bias = bias.view();
+    }
+    embed_tokens(f);
+    return run_layers(f, run_post_norm_layer);
   }
 };
 

@@ -2,6 +2,7 @@
 
 #include "model/architectures/rope_fields.h"
 #include "model/config_fields.h"
+#include "model/layers/encoder_layer.h"
 #include "runtime/json_input.h"
 
 namespace tessera::model {
@@ -95,6 +96,14 @@ class NomicBert final : public Architecture {
     n.ffn_out = "mlp.fc2";
     n.ffn_norm = "norm2";
     return n;
+  }
+
+  // Post-norm layers with rotary Q and K and a SwiGLU FFN (no position table).
+  Status forward(const ForwardPass& f) const override {
+    RotaryTables rope;
+    TESSERA_RETURN_IF_ERROR(rope.build(f));
+    embed_tokens(f);
+    return run_layers(f, run_post_norm_layer, &rope);
   }
 };
 

@@ -2,6 +2,7 @@
 
 #include "model/architectures/rope_fields.h"
 #include "model/config_fields.h"
+#include "model/layers/pre_norm_layer.h"
 #include "runtime/json_input.h"
 
 namespace tessera::model {
@@ -64,6 +65,17 @@ class Qwen3 final : public Architecture {
     n.ffn_out = "mlp.down_proj";
     n.ffn_norm = "post_attention_layernorm";
     return n;
+  }
+
+  // Pre-norm layers with per-head RMSNorm of Q and K before rotary, a final
+  // norm; the word embeddings alone feed layer 0.
+  Status forward(const ForwardPass& f) const override {
+    RotaryTables rope;
+    TESSERA_RETURN_IF_ERROR(rope.build(f));
+    embed_tokens(f);
+    TESSERA_RETURN_IF_ERROR(run_layers(f, run_pre_norm_layer, &rope));
+    run_final_norm(f);
+    return Status::Ok();
   }
 };
 

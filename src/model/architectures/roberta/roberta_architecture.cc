@@ -2,6 +2,7 @@
 
 #include "model/architectures/shared_layouts.h"
 #include "model/config_fields.h"
+#include "model/layers/encoder_layer.h"
 
 namespace tessera::model {
 
@@ -30,6 +31,12 @@ class Roberta final : public Architecture {
     WeightNames n = bert_module_names();
     set_roberta_style_heads(&n);
     return n;
+  }
+
+  // BERT's: embeddings (positions from padding_idx + 1), post-norm layers.
+  Status forward(const ForwardPass& f) const override {
+    embed_tokens(f);
+    return run_layers(f, run_post_norm_layer);
   }
 };
 
