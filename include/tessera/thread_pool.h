@@ -42,12 +42,17 @@ class ThreadPool {
   // finish, and the first exception is rethrown here on the calling thread
   // (the pool stays usable), so a backend's failure inside a parallel region
   // reaches the dispatcher like a failure outside one.
+  // In a child made by fork() (Python's multiprocessing before 3.14), which
+  // has none of the pool's threads, every item runs on the calling thread
+  // (said once on stderr) instead of waiting forever for them.
   void parallel_for(int64_t n, const std::function<void(int64_t, int)>& fn);
 
  private:
   void worker_loop(int thread_index);
+  bool in_forked_child() const;
   void run_items(int thread_index);
 
+  int owner_pid_ = 0;  // the process that started the workers
   int num_threads_ = 1;
   int requested_threads_ = 1;
   std::string start_failure_;

@@ -18,6 +18,7 @@ import sys
 import numpy as np
 
 from . import _tessera
+from ._embedder import _texts
 from ._errors import LOAD_NAMES, batch_call, python_names
 from ._runtime import runtime as _default_runtime
 
@@ -128,7 +129,8 @@ class CrossEncoder:
             raise TypeError(f"sentences: expected pairs [str, str] or str, got "
                             f"{type(sentences).__name__}: decode it first (.decode('utf-8'))")
         single = isinstance(sentences, str) or _is_single_pair(sentences)
-        items = [sentences] if single else list(sentences)
+        # A dict or a set is refused (list() of a dict gives its keys).
+        items = [sentences] if single else _texts(sentences, "sentences")
         inputs = []
         for i, item in enumerate(items):
             if isinstance(item, str):
@@ -169,6 +171,9 @@ class CrossEncoder:
         if self.num_labels != 1:
             raise ValueError("CrossEncoder.rank() only works for models with num_labels=1. "
                              "Consider using CrossEncoder.predict() with input pairs instead.")
+        if not isinstance(query, str):
+            raise TypeError(f"query: expected a str, got {type(query).__name__}")
+        documents = _texts(documents, "documents")  # a dict's keys are not its documents
         try:
             scores = self.predict([[query, d] for d in documents], batch_size=batch_size,
                                   show_progress_bar=show_progress_bar,

@@ -453,9 +453,10 @@ def embed_corpus(inputs, output, *, workers=None, threads_per_worker=1, model=No
          "stride": stride, "doc_embedding": doc_embedding, "prompt_name": prompt_name,
          "prompt": prompt, "dimensions": dimensions, "precision": precision,
          "quantization_ranges": parts.digest(ranges)})
-    log = parts.Parts(output, fmt, job, retry)
+    log = parts.Parts(output, fmt, job, retry, warn=lambda line: print(
+        f"tessera-ray: {line}", file=sys.stderr, flush=True))
     try:
-        done = log.open()
+        done = log.open(len(shards))
     except parts.ForeignParts as e:
         raise InputError(str(e)) from None
     if not ray.is_initialized():

@@ -79,8 +79,9 @@ Status check_shape(const std::string& path, NetworkConfig& c) {
   if (!c.layer_attention.empty() &&
       c.layer_attention.size() != static_cast<size_t>(c.num_hidden_layers)) {
     return invalid_argument(
-        path + ": " + std::to_string(c.layer_attention.size()) +
-        " layer attention types for num_hidden_layers = " + std::to_string(c.num_hidden_layers));
+        path + ": field 'layer_types' has " + std::to_string(c.layer_attention.size()) +
+        " entries for num_hidden_layers = " + std::to_string(c.num_hidden_layers) +
+        "; it needs one per layer");
   }
   return Status::Ok();
 }

@@ -25,7 +25,8 @@ Status Encoder::load(const std::string& model_dir, const EncoderOptions& options
     TESSERA_RETURN_IF_ERROR(load_network_weights(*file, e->config_.network, options.weights,
                                                  ctx.allocator(), &e->weights_));
   }  // the mapping is released here
-  TESSERA_RETURN_IF_ERROR(Tokenizer::load(e->config_.transformer_dir, &e->tokenizer_));
+  TESSERA_RETURN_IF_ERROR(Tokenizer::load(e->config_.transformer_dir, &e->tokenizer_,
+                                          e->config_.network.vocab_size));
   // A token id past the embedding matrix would read out of bounds: refuse
   // the pair at load rather than check every id against two sizes.
   if (e->tokenizer_.vocab_size() > static_cast<size_t>(e->config_.network.vocab_size)) {

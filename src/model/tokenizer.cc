@@ -69,7 +69,7 @@ void assign_added_ids(const tokenizers::TokenizerModel& model, std::vector<Added
 
 }  // namespace
 
-Status Tokenizer::load(const std::string& model_dir, Tokenizer* out) {
+Status Tokenizer::load(const std::string& model_dir, Tokenizer* out, int64_t id_limit) {
   TokenizerSource src;
   TESSERA_RETURN_IF_ERROR(read_tokenizer_source(model_dir, &src));
   const JsonFields f(src.path);
@@ -90,6 +90,20 @@ Status Tokenizer::load(const std::string& model_dir, Tokenizer* out) {
     return invalid_argument(src.path + ": unexpected content (" + e.what() + ")");
   }
   assign_added_ids(*model, &added);
+  // The decoder's table is sized by the largest id: a hostile id near 2^31
+  // would allocate 2^31 strings. Every id is checked first.
+  std::string bad;
+  const auto check_id = [&](std::string_view token, int64_t id, const char* where) {
+    if (!bad.empty() || (id >= 0 && id < id_limit)) return;
+    bad = src.path + ": " + where + " \"" + json_input::clip(std::string(token)) + "\" has id " +
+          std::to_string(id) + ", outside [0, " + std::to_string(id_limit) + ")" +
+          (id_limit == kMaxIds ? std::string(" (no vocabulary is that large)")
+                               : " (config.json vocab_size = " + std::to_string(id_limit) + ")");
+  };
+  model->for_each_token(
+      [&](std::string_view token, int32_t id) { check_id(token, id, "the vocabulary's token"); });
+  for (const AddedToken& a : added) check_id(a.content, a.id, "added token");
+  if (!bad.empty()) return invalid_argument(bad);
   t.tokens_ = tokenizers::IdDecoder(std::move(decoder));
   int32_t max_id = std::max(t.post_.first_special(), t.post_.last_special());
   model->for_each_token([&](std::string_view token, int32_t id) {
@@ -115,7 +129,9 @@ Status Tokenizer::load(const std::string& model_dir, Tokenizer* out) {
   // HF matches normalized added tokens after the normalizer: the model does.
   std::vector<AddedToken> raw, normalized;
   for (AddedToken& a : added) (a.normalized ? normalized : raw).push_back(std::move(a));
-  if (!normalized.empty()) model->set_normalized_added_tokens(std::move(normalized));
+  if (!normalized.empty()) {
+    TESSERA_RETURN_IF_ERROR(model->set_normalized_added_tokens(std::move(normalized)));
+  }
   t.added_ = AddedTokenMatcher(std::move(raw));
   t.model_ = std::move(model);
   *out = std::move(t);

@@ -32,8 +32,11 @@ using tokenizers::WorkLimit;
 class Tokenizer {
  public:
   // Loads <dir>/tokenizer.json or, when absent, <dir>/vocab.txt with BERT's
-  // defaults (lowercase, strip accents, clean text, CJK characters).
-  static Status load(const std::string& model_dir, Tokenizer* out);
+  // defaults (lowercase, strip accents, clean text, CJK characters). Every
+  // token id must be below `id_limit` (the model's config.json vocab_size,
+  // where the caller knows it), checked before anything is sized by the ids.
+  static constexpr int64_t kMaxIds = int64_t{1} << 24;  // beyond any real vocabulary
+  static Status load(const std::string& model_dir, Tokenizer* out, int64_t id_limit = kMaxIds);
 
   // Tokens of `text` without special tokens, with byte offsets; no
   // truncation. Fails, naming the byte offset, on invalid UTF-8. `limit`

@@ -1,8 +1,12 @@
 #include "tessera/thread_pool.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <exception>
+#include <mutex>
 #include <new>
 #include <system_error>
 #include <utility>
@@ -59,6 +63,7 @@ int ThreadPool::max_threads() {
 }
 
 ThreadPool::ThreadPool(int num_threads) {
+  owner_pid_ = static_cast<int>(::getpid());
   if (num_threads <= 0) num_threads = static_cast<int>(std::thread::hardware_concurrency());
   requested_threads_ = num_threads < 1 ? 1 : num_threads;
   // More threads than cores: a polling thread would hold a core another
@@ -83,6 +88,14 @@ ThreadPool::ThreadPool(int num_threads) {
 }
 
 ThreadPool::~ThreadPool() {
+  if (in_forked_child()) {
+    // The workers do not exist in this process, and one of them may have
+    // held mu_ at the fork: neither is touched. Their handles are leaked on
+    // purpose (a joinable std::thread destroyed would terminate).
+    new std::vector<std::thread>(
+        std::move(workers_));  // NOLINT(clang-analyzer-cplusplus.NewDeleteLeaks)
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
@@ -143,9 +156,21 @@ void ThreadPool::worker_loop(int thread_index) {
   }
 }
 
+bool ThreadPool::in_forked_child() const {
+  if (workers_.empty() || static_cast<int>(::getpid()) == owner_pid_) return false;
+  static std::once_flag said;
+  std::call_once(said, [] {
+    std::fprintf(stderr,
+                 "tessera: this process was forked from one whose thread pool had started; "
+                 "its work runs on one thread here (use multiprocessing's 'spawn' start method, "
+                 "or create the model in the child, for all threads)\n");
+  });
+  return true;
+}
+
 void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int)>& fn) {
   if (n <= 0) return;
-  if (num_threads_ == 1 || n == 1) {
+  if (num_threads_ == 1 || n == 1 || in_forked_child()) {
     for (int64_t i = 0; i < n; ++i) fn(i, 0);
     return;
   }

@@ -371,7 +371,8 @@ TEST(ArchitectureLoad, AVocabularyPastTheEmbeddingsIsRefused) {
   Context ctx;
   std::unique_ptr<Encoder> encoder;
   testing::expect_status(Encoder::load(dir.path().string(), {}, ctx, &encoder),
-                         StatusCode::kInvalidArgument, {"801 tokens", "vocab_size = 800"});
+                         StatusCode::kInvalidArgument,
+                         {"tokenizer.json", "\"<extra>\" has id 800", "vocab_size = 800"});
 }
 
 TEST(ArchitectureLoad, RotaryAndWindowConfigsWeCannotRunAreRefusedNamingTheField) {
@@ -407,6 +408,55 @@ TEST(ArchitectureLoad, RotaryAndWindowConfigsWeCannotRunAreRefusedNamingTheField
                              "tiny-qwen3", [](json* c) { (*c)["num_key_value_heads"] = 3; }, &f),
                          StatusCode::kInvalidArgument,
                          {"num_attention_heads = 4", "num_key_value_heads = 3"});
+}
+
+// Hostile input III, class 10: Qwen3's layer_types was read by nobody, so a
+// list of the wrong length or naming a layer kind tessera does not run was
+// accepted silently; transformers' layer_type_validation refuses both.
+TEST(ArchitectureLoad, Qwen3LayerTypesAreCheckedAsTransformersDoes) {
+  const int layers = 3;  // tiny-qwen3's num_hidden_layers
+  testing::TempDir ok, short_list, sliding, unknown, not_array, modernbert;
+  EXPECT_TRUE(load_edited(
+                  "tiny-qwen3",
+                  [&](json* c) {
+                    (*c)["layer_types"] = std::vector<std::string>(layers, "full_attention");
+                  },
+                  &ok)
+                  .ok());
+  testing::expect_status(load_edited(
+                             "tiny-qwen3",
+                             [](json* c) {
+                               (*c)["layer_types"] = {"full_attention", "full_attention"};
+                             },
+                             &short_list),
+                         StatusCode::kInvalidArgument,
+                         {"layer_types", "2 entries", "num_hidden_layers = 3"});
+  testing::expect_status(
+      load_edited(
+          "tiny-qwen3",
+          [&](json* c) {
+            (*c)["layer_types"] = std::vector<std::string>(layers, "full_attention");
+            (*c)["layer_types"][1] = "sliding_attention";
+          },
+          &sliding),
+      StatusCode::kUnsupported, {"layer_types[1]", "\"sliding_attention\"", "\"full_attention\""});
+  testing::expect_status(
+      load_edited(
+          "tiny-qwen3",
+          [&](json* c) {
+            (*c)["layer_types"] = {"full_attention", "attention", "full_attention"};
+          },
+          &unknown),
+      StatusCode::kUnsupported, {"layer_types[1]", "\"attention\""});
+  testing::expect_status(
+      load_edited(
+          "tiny-qwen3", [](json* c) { (*c)["layer_types"] = "full_attention"; }, &not_array),
+      StatusCode::kInvalidArgument, {"layer_types", "must be an array"});
+  // ModernBERT's list is held to the same length.
+  testing::expect_status(
+      load_edited(
+          "tiny-modernbert-layertypes", [](json* c) { (*c)["layer_types"].erase(0); }, &modernbert),
+      StatusCode::kInvalidArgument, {"layer_types", "num_hidden_layers = 4"});
 }
 
 TEST(ArchitectureLoad, HeadsOnTheNewArchitecturesAreRefused) {

@@ -216,12 +216,92 @@ TEST(TokenizerRegex, OnigurumaEscapesAreRewrittenForIcu) {
   std::unique_ptr<const icu::RegexPattern> re;
   ASSERT_TRUE(tokenizers::compile_hf_regex(tokenizers::JsonFields("t"), "f", "b*", &re).ok());
   std::vector<std::pair<size_t, size_t>> m;
-  tokenizers::find_matches(std::move(re), "abbc", &m);
+  ASSERT_TRUE(tokenizers::find_matches(std::move(re), "abbc", "f", &m).ok());
   EXPECT_EQ(m, (std::vector<std::pair<size_t, size_t>>{{0, 0}, {1, 3}, {4, 4}}));
   ASSERT_TRUE(tokenizers::compile_hf_regex(tokenizers::JsonFields("t"), "f", "[^\\h]+", &re).ok());
   m.clear();
-  tokenizers::find_matches(std::move(re), "abgz1 ", &m);
+  ASSERT_TRUE(tokenizers::find_matches(std::move(re), "abgz1 ", "f", &m).ok());
   EXPECT_EQ(m, (std::vector<std::pair<size_t, size_t>>{{2, 4}, {5, 6}}));
+}
+
+// Hostile input III, class 5: a pattern that backtracks without end,
+// `(a+)+$` against a run of a's that does not end the text, never returned on
+// ICU without a limit (HF's Oniguruma stops it by its retry limit).
+TEST(TokenizerRegex, APatternThatBacktracksWithoutEndIsStoppedNamingIt) {
+  std::unique_ptr<const icu::RegexPattern> re;
+  ASSERT_TRUE(tokenizers::compile_hf_regex(tokenizers::JsonFields("t"), "f", "(a+)+$", &re).ok());
+  std::vector<std::pair<size_t, size_t>> m;
+  expect_status(
+      tokenizers::find_matches(std::move(re), std::string(40, 'a') + "!", "the pattern", &m),
+      StatusCode::kInvalidArgument, {"the pattern", "backtracks", "time limit"});
+  // A long linear match is not: every space of a 4 MB run under GPT-2's
+  // pattern is one match (the limits grow with the text; ICU's default stack
+  // overflowed on 1 MB and the run was silently left unmatched).
+  ASSERT_TRUE(
+      tokenizers::compile_hf_regex(tokenizers::JsonFields("t"), "f", "\\s+(?!\\S)|\\s+", &re).ok());
+  m.clear();
+  const std::string spaces(4 << 20, ' ');
+  ASSERT_TRUE(tokenizers::find_matches(std::move(re), spaces, "gpt2", &m).ok());
+  EXPECT_EQ(m, (std::vector<std::pair<size_t, size_t>>{{0, spaces.size()}}));
+  // Through a tokenizer.json Split step: tokenizing fails naming the step.
+  json j = committed("bpe");
+  j["pre_tokenizer"] = {{"type", "Split"},
+                        {"pattern", {{"Regex", "(a+)+$"}}},
+                        {"behavior", "Isolated"},
+                        {"invert", false}};
+  TempDir dir;
+  Tokenizer tok;
+  ASSERT_TRUE(load_json(j, &dir, &tok).ok());
+  std::vector<TokenSpan> out;
+  expect_status(tok.tokenize(std::string(40, 'a') + "!", &out), StatusCode::kInvalidArgument,
+                {"pre_tokenizer Split pattern \"(a+)+$\"", "backtracks"});
+  // The same step on an ordinary text is untouched by the limits.
+  EXPECT_TRUE(tok.tokenize("a normal sentence", &out).ok());
+}
+
+// Hostile input III, class 8: Replace steps that each multiply the text
+// (8 x 10x) grew it until bad_alloc. The normalizer stops past 32x.
+TEST(TokenizerErrors, ANormalizerThatExpandsWithoutBoundIsStopped) {
+  json j = committed("bpe");
+  json steps = json::array();
+  for (int i = 0; i < 8; ++i) {
+    steps.push_back(
+        {{"type", "Replace"}, {"pattern", {{"String", "a"}}}, {"content", "aaaaaaaaaa"}});
+  }
+  j["normalizer"] = {{"type", "Sequence"}, {"normalizers", steps}};
+  TempDir dir;
+  Tokenizer tok;
+  ASSERT_TRUE(load_json(j, &dir, &tok).ok());
+  std::vector<TokenSpan> out;
+  expect_status(tok.tokenize(std::string(200, 'a'), &out), StatusCode::kInvalidArgument,
+                {"normalizer Replace(\"a\")", "more than 32x its input"});
+  // One step of 10x is what a normalizer may do.
+  j["normalizer"] = steps[0];
+  TempDir one_dir;
+  ASSERT_TRUE(load_json(j, &one_dir, &tok).ok());
+  EXPECT_TRUE(tok.tokenize(std::string(200, 'a'), &out).ok());
+}
+
+// Hostile input III, class 7: one Unigram piece of 100k characters took
+// 16.5 s to load and then bad_alloc (every prefix was stored with its bytes,
+// L^2 / 2 of them). Pieces are bounded, and the prefixes are hashes.
+TEST(TokenizerErrors, AHugeUnigramPieceIsRefusedAtOnce) {
+  json j = committed("unigram");
+  j["model"]["vocab"].push_back({std::string(100000, 'a'), -5.0});
+  TempDir dir;
+  Tokenizer tok;
+  expect_status(load_json(j, &dir, &tok), StatusCode::kInvalidArgument,
+                {"model.vocab[", "100000 bytes", "at most 1024 bytes"});
+  // A long piece within the bound loads and is found whole.
+  json ok = committed("unigram");
+  const std::string piece = "\u2581" + std::string(1000, 'q');  // "▁qqq..." as Metaspace makes it
+  ok["model"]["vocab"].push_back({piece, 0.0});
+  TempDir ok_dir;
+  ASSERT_TRUE(load_json(ok, &ok_dir, &tok).ok());
+  std::vector<TokenSpan> out;
+  ASSERT_TRUE(tok.tokenize(std::string(1000, 'q'), &out).ok());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].id, static_cast<int32_t>(ok["model"]["vocab"].size() - 1));
 }
 
 TEST(TokenizerErrors, MalformedEntriesNameTheEntry) {
@@ -261,6 +341,30 @@ TEST(TokenizerErrors, MalformedEntriesNameTheEntry) {
 
 // A charsmap whose trie points anywhere must never be read out of bounds
 // (ASan builds check this): random units, every lookup bounded.
+// Hostile input III, class 6: an id near 2^31 sized the id decoder's table
+// (2^31 strings) before any check. Ids are now checked first, against the
+// model's vocab_size where the caller gives it.
+TEST(TokenizerErrors, AnIdBeyondAnyVocabularyIsRefusedBeforeAllocating) {
+  {
+    // (Added tokens' ids in the file are not used: HF numbers them after the
+    // vocabulary, and so does tessera, so only the model's ids can be hostile.)
+    json j = committed("bpe");
+    j["model"]["vocab"]["hostile"] = 2147483000;
+    TempDir dir;
+    Tokenizer tok;
+    expect_status(load_json(j, &dir, &tok), StatusCode::kInvalidArgument,
+                  {"tokenizer.json", "\"hostile\" has id 2147483000", "outside [0, 16777216)",
+                   "no vocabulary is that large"});
+  }
+  // Against a model's own size: the first id past it is named.
+  json j = committed("bpe");
+  TempDir dir;
+  write_file(dir.file("tokenizer.json"), j.dump());
+  Tokenizer tok;
+  expect_status(Tokenizer::load(dir.path().string(), &tok, 100), StatusCode::kInvalidArgument,
+                {"has id", "outside [0, 100)", "config.json vocab_size = 100"});
+}
+
 TEST(TokenizerErrors, HostileCharsmapIsReadInBounds) {
   TempDir dir;
   Tokenizer tok;

@@ -165,3 +165,46 @@ def test_cross_encoder_errors_name_the_pair_and_the_document():
         model.rank("q", ["a", "b\ud800"])
     with pytest.raises(ValueError, match=r"^query: not valid text"):
         model.rank("q\ud800", ["a", "b"])
+
+
+def test_cross_encoder_refuses_a_dict_or_a_set_instead_of_scoring_its_keys():
+    """Hostile input III, class 3: predict(dict) and rank(q, dict) scored the
+    dict's keys (list() of a dict), a silent wrong answer; Embedder.encode
+    already refused them."""
+    model = tessera.CrossEncoder(REPO / "data" / "models" / "tiny-bert-rerank")
+    with pytest.raises(TypeError, match=r"^sentences: expected .* got dict"):
+        model.predict({"q": "a", "r": "b"})
+    with pytest.raises(TypeError, match=r"^sentences: expected .* got set"):
+        model.predict({("q", "a")})
+    with pytest.raises(TypeError, match=r"^documents: expected .* got dict"):
+        model.rank("q", {"doc one": 1, "doc two": 2})
+    with pytest.raises(TypeError, match=r"^query: expected a str, got int"):
+        model.rank(7, ["a", "b"])
+    # Lists and tuples still work.
+    assert len(model.rank("q", ("a", "b"))) == 2
+
+
+_INHERITED = {}
+
+
+def _encode_in_forked_child(texts):
+    return _INHERITED["embedder"].encode(texts)
+
+
+def test_an_embedder_used_before_fork_works_in_the_child():
+    """Hostile input III, class 4: an Embedder used before os.fork() hung in
+    the child (multiprocessing's default start method on Linux before Python
+    3.14): its thread pool's workers do not exist there. The child now runs
+    on its calling thread and says so once; its rows equal the parent's."""
+    import multiprocessing
+
+    embedder = tessera.Embedder(runtime=tessera.Runtime(threads=2))
+    texts = ["a forked child embeds this", "and this, with the parent's model"]
+    want = embedder.encode(texts)  # the pool's workers have run
+    _INHERITED["embedder"] = embedder
+    try:
+        with multiprocessing.get_context("fork").Pool(1) as pool:
+            got = pool.apply_async(_encode_in_forked_child, (texts,)).get(timeout=120)
+    finally:
+        _INHERITED.clear()
+    np.testing.assert_allclose(got, want, atol=1e-6)

@@ -444,9 +444,9 @@ def test_the_commit_log_resumes_refuses_another_job_and_joins_in_shard_order(tmp
         return sink.getvalue().to_pybytes()
 
     out = str(tmp_path / "out.parquet")
-    job = {"version": 1, "batch_size": 4, "model": "m"}
+    job = {"version": 2, "batch_size": 4, "model": "m"}
     first = parts.Parts(out, "parquet", job, storage.Retrying(1))
-    assert first.open() == {}
+    assert first.open(3) == {}
     for shard in (2, 0):
         first.commit(shard, part(shard), 1, 1, [])
     first.commit(1, None, 0, 1, [{"origin": "x:1", "id": "x:1", "problem": "empty document"}])
@@ -455,14 +455,81 @@ def test_the_commit_log_resumes_refuses_another_job_and_joins_in_shard_order(tmp
     other = parts.Parts(out, "parquet", dict(job, batch_size=5), storage.Retrying(1))
     with pytest.raises(parts.ForeignParts, match=r"out\.parquet\.parts: holds the parts of "
                                                  r"another job \(batch_size was 4, now 5\)"):
-        other.open()
+        other.open(3)
     again = parts.Parts(out, "parquet", job, storage.Retrying(1))
-    done = again.open()
+    done = again.open(3)
     assert sorted(done) == [0, 1, 2] and done[1]["skipped"][0]["problem"] == "empty document"
     again.join([done[s] for s in sorted(done)])
     again.remove()
     assert pq.read_table(out).column("id").to_pylist() == ['"d0"', '"d2"']
     assert os.listdir(tmp_path) == ["out.parquet"]
+
+
+def test_a_resume_checks_every_commit_and_part_it_joins(tmp_path):
+    """Hostile input III, classes 2 and 9: a resumed job joined committed parts
+    unchecked (a truncated part-N.jsonl gave 398 lines for "400 rows", one of
+    them torn), and a damaged job.json or commit raised JSONDecodeError /
+    AttributeError, a commit naming shard 99999 was accepted."""
+    from tessera import _ray_parts as parts
+    from tessera import _ray_storage as storage
+
+    out = str(tmp_path / "out.jsonl")
+    job = {"version": 2, "batch_size": 4, "model": "m"}
+
+    def log():
+        warned = []
+        return parts.Parts(out, "jsonl", job, storage.Retrying(1), warn=warned.append), warned
+
+    first, _ = log()
+    assert first.open(4) == {}
+    rows = {s: "".join(f'{{"id": "d{s}-{i}"}}\n' for i in range(100)).encode() for s in range(4)}
+    for s in range(4):
+        first.commit(s, rows[s], 100, 100, [])
+    part = tmp_path / "out.jsonl.parts"
+
+    # A part cut short after its commit: that shard runs again, named.
+    data = (part / "part-000002.jsonl").read_bytes()
+    (part / "part-000002.jsonl").write_bytes(data[:-30])
+    # A part with its size kept but a byte changed: the digest catches it.
+    data = bytearray((part / "part-000003.jsonl").read_bytes())
+    data[10] ^= 1
+    (part / "part-000003.jsonl").write_bytes(bytes(data))
+    # A torn commit: its shard runs again.
+    (part / "part-000001.json").write_text('{"shard": 1, "rows": 1')
+    again, warned = log()
+    done = again.open(4)
+    assert sorted(done) == [0], done
+    assert any("part-000002.jsonl: damaged part (" in w and "commit says" in w for w in warned), warned
+    assert any("part-000003.jsonl: damaged part (its sha256 differs" in w for w in warned), warned
+    assert any("part-000001.json: damaged commit (not JSON" in w for w in warned), warned
+    # Run again, they commit and join whole: 400 lines, each JSON.
+    for s in (1, 2, 3):
+        again.commit(s, rows[s], 100, 100, [])
+    done = again.open(4)
+    assert sorted(done) == [0, 1, 2, 3]
+    again.join([done[s] for s in range(4)])
+    lines = open(out, encoding="utf-8").read().splitlines()
+    assert len(lines) == 400 and all(json.loads(line)["id"] for line in lines)
+    os.remove(out)
+
+    # A commit naming a shard the plan does not have is refused, naming it.
+    (part / "part-099999.json").write_text(json.dumps(
+        {"shard": 99999, "rows": 0, "documents": 0, "skipped": [], "bytes": 0, "sha256": None}))
+    checker, _ = log()
+    with pytest.raises(parts.ForeignParts, match=r"part-099999\.json: names shard 99999, but this "
+                                                 r"job has 4 shards"):
+        checker.open(4)
+    (part / "part-099999.json").unlink()
+    # A commit of the wrong shape is damaged, not an AttributeError.
+    (part / "part-000000.json").write_text("[1, 2]")
+    checker, warned = log()
+    assert sorted(checker.open(4)) == [1, 2, 3]
+    assert any("damaged commit (not a JSON object)" in w for w in warned), warned
+    # A damaged job.json is named, with what to do.
+    (part / "job.json").write_text("{not json")
+    with pytest.raises(parts.ForeignParts, match=r"job\.json: damaged \(.*\); remove .*out\.jsonl"
+                                                 r"\.parts to start this job over"):
+        log()[0].open(4)
 
 
 def test_a_write_that_keeps_failing_names_the_file_and_its_tries():

@@ -10,12 +10,13 @@
 
 #include "model/tokenizers/normalized_text.h"
 #include "model/tokenizers/normalizers.h"
+#include "tessera/status.h"
 
 namespace tessera::model::tokenizers {
 
 struct Normalizer::Step {
   virtual ~Step() = default;
-  virtual void apply(NormalizedText* t) const = 0;
+  virtual Status apply(NormalizedText* t) const = 0;
   virtual std::string name() const = 0;
 };
 

@@ -69,7 +69,7 @@ class Strip final : public Normalizer::Step {
     return std::string("Strip(") + (left_ ? "left" : "") + (left_ && right_ ? ", " : "") +
            (right_ ? "right" : "") + ")";
   }
-  void apply(NormalizedText* t) const override {
+  Status apply(NormalizedText* t) const override {
     const std::u32string chars = code_points_of(t->text);
     size_t lead = 0, trail = 0;
     if (left_) {
@@ -81,7 +81,7 @@ class Strip final : public Normalizer::Step {
         ++trail;
       }
     }
-    if (lead == 0 && trail == 0) return;
+    if (lead == 0 && trail == 0) return Status::Ok();
     TextRewriter w(*t);
     for (size_t i = 0; i < chars.size(); ++i) {
       if (i < lead || i >= chars.size() - trail) {
@@ -91,6 +91,7 @@ class Strip final : public Normalizer::Step {
       }
     }
     *t = w.finish();
+    return Status::Ok();
   }
 
  private:
@@ -105,10 +106,10 @@ class Replace final : public Normalizer::Step {
           const std::string& content)
       : pattern_(std::move(pattern)), regex_(std::move(regex)), content_(code_points_of(content)) {}
   std::string name() const override { return "Replace(\"" + json_input::clip(pattern_) + "\")"; }
-  void apply(NormalizedText* t) const override {
+  Status apply(NormalizedText* t) const override {
     std::vector<std::pair<size_t, size_t>> matches;
-    find(t->text, &matches);
-    if (matches.empty()) return;
+    TESSERA_RETURN_IF_ERROR(find(t->text, &matches));
+    if (matches.empty()) return Status::Ok();
     TextRewriter w(*t);
     for (const auto& [b, e] : matches) {
       while (w.position() < b) w.keep();
@@ -117,23 +118,26 @@ class Replace final : public Normalizer::Step {
     }
     while (!w.done()) w.keep();
     *t = w.finish();
+    return Status::Ok();
   }
 
  private:
-  void find(const std::string& s, std::vector<std::pair<size_t, size_t>>* out) const {
+  Status find(const std::string& s, std::vector<std::pair<size_t, size_t>>* out) const {
     if (!regex_) {
-      if (pattern_.empty()) return;
+      if (pattern_.empty()) return Status::Ok();
       for (size_t at = s.find(pattern_); at != std::string::npos; at = s.find(pattern_, at)) {
         out->emplace_back(at, at + pattern_.size());
         at += pattern_.size();
       }
-      return;
+      return Status::Ok();
     }
     std::vector<std::pair<size_t, size_t>> matches;
-    find_matches(regex_, s, &matches);
+    TESSERA_RETURN_IF_ERROR(
+        find_matches(regex_, s, "tokenizer.json normalizer " + name() + "'s pattern", &matches));
     for (const auto& [b, e] : matches) {
       if (e > b) out->emplace_back(b, e);
     }
+    return Status::Ok();
   }
 
   std::string pattern_;
@@ -145,8 +149,8 @@ class Prepend final : public Normalizer::Step {
  public:
   explicit Prepend(std::string s) : s_(std::move(s)), chars_(code_points_of(s_)) {}
   std::string name() const override { return "Prepend(\"" + json_input::clip(s_) + "\")"; }
-  void apply(NormalizedText* t) const override {
-    if (t->empty() || chars_.empty()) return;
+  Status apply(NormalizedText* t) const override {
+    if (t->empty() || chars_.empty()) return Status::Ok();
     // HF: the prefix's first character replaces the text's first, the rest
     // of it and that first character are inserted: all share its range.
     TextRewriter w(*t);
@@ -156,6 +160,7 @@ class Prepend final : public Normalizer::Step {
     w.insert(first);
     while (!w.done()) w.keep();
     *t = w.finish();
+    return Status::Ok();
   }
 
  private:
@@ -191,9 +196,9 @@ class Precompiled final : public Normalizer::Step {
   std::string name() const override {
     return "Precompiled (" + std::to_string(map_.trie_units()) + " trie units)";
   }
-  void apply(NormalizedText* t) const override {
+  Status apply(NormalizedText* t) const override {
     const std::string& s = t->text;
-    if (s.empty()) return;
+    if (s.empty()) return Status::Ok();
     Changes changes;
     bool modified = false;
     const auto one = [&](std::string_view part) {
@@ -207,7 +212,7 @@ class Precompiled final : public Normalizer::Step {
     };
     UErrorCode err = U_ZERO_ERROR;
     UBreakIterator* graphemes = grapheme_iterator();
-    if (graphemes == nullptr) return;
+    if (graphemes == nullptr) return Status::Ok();
     UText* text = utext_openUTF8(nullptr, s.data(), static_cast<int64_t>(s.size()), &err);
     ubrk_setUText(graphemes, text, &err);
     int32_t begin = ubrk_first(graphemes);
@@ -228,6 +233,7 @@ class Precompiled final : public Normalizer::Step {
     }
     utext_close(text);
     if (modified) *t = apply_changes(*t, changes);
+    return Status::Ok();
   }
 
  private:
@@ -323,8 +329,24 @@ Status Normalizer::read(const JsonFields& f, const json& root, Normalizer* out) 
   return Status::Ok();
 }
 
-void Normalizer::normalize(NormalizedText* text) const {
-  for (const auto& step : steps_) step->apply(text);
+Status Normalizer::normalize(NormalizedText* text) const {
+  // Every step together may grow the text at most kMaxGrowth times (plus a
+  // little for short texts): HF has no bound, and a chain of Replace steps
+  // that each multiply their input reached bad_alloc after 23 s. The most a
+  // real normalizer makes of one character is NFKD's 18 (U+FDFA).
+  constexpr size_t kMaxGrowth = 32;
+  constexpr size_t kSlack = 1024;
+  const size_t bound = text->text.size() * kMaxGrowth + kSlack;
+  for (const auto& step : steps_) {
+    TESSERA_RETURN_IF_ERROR(step->apply(text));
+    if (text->text.size() > bound) {
+      return invalid_argument("tokenizer.json normalizer " + step->name() + " made the text " +
+                              std::to_string(text->text.size()) + " bytes, more than " +
+                              std::to_string(kMaxGrowth) + "x its input: a hostile or broken " +
+                              "normalizer");
+    }
+  }
+  return Status::Ok();
 }
 
 std::string Normalizer::describe() const {

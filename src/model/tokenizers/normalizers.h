@@ -30,7 +30,9 @@ class Normalizer {
   // Reads root["normalizer"] (absent or null: the text as is).
   static Status read(const JsonFields& f, const nlohmann::json& root, Normalizer* out);
 
-  void normalize(NormalizedText* text) const;
+  // Runs every step; a step's error (a regex that backtracks without end),
+  // or a text grown past a multiple of its input, stops it.
+  Status normalize(NormalizedText* text) const;
   bool empty() const { return steps_.empty(); }
   std::string describe() const;
 

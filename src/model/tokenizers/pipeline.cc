@@ -18,7 +18,7 @@ Status PipelineTokenizer::create(const LoadContext& ctx, std::unique_ptr<const W
 Status PipelineTokenizer::tokenize(std::string_view text, size_t begin, size_t end,
                                    std::vector<TokenSpan>* out, WorkLimit* limit) const {
   NormalizedText span = NormalizedText::original(text, begin, end);
-  normalizer_.normalize(&span);
+  TESSERA_RETURN_IF_ERROR(normalizer_.normalize(&span));
   if (normalized_added_.empty()) return tokenize_piece(std::move(span), out, limit);
   // As HF: normalized added tokens split the normalized span; each piece is
   // pre-tokenized on its own.
@@ -38,7 +38,7 @@ Status PipelineTokenizer::tokenize(std::string_view text, size_t begin, size_t e
 Status PipelineTokenizer::tokenize_piece(NormalizedText piece, std::vector<TokenSpan>* out,
                                          WorkLimit* limit) const {
   std::vector<NormalizedText> words;
-  pre_tokenizer_.split(std::move(piece), &words);
+  TESSERA_RETURN_IF_ERROR(pre_tokenizer_.split(std::move(piece), &words));
   std::vector<WordModel::Piece> pieces;
   for (const NormalizedText& word : words) {
     // Asked before each word: a word's cost grows with its length
@@ -56,13 +56,14 @@ Status PipelineTokenizer::tokenize_piece(NormalizedText piece, std::vector<Token
   return Status::Ok();
 }
 
-void PipelineTokenizer::set_normalized_added_tokens(std::vector<AddedToken> tokens) {
+Status PipelineTokenizer::set_normalized_added_tokens(std::vector<AddedToken> tokens) {
   for (AddedToken& t : tokens) {
     NormalizedText content = NormalizedText::original(t.content, 0, t.content.size());
-    normalizer_.normalize(&content);
+    TESSERA_RETURN_IF_ERROR(normalizer_.normalize(&content));
     t.content = std::move(content.text);
   }
   normalized_added_ = AddedTokenMatcher(std::move(tokens));
+  return Status::Ok();
 }
 
 std::string PipelineTokenizer::describe() const {

@@ -53,7 +53,7 @@ class PipelineTokenizer final : public TokenizerModel {
   }
   std::optional<int32_t> unk_id() const override { return model_->unk_id(); }
   std::string describe() const override;
-  void set_normalized_added_tokens(std::vector<AddedToken> tokens) override;
+  Status set_normalized_added_tokens(std::vector<AddedToken> tokens) override;
 
  private:
   // Pre-tokenizer and model over one normalized piece.

@@ -169,15 +169,18 @@ void whitespace_split(const NormalizedText& t, std::vector<NormalizedText>* out)
 
 // HF's NormalizedString::split: the matches and the text between them, each
 // marked (invert swaps the marks), then joined or dropped per behavior.
-void split_by_pattern(const PreTokenizerStep& step, const NormalizedText& t,
-                      std::vector<NormalizedText>* out) {
+Status split_by_pattern(const PreTokenizerStep& step, const NormalizedText& t,
+                        std::vector<NormalizedText>* out) {
   struct Piece {
     size_t begin, end;
     bool match;
   };
-  if (t.empty()) return;
+  if (t.empty()) return Status::Ok();
   std::vector<std::pair<size_t, size_t>> matches;
-  find_matches(step.regex, t.text, &matches);
+  TESSERA_RETURN_IF_ERROR(find_matches(
+      step.regex, t.text,
+      "tokenizer.json pre_tokenizer Split pattern \"" + json_input::clip(step.pattern) + "\"",
+      &matches));
   std::vector<Piece> pieces;
   pieces.reserve(2 * matches.size() + 1);
   size_t previous = 0;
@@ -233,6 +236,7 @@ void split_by_pattern(const PreTokenizerStep& step, const NormalizedText& t,
   for (const Piece& p : kept) {
     if (!p.match && p.end > p.begin) out->push_back(t.slice(p.begin, p.end));
   }
+  return Status::Ok();
 }
 
 Status read_split(const JsonFields& f, const json& p, const std::string& prefix,
@@ -350,7 +354,7 @@ Status PreTokenizer::read(const JsonFields& f, const json& root, PreTokenizer* o
   return Status::Ok();
 }
 
-void PreTokenizer::split(NormalizedText span, std::vector<NormalizedText>* words) const {
+Status PreTokenizer::split(NormalizedText span, std::vector<NormalizedText>* words) const {
   std::vector<NormalizedText> current, next;
   current.push_back(std::move(span));
   for (const PreTokenizerStep& step : steps_) {
@@ -367,7 +371,7 @@ void PreTokenizer::split(NormalizedText span, std::vector<NormalizedText>* words
           whitespace_split(t, &next);
           break;
         case PreTokenizerStep::kSplit:
-          split_by_pattern(step, t, &next);
+          TESSERA_RETURN_IF_ERROR(split_by_pattern(step, t, &next));
           break;
       }
     }
@@ -376,6 +380,7 @@ void PreTokenizer::split(NormalizedText span, std::vector<NormalizedText>* words
   for (NormalizedText& t : current) {
     if (!t.empty()) words->push_back(std::move(t));
   }
+  return Status::Ok();
 }
 
 std::string PreTokenizer::describe() const {

@@ -58,7 +58,8 @@ class PreTokenizer {
   static Status read(const JsonFields& f, const nlohmann::json& root, PreTokenizer* out);
 
   // Appends the words of `span` (one span between added tokens) to `words`.
-  void split(NormalizedText span, std::vector<NormalizedText>* words) const;
+  // A Split pattern that backtracks without end stops it (hf_regex.h).
+  Status split(NormalizedText span, std::vector<NormalizedText>* words) const;
   std::string describe() const;
 
  private:

@@ -56,7 +56,7 @@ class TokenizerModel {
   // all-mpnet-base-v2's "<unk>"): the model finds them after its normalizer,
   // inside each span, their contents normalized as the text is. Called at
   // most once, at load, before the model is shared.
-  virtual void set_normalized_added_tokens(std::vector<AddedToken> tokens) = 0;
+  virtual Status set_normalized_added_tokens(std::vector<AddedToken> tokens) = 0;
 };
 
 // What a folder's loader is given: the tokenizer.json root (already parsed

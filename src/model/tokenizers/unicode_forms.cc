@@ -41,7 +41,7 @@ class UnicodeForm final : public Normalizer::Step {
       : name_(std::move(name)), decompose_(decompose), compose_(compose), recompose_(recompose) {}
   std::string name() const override { return name_; }
 
-  void apply(NormalizedText* t) const override {
+  Status apply(NormalizedText* t) const override {
     struct Item {
       char32_t c;
       int change;
@@ -120,11 +120,12 @@ class UnicodeForm final : public Normalizer::Step {
       }
       items.swap(out);
     }
-    if (!changed) return;
+    if (!changed) return Status::Ok();
     Changes changes;
     changes.reserve(items.size());
     for (const Item& it : items) changes.emplace_back(it.c, it.change);
     *t = apply_changes(*t, changes);
+    return Status::Ok();
   }
 
  private:
@@ -178,8 +179,8 @@ class Lowercase final : public Normalizer::Step {
     return false;
   }
   std::string name() const override { return "Lowercase"; }
-  void apply(NormalizedText* t) const override {
-    if (!changes_something(t->text)) return;  // most text: no rewrite
+  Status apply(NormalizedText* t) const override {
+    if (!changes_something(t->text)) return Status::Ok();  // most text: no rewrite
     TextRewriter w(*t);
     char32_t lower[unicode::kMaxLowercase];
     for (int32_t c; (c = w.peek()) >= 0;) {
@@ -192,6 +193,7 @@ class Lowercase final : public Normalizer::Step {
       for (int k = 1; k < n; ++k) w.insert(lower[k]);
     }
     *t = w.finish();
+    return Status::Ok();
   }
 };
 

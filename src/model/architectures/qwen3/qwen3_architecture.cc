@@ -45,6 +45,26 @@ class Qwen3 final : public Architecture {
     a.mask = Mask::causal();
     TESSERA_RETURN_IF_ERROR(read_rope(j, path, "rope_theta", &a));
     c->layer_attention.assign(c->num_hidden_layers, a);
+    // transformers 5 writes layer_types; every layer must be a full (causal)
+    // one, and the list one entry per layer (checked with the others in
+    // config.cc), as transformers' layer_type_validation refuses.
+    const auto types = j.find("layer_types");
+    if (types == j.end() || types->is_null()) return Status::Ok();
+    if (!types->is_array()) {
+      return invalid_argument(path + ": field 'layer_types' = " + json_input::render(*types) +
+                              " must be an array");
+    }
+    c->layer_attention.clear();
+    for (size_t i = 0; i < types->size(); ++i) {
+      const nlohmann::json& t = (*types)[i];
+      if (t != "full_attention") {
+        return unsupported(path + ": layer_types[" + std::to_string(i) +
+                           "] = " + json_input::render(t) +
+                           " is not supported; supported: \"full_attention\" (Qwen3-Embedding "
+                           "checkpoints have no sliding layers)");
+      }
+      c->layer_attention.push_back(a);
+    }
     return Status::Ok();
   }
 

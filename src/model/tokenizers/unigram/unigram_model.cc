@@ -11,7 +11,34 @@ namespace tessera::model::tokenizers {
 
 namespace {
 constexpr double kUnkPenalty = 10.0;  // HF's K_UNK_PENALTY below the lowest score
+// Longer pieces are refused at load (UnigramModel::create).
+constexpr size_t kMaxPieceBytes = 1024;
 }  // namespace
+
+void UnigramModel::HashSet::build(const std::vector<uint64_t>& hashes) {
+  size_t size = 16;
+  while (size < 2 * hashes.size()) size *= 2;
+  slots_.assign(size, 0);
+  for (uint64_t h : hashes) {
+    h |= 1;  // never 0, the empty slot
+    for (size_t i = (h >> 20) & (size - 1);; i = (i + 1) & (size - 1)) {
+      if (slots_[i] == h) break;
+      if (slots_[i] == 0) {
+        slots_[i] = h;
+        break;
+      }
+    }
+  }
+}
+
+bool UnigramModel::HashSet::contains(uint64_t h) const {
+  h |= 1;
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = (h >> 20) & mask;; i = (i + 1) & mask) {
+    if (slots_[i] == h) return true;
+    if (slots_[i] == 0) return false;
+  }
+}
 
 Status UnigramModel::create(std::vector<std::pair<std::string, double>> pieces,
                             std::optional<int32_t> unk_id, bool byte_fallback,
@@ -31,6 +58,15 @@ Status UnigramModel::create(std::vector<std::pair<std::string, double>> pieces,
   std::vector<std::pair<std::string_view, int32_t>> entries;
   entries.reserve(pieces.size());
   for (size_t i = 0; i < pieces.size(); ++i) {
+    // The Viterbi tries every length up to the longest piece at every
+    // character: a hostile long piece would make it quadratic.
+    if (pieces[i].first.size() > kMaxPieceBytes) {
+      return invalid_argument(source + ": model.vocab[" + std::to_string(i) + "] is " +
+                              std::to_string(pieces[i].first.size()) +
+                              " bytes; tessera reads Unigram pieces of at most " +
+                              std::to_string(kMaxPieceBytes) +
+                              " bytes (SentencePiece makes them at most 16 characters by default)");
+    }
     entries.emplace_back(pieces[i].first, static_cast<int32_t>(i));
     bytes += pieces[i].first.size();
     min_score = std::min(min_score, pieces[i].second);
@@ -39,10 +75,13 @@ Status UnigramModel::create(std::vector<std::pair<std::string, double>> pieces,
     return invalid_argument(source + ": the vocabulary holds too many bytes of pieces");
   }
   m->table_.build(entries);
-  std::vector<std::pair<std::string_view, int32_t>> prefixes;
+  std::vector<uint64_t> prefixes;
+  prefixes.reserve(bytes);
   for (const auto& [piece, score] : pieces) {
+    uint64_t h = VocabTable::kHashSeed;
     for (size_t len = 1; len < piece.size(); ++len) {
-      prefixes.emplace_back(std::string_view(piece).substr(0, len), 0);
+      h = VocabTable::hash_step(h, piece[len - 1]);
+      prefixes.push_back(h);
     }
   }
   m->prefixes_.build(prefixes);
@@ -82,7 +121,7 @@ void UnigramModel::tokenize(std::string_view word, std::vector<Piece>* out) cons
         if (target.id == -1 || score > target.score) target = {score, start, id};
         if (len == mblen) has_single = true;
       }
-      if (prefixes_.find(piece, h) < 0) break;  // no longer piece starts so
+      if (!prefixes_.contains(h)) break;  // no longer piece starts so
     }
     if (!has_single && unk_id_) {
       Node& target = best[start + mblen];

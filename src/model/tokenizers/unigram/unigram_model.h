@@ -37,9 +37,21 @@ class UnigramModel final : public WordModel {
  private:
   std::vector<std::pair<std::string, double>> pieces_;
   VocabTable table_;
-  // Every proper prefix of a piece: the Viterbi stops extending a piece at
-  // the first length no piece continues (HF walks a trie for this).
-  VocabTable prefixes_;
+  // The hashes (VocabTable::hash) of every proper prefix of a piece: the
+  // Viterbi stops extending a piece at the first length no piece continues
+  // (HF walks a trie for this). Hashes only, no key bytes: a piece of L bytes
+  // adds L entries, not L^2 / 2 bytes (a hostile 100k-byte piece took 16 s
+  // to load and then bad_alloc). A colliding hash only lets the loop go on;
+  // every piece found is checked whole in table_.
+  class HashSet {
+   public:
+    void build(const std::vector<uint64_t>& hashes);
+    bool contains(uint64_t h) const;
+
+   private:
+    std::vector<uint64_t> slots_;  // power-of-two size, at most half full; 0: empty
+  };
+  HashSet prefixes_;
   std::optional<int32_t> unk_id_;
   bool byte_fallback_ = false;
   double unk_score_ = 0;

@@ -64,7 +64,7 @@ void append_normalized(const BertNormalizer& normalizer, char32_t c, std::string
 
 }  // namespace
 
-void WordPieceTokenizer::set_normalized_added_tokens(std::vector<AddedToken> tokens) {
+Status WordPieceTokenizer::set_normalized_added_tokens(std::vector<AddedToken> tokens) {
   for (AddedToken& t : tokens) {
     std::string normalized;
     for (size_t i = 0; i < t.content.size();) {
@@ -84,6 +84,7 @@ void WordPieceTokenizer::set_normalized_added_tokens(std::vector<AddedToken> tok
     }
   }
   normalized_added_ = AddedTokenMatcher(std::move(tokens));
+  return Status::Ok();
 }
 
 bool WordPieceTokenizer::may_hold_normalized_token(std::string_view text, size_t begin,

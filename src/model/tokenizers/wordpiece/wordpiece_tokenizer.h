@@ -32,7 +32,7 @@ class WordPieceTokenizer final : public TokenizerModel {
   }
   std::optional<int32_t> unk_id() const override { return wordpiece_.unk_id(); }
   std::string describe() const override;
-  void set_normalized_added_tokens(std::vector<AddedToken> tokens) override;
+  Status set_normalized_added_tokens(std::vector<AddedToken> tokens) override;
 
  private:
   // What an ASCII byte does, precomputed from the general path at load.
