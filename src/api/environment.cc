@@ -56,6 +56,12 @@ pipeline::ModelSearch model_search() {
                           xdg.empty() ? nullptr : xdg.c_str(),
                           home.empty() ? nullptr : home.c_str(), &s.data_dir, &s.data_dir_source);
   s.checkout_model = checkout_path("models/all-MiniLM-L6-v2");
+  const std::string hub_cache = environment_variable("HF_HUB_CACHE");
+  const std::string hf_home = environment_variable("HF_HOME");
+  const std::string xdg_cache = environment_variable("XDG_CACHE_HOME");
+  const auto or_null = [](const std::string& v) { return v.empty() ? nullptr : v.c_str(); };
+  pipeline::hub_cache_from(or_null(hub_cache), or_null(hf_home), or_null(xdg_cache), or_null(home),
+                           &s.hub_cache, &s.hub_cache_source);
   return s;
 }
 

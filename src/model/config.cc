@@ -469,9 +469,16 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
   }
   TESSERA_RETURN_IF_ERROR(
       load_prompts(model_dir + "/config_sentence_transformers.json", &c.prompts));
+  // One file, else a sharded checkpoint's index (every model over ~1B
+  // parameters ships sharded).
   c.weights_path = c.transformer_dir + "/model.safetensors";
+  if (!fs::exists(c.weights_path) && fs::exists(c.weights_path + ".index.json")) {
+    c.weights_path += ".index.json";
+  }
   if (!fs::exists(c.weights_path)) {
-    return not_found(c.weights_path + ": missing (tessera reads safetensors weights only)");
+    return not_found(c.weights_path +
+                     ": missing, and no model.safetensors.index.json (tessera reads safetensors "
+                     "weights only)");
   }
   *out = c;
   return Status::Ok();

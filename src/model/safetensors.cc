@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "runtime/bounded_text.h"
@@ -62,6 +63,69 @@ std::string SafeTensor::shape_string() const {
 }
 
 Status SafetensorsFile::open(const std::string& path, std::unique_ptr<SafetensorsFile>* out) {
+  constexpr std::string_view kIndex = ".index.json";
+  if (path.size() > kIndex.size() &&
+      path.compare(path.size() - kIndex.size(), kIndex.size(), kIndex) == 0) {
+    return open_index(path, out);
+  }
+  return open_one(path, out);
+}
+
+Status SafetensorsFile::open_index(const std::string& path, std::unique_ptr<SafetensorsFile>* out) {
+  json index;
+  TESSERA_RETURN_IF_ERROR(json_input::parse_file(path, &index));
+  const auto map = index.is_object() ? index.find("weight_map") : index.end();
+  if (map == index.end() || !map->is_object() || map->empty()) {
+    return invalid_argument(path +
+                            ": field 'weight_map' must be a non-empty object mapping "
+                            "tensor names to shard files");
+  }
+  std::unique_ptr<SafetensorsFile> f(new SafetensorsFile());
+  f->path_ = path;
+  const std::string dir = path.substr(0, path.rfind('/') + 1);
+  std::map<std::string, size_t> shard_of;  // file name -> index in shards_
+  for (const auto& [name, file] : map->items()) {
+    const std::string where = path + ": weight_map[" + quote_bounded(name) + "]";
+    if (!file.is_string() || file.get<std::string>().empty() ||
+        file.get<std::string>().find('/') != std::string::npos ||
+        file.get<std::string>().front() == '.') {
+      return invalid_argument(where + " = " + json_input::render(file) +
+                              " must be the name of a shard file in the same folder");
+    }
+    const std::string shard = file.get<std::string>();
+    auto it = shard_of.find(shard);
+    if (it == shard_of.end()) {
+      std::unique_ptr<SafetensorsFile> s;
+      TESSERA_RETURN_IF_ERROR(open_one(dir + shard, &s));
+      f->size_ += s->mapped_bytes();
+      it = shard_of.emplace(shard, f->shards_.size()).first;
+      f->shards_.push_back(std::move(s));
+    }
+    const SafeTensor* t = f->shards_[it->second]->find(name);
+    if (t == nullptr) {
+      return invalid_argument(where + " names " + dir + shard + ", which has no such tensor");
+    }
+    f->tensors_.push_back(*t);
+  }
+  std::sort(f->tensors_.begin(), f->tensors_.end(),
+            [](const SafeTensor& a, const SafeTensor& b) { return a.name < b.name; });
+  if (const auto meta = index.find("metadata"); meta != index.end() && meta->is_object()) {
+    for (const auto& [k, v] : meta->items()) {
+      f->metadata_[k] = v.is_string() ? v.get<std::string>() : v.dump();
+    }
+  }
+  *out = std::move(f);
+  return Status::Ok();
+}
+
+const SafetensorsFile& SafetensorsFile::owner(const SafeTensor& t) const {
+  for (const auto& s : shards_) {
+    if (t.data >= s->base_ && t.data <= s->base_ + s->size_) return *s;
+  }
+  return *this;
+}
+
+Status SafetensorsFile::open_one(const std::string& path, std::unique_ptr<SafetensorsFile>* out) {
   std::unique_ptr<SafetensorsFile> f(new SafetensorsFile());
   f->path_ = path;
   // Checked before mapping: a FIFO in its place would block a plain open().
@@ -219,6 +283,7 @@ const SafeTensor* SafetensorsFile::find(std::string_view name) const {
 }
 
 void SafetensorsFile::release(const SafeTensor& t) const {
+  if (!shards_.empty()) return owner(t).release(t);
   // Offsets from the mapping's start, which mmap aligned to a page.
   const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   const auto begin = static_cast<size_t>(t.data - base_);
@@ -232,8 +297,8 @@ void SafetensorsFile::release(const SafeTensor& t) const {
 
 Status SafetensorsFile::read_f32(const SafeTensor& t, float* dst) const {
   if (!t.float_dtype) {
-    return unsupported(path_ + ": tensor " + quote_bounded(t.name) + " has dtype " + t.dtype +
-                       "; only F32, F16 and BF16 convert to f32");
+    return unsupported(owner(t).path_ + ": tensor " + quote_bounded(t.name) + " has dtype " +
+                       t.dtype + "; only F32, F16 and BF16 convert to f32");
   }
   const int64_t n = t.numel();
   switch (*t.float_dtype) {

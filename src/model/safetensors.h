@@ -38,6 +38,10 @@ class SafetensorsFile {
   static constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
   static constexpr size_t kMaxRank = 8;
 
+  // `path` is one .safetensors file, or a sharded checkpoint's
+  // model.safetensors.index.json (a path ending in ".index.json"): its
+  // weight_map names each tensor's shard, a file of the same folder; the
+  // shards are opened and their tensors seen as one file's.
   static Status open(const std::string& path, std::unique_ptr<SafetensorsFile>* out);
   ~SafetensorsFile();
   SafetensorsFile(const SafetensorsFile&) = delete;
@@ -60,7 +64,12 @@ class SafetensorsFile {
  private:
   SafetensorsFile() = default;
   Status parse_header();
+  static Status open_one(const std::string& path, std::unique_ptr<SafetensorsFile>* out);
+  static Status open_index(const std::string& path, std::unique_ptr<SafetensorsFile>* out);
+  // The shard holding `t` (this file when it is not an index).
+  const SafetensorsFile& owner(const SafeTensor& t) const;
 
+  std::vector<std::unique_ptr<SafetensorsFile>> shards_;  // an index's files
   std::string path_;
   const uint8_t* base_ = nullptr;
   size_t size_ = 0;

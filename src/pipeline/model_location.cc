@@ -1,6 +1,7 @@
 #include "pipeline/model_location.h"
 
 #include <filesystem>
+#include <fstream>
 #include <system_error>
 #include <vector>
 
@@ -17,7 +18,34 @@ bool is_dir(const std::string& path) {
   return !path.empty() && fs::is_directory(path, ec);
 }
 
-// Steps 1 and 2: a directory, else a registered model's name.
+bool hub_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '_' || c == '.';
+}
+
+// " (looked in ...)" and the command that fetches it, or "" when `value`
+// is not a Hub id; *out is set when the cache holds it.
+std::string try_hub_cache(const ModelSearch& search, const std::string& value,
+                          const std::string& what, ResolvedModel* out) {
+  if (!looks_like_hub_id(value)) return "";
+  const std::string id = value.substr(0, value.find('@'));
+  if (search.hub_cache.empty()) {
+    return ", and no Hugging Face cache to look in ($HF_HUB_CACHE, $HF_HOME and $HOME are unset)";
+  }
+  std::string dir;
+  const Status s = hub_snapshot(search.hub_cache, value, &dir);
+  if (s.ok()) {
+    *out = {dir,
+            what + " (Hub id " + value + " in the Hugging Face cache " + search.hub_cache + ")"};
+    return "";
+  }
+  return ", nor in the Hugging Face cache (" + s.message() + "; the cache is " + search.hub_cache +
+         ", from " + search.hub_cache_source + "): `hf download " + id +
+         "` fetches it (tessera itself never downloads)";
+}
+
+// Steps 1 and 2: a directory, else a registered model's name, else a Hub id
+// in the local cache.
 Status named_model(const ModelSearch& search, const std::string& value, const std::string& what,
                    ResolvedModel* out) {
   if (is_dir(value)) {
@@ -46,12 +74,92 @@ Status named_model(const ModelSearch& search, const std::string& value, const st
     registered =
         (registered.empty() ? "none" : registered) + " registered in " + registry.models_dir();
   }
+  out->dir.clear();
+  const std::string hub = try_hub_cache(search, value, what, out);
+  if (!out->dir.empty()) return Status::Ok();
   return not_found(what + " \"" + value +
                    "\" is neither a model directory nor the name of a registered model (" +
-                   registered + ")");
+                   registered + ")" + hub);
 }
 
 }  // namespace
+
+bool looks_like_hub_id(const std::string& value) {
+  const size_t at = value.find('@');
+  const std::string id = value.substr(0, at);
+  if (at != std::string::npos && at + 1 == value.size()) return false;
+  const size_t slash = id.find('/');
+  if (id.empty() || id.find('/', slash == std::string::npos ? 0 : slash + 1) != std::string::npos) {
+    return false;
+  }
+  for (const std::string& part :
+       {id.substr(0, slash),
+        slash == std::string::npos ? std::string("x") : id.substr(slash + 1)}) {
+    if (part.empty() || part.front() == '.' || part.size() > 96) return false;
+    for (char c : part) {
+      if (!hub_name_char(c)) return false;
+    }
+  }
+  return true;
+}
+
+void hub_cache_from(const char* hf_hub_cache, const char* hf_home, const char* xdg_cache_home,
+                    const char* home, std::string* dir, std::string* source) {
+  const auto set = [&](const fs::path& path, const char* from) {
+    *dir = path.lexically_normal().string();
+    *source = from;
+  };
+  const auto given = [](const char* v) { return v != nullptr && *v != '\0'; };
+  dir->clear();
+  source->clear();
+  if (given(hf_hub_cache)) {
+    set(hf_hub_cache, "$HF_HUB_CACHE");
+  } else if (given(hf_home)) {
+    set(fs::path(hf_home) / "hub", "$HF_HOME");
+  } else if (given(xdg_cache_home) && xdg_cache_home[0] == '/') {
+    set(fs::path(xdg_cache_home) / "huggingface" / "hub", "$XDG_CACHE_HOME");
+  } else if (given(home) && home[0] == '/') {
+    set(fs::path(home) / ".cache" / "huggingface" / "hub", "$HOME");
+  }
+}
+
+Status hub_snapshot(const std::string& cache, const std::string& id, std::string* dir) {
+  if (!looks_like_hub_id(id)) {
+    return invalid_argument("\"" + id + "\" is not a Hugging Face Hub id (ORG/NAME[@REVISION])");
+  }
+  const size_t at = id.find('@');
+  const std::string name = id.substr(0, at);
+  const std::string revision = at == std::string::npos ? "main" : id.substr(at + 1);
+  std::string folder = "models--" + name;
+  for (size_t p = folder.find('/'); p != std::string::npos; p = folder.find('/', p)) {
+    folder.replace(p, 1, "--");
+  }
+  const fs::path repo = fs::path(cache) / folder;
+  if (!is_dir(repo.string())) return not_found("no " + repo.string());
+  std::string commit = revision;
+  const fs::path ref = repo / "refs" / revision;
+  std::error_code ec;
+  if (fs::is_regular_file(ref, ec)) {
+    std::ifstream in(ref);
+    std::getline(in, commit);
+    while (!commit.empty() &&
+           (commit.back() == '\n' || commit.back() == '\r' || commit.back() == ' ')) {
+      commit.pop_back();
+    }
+  }
+  const bool hash =
+      commit.size() == 40 && commit.find_first_not_of("0123456789abcdef") == std::string::npos;
+  if (!hash) {
+    return not_found("no " + ref.string() + " (revision " + revision +
+                     " was never downloaded; its snapshots: " + repo.string() + "/snapshots)");
+  }
+  const fs::path snapshot = repo / "snapshots" / commit;
+  if (!is_dir(snapshot.string())) {
+    return not_found("no " + snapshot.string() + " (" + ref.string() + " names it)");
+  }
+  *dir = snapshot.string();
+  return Status::Ok();
+}
 
 void data_dir_from(const char* tessera_data_dir, const char* xdg_data_home, const char* home,
                    std::string* dir, std::string* source) {

@@ -2,7 +2,9 @@
 // Embedder and Python (docs/DECISIONS.md, "Installed models: a data
 // directory, not the checkout"). The first that applies:
 //   1. the model the caller names (--model, EmbedderOptions.model_dir,
-//      Embedder(model_dir)): a directory, else the name of a registered model;
+//      Embedder(model_dir)): a directory, else the name of a registered model,
+//      else a Hugging Face Hub id (ORG/NAME[@REVISION]) found in the local
+//      Hub cache (hub_snapshot below; never the network);
 //   2. $TESSERA_MODEL, read the same way;
 //   3. the data directory's default model (model_registry.h): the data
 //      directory is $TESSERA_DATA_DIR, else $XDG_DATA_HOME/tessera, else
@@ -32,7 +34,27 @@ struct ModelSearch {
   std::string data_dir;         // "" when there is none (no variable, no home)
   std::string data_dir_source;  // "$TESSERA_DATA_DIR", "$XDG_DATA_HOME", "$HOME"
   std::string checkout_model;   // step 4's folder; "" outside a build tree
+  // The Hugging Face Hub cache: $HF_HUB_CACHE, else $HF_HOME/hub, else
+  // $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub ("" when
+  // none can be named), and the variable it came from.
+  std::string hub_cache;
+  std::string hub_cache_source;
 };
+
+// The Hub cache for these values of $HF_HUB_CACHE, $HF_HOME, $XDG_CACHE_HOME
+// and $HOME (nullptr: unset), as huggingface_hub finds it.
+void hub_cache_from(const char* hf_hub_cache, const char* hf_home, const char* xdg_cache_home,
+                    const char* home, std::string* dir, std::string* source);
+
+// The snapshot folder of Hub id `id` ("ORG/NAME" or "NAME", optionally
+// "@REVISION": a branch or tag under refs/, or a commit hash) in `cache`, as
+// huggingface_hub lays it out: models--ORG--NAME/refs/REVISION holds the
+// commit, models--ORG--NAME/snapshots/COMMIT the files. kNotFound saying
+// what is missing; kInvalidArgument when `id` cannot be a Hub id.
+Status hub_snapshot(const std::string& cache, const std::string& id, std::string* dir);
+// Whether `value` has a Hub id's shape (a name, or ORG/NAME, of the
+// characters the Hub allows, with an optional @REVISION).
+bool looks_like_hub_id(const std::string& value);
 
 // The data directory and the variable it came from, for these values of
 // $TESSERA_DATA_DIR, $XDG_DATA_HOME and $HOME (nullptr: unset). A relative

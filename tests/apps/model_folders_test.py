@@ -9,11 +9,16 @@ for byte:
   model_max_length instead of sentence_bert_config.json;
 - with LayerNorms named gamma / beta (TF-converted checkpoints), with and
   without the "bert." prefix;
+- sharded: model.safetensors split in two by model.safetensors.index.json;
+- found by its Hub id in a Hugging Face cache laid out as `hf download`
+  leaves it ($HF_HUB_CACHE; refs/main names the snapshot), and an id not in
+  the cache refused with the command that fetches it;
 and an unknown module is refused naming its whole type.
 
 Usage: model_folders_test.py TESSERA_BINARY SOURCE_DIR
 """
 import json
+import os
 import pathlib
 import shutil
 import struct
@@ -29,11 +34,12 @@ def run(binary, *args):
     return subprocess.run([binary, *args], capture_output=True, text=True, timeout=300)
 
 
-def embed(binary, model, workdir):
+def embed(binary, model, workdir, env=None):
     docs = pathlib.Path(workdir, "docs.jsonl")
     docs.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(TEXTS)))
     out = pathlib.Path(workdir, "out.jsonl")
-    p = run(binary, "embed", str(docs), "-o", str(out), "--model", str(model))
+    p = subprocess.run([binary, "embed", str(docs), "-o", str(out), "--model", str(model)],
+                       capture_output=True, text=True, timeout=300, env=env)
     assert p.returncode == 0, f"{model}: rc {p.returncode}\n{p.stderr[-2000:]}"
     return [json.loads(line)["embedding"] for line in out.read_text().splitlines()]
 
@@ -79,6 +85,49 @@ def legacy_norms(name):
     return head + "." + {"weight": "gamma", "bias": "beta"}[leaf]
 
 
+def shard(folder):
+    """Splits model.safetensors in two shards and writes their index."""
+    raw = (folder / "model.safetensors").read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n])
+    data = raw[8 + n:]
+    names = sorted(k for k in header if k != "__metadata__")
+    weight_map = {}
+    for i, part in enumerate((names[:len(names) // 2], names[len(names) // 2:])):
+        file = f"model-0000{i + 1}-of-00002.safetensors"
+        sub, blob = {}, b""
+        for name in part:
+            b, e = header[name]["data_offsets"]
+            sub[name] = dict(header[name], data_offsets=[len(blob), len(blob) + e - b])
+            blob += data[b:e]
+            weight_map[name] = file
+        text = json.dumps(sub).encode()
+        text += b" " * (-len(text) % 8)
+        (folder / file).write_bytes(struct.pack("<Q", len(text)) + text + blob)
+    (folder / "model.safetensors").unlink()
+    write_json(folder / "model.safetensors.index.json",
+               {"metadata": {"total_size": len(data)}, "weight_map": weight_map})
+
+
+def hub_cache(root, original):
+    """root/models--org--tiny-bert as huggingface_hub lays it out: blobs,
+    a snapshot of links to them, refs/main naming the snapshot."""
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = root / "models--org--tiny-bert"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit)
+    snapshot = repo / "snapshots" / commit
+    for path in sorted(original.rglob("*")):
+        if path.is_dir():
+            continue
+        blob = repo / "blobs" / f"{abs(hash(str(path))):x}"
+        blob.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, blob)
+        link = snapshot / path.relative_to(original)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(blob)
+
+
 def main():
     binary, source = sys.argv[1], pathlib.Path(sys.argv[2])
     original = source / "data" / "models" / "tiny-bert"
@@ -108,6 +157,26 @@ def main():
             assert count >= 3, count
             assert embed(binary, legacy, tmp) == want, f"gamma/beta names ({prefix!r}) differ"
             print(f"ok gamma/beta names, prefix {prefix!r} ({count} renamed)")
+
+        sharded = tmp / "sharded"
+        shutil.copytree(original, sharded)
+        shard(sharded)
+        assert embed(binary, sharded, tmp) == want, "the sharded folder differs"
+        print("ok sharded weights (model.safetensors.index.json)")
+
+        env = dict(os.environ, HF_HUB_CACHE=str(tmp / "hub"))
+        hub_cache(tmp / "hub", original)
+        assert embed(binary, "org/tiny-bert", tmp, env=env) == want, "the Hub id differs"
+        p = subprocess.run([binary, "embed", str(tmp / "docs.jsonl"), "--model", "org/other"],
+                           capture_output=True, text=True, timeout=300, env=env)
+        assert p.returncode != 0 and "hf download org/other" in p.stderr, (p.returncode, p.stderr)
+        env["TESSERA_DATA_DIR"] = str(tmp / "data")
+        p = subprocess.run([binary, "models", "add", "org/tiny-bert"], capture_output=True,
+                           text=True, timeout=300, env=env)
+        assert p.returncode == 0 and "registered tiny-bert:" in p.stdout, (p.stdout, p.stderr)
+        assert embed(binary, "tiny-bert", tmp, env=env) == want, "the registered Hub model differs"
+        print("ok a Hub id from the local cache (embed, models add); one not there names "
+              "`hf download`")
 
         router = tmp / "router"
         shutil.copytree(original, router)

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "model_test_util.h"
@@ -360,6 +362,60 @@ TEST(Encoder, LoadErrorsNameTheFileAndTheProblem) {
     EXPECT_NE(st.message().find("model.safetensors"), std::string::npos) << st.message();
   }
   EXPECT_EQ(enc, nullptr);
+  EXPECT_TRUE(ctx.allocator().leaks().empty());
+}
+
+// Issue 48: a sharded checkpoint (model.safetensors.index.json naming each
+// tensor's shard, as every embedder over ~1B parameters ships) embeds
+// exactly as the one file holding the same tensors; a hostile index is
+// named.
+TEST(Encoder, ShardedWeightsEmbedAsOneFile) {
+  Context ctx;
+  TinyBert tiny;
+  const std::vector<FakeTensor> tensors = tiny.tensors();
+  TempDir whole, sharded;
+  tiny.write(whole.path().string(), tensors);
+  tiny.write(sharded.path().string(), tensors);
+  std::filesystem::remove(sharded.file("model.safetensors"));
+  // Two shards: the first third of the tensors, then the rest.
+  const size_t cut = tensors.size() / 3;
+  const std::vector<FakeTensor> first(tensors.begin(), tensors.begin() + cut);
+  const std::vector<FakeTensor> second(tensors.begin() + cut, tensors.end());
+  testing::write_file(sharded.file("model-00001-of-00002.safetensors"),
+                      testing::make_safetensors(first));
+  testing::write_file(sharded.file("model-00002-of-00002.safetensors"),
+                      testing::make_safetensors(second));
+  nlohmann::json index = {{"metadata", {{"total_size", 0}}},
+                          {"weight_map", nlohmann::json::object()}};
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    index["weight_map"][tensors[i].name] =
+        i < cut ? "model-00001-of-00002.safetensors" : "model-00002-of-00002.safetensors";
+  }
+  testing::write_file(sharded.file("model.safetensors.index.json"), index.dump());
+
+  const std::vector<std::vector<int32_t>> ids = {{1, 5, 9, 2}, {1, 7, 3, 3, 8, 2}};
+  std::vector<float> want(ids.size() * tiny.hidden), got(ids.size() * tiny.hidden);
+  Fixture fx;
+  for (auto [dir, rows] : {std::pair{&whole, &want}, std::pair{&sharded, &got}}) {
+    std::unique_ptr<Encoder> enc;
+    const Status st = Encoder::load(dir->path().string(), {}, ctx, &enc);
+    ASSERT_TRUE(st.ok()) << st.to_string();
+    ASSERT_TRUE(enc->embed(ids, *fx.dispatcher, ctx, rows->data()).ok());
+  }
+  EXPECT_EQ(got, want);  // the same tensors, the same arithmetic: bit for bit
+
+  // A shard outside the folder, and a tensor its shard does not hold.
+  std::unique_ptr<Encoder> enc;
+  index["weight_map"][tensors[0].name] = "../model.safetensors";
+  testing::write_file(sharded.file("model.safetensors.index.json"), index.dump());
+  testing::expect_status(
+      Encoder::load(sharded.path().string(), {}, ctx, &enc), StatusCode::kInvalidArgument,
+      {"model.safetensors.index.json", "weight_map[", "shard file in the same folder"});
+  index["weight_map"][tensors[0].name] = "model-00002-of-00002.safetensors";
+  testing::write_file(sharded.file("model.safetensors.index.json"), index.dump());
+  testing::expect_status(Encoder::load(sharded.path().string(), {}, ctx, &enc),
+                         StatusCode::kInvalidArgument,
+                         {"model-00002-of-00002.safetensors, which has no such tensor"});
   EXPECT_TRUE(ctx.allocator().leaks().empty());
 }
 

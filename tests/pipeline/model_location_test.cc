@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "pipeline/model_registry.h"
@@ -141,6 +142,71 @@ TEST(ResolveModel, NothingFoundSaysHowToRegisterAModel) {
   st = s.fails("");
   EXPECT_EQ(st.code(), StatusCode::kUnavailable);
   EXPECT_TRUE(contains(st.message(), "checkout-gone is missing too")) << st.message();
+}
+
+TEST(HubCache, HfHubCacheThenHfHomeThenXdgCacheThenHome) {
+  std::string dir, source;
+  hub_cache_from("/c", "/hf", "/x", "/h", &dir, &source);
+  EXPECT_EQ(dir, "/c");
+  EXPECT_EQ(source, "$HF_HUB_CACHE");
+  hub_cache_from(nullptr, "/hf", "/x", "/h", &dir, &source);
+  EXPECT_EQ(dir, "/hf/hub");
+  hub_cache_from("", nullptr, "/x", "/h", &dir, &source);
+  EXPECT_EQ(dir, "/x/huggingface/hub");
+  hub_cache_from(nullptr, nullptr, "relative", "/h", &dir, &source);
+  EXPECT_EQ(dir, "/h/.cache/huggingface/hub");
+  EXPECT_EQ(source, "$HOME");
+  hub_cache_from(nullptr, nullptr, nullptr, nullptr, &dir, &source);
+  EXPECT_EQ(dir, "");
+}
+
+TEST(HubCache, IdsHaveTheHubsShape) {
+  for (const char* ok : {"BAAI/bge-small-en-v1.5", "bert-base-uncased", "org/name@main",
+                         "org/name@0123456789abcdef0123456789abcdef01234567"}) {
+    EXPECT_TRUE(looks_like_hub_id(ok)) << ok;
+  }
+  for (const char* no : {"", "a/b/c", "/abs/path", "org/", "/name", "org/na me", "org/name@",
+                         "../up", "org/.hidden"}) {
+    EXPECT_FALSE(looks_like_hub_id(no)) << no;
+  }
+}
+
+// A Hub cache laid out as huggingface_hub writes it: refs/main names the
+// commit whose snapshot holds the files (tiny-bert's, as links to blobs are).
+TEST(HubCache, AHubIdResolvesFromTheCacheNeverTheNetwork) {
+  Scratch s;
+  const std::string commit = "0123456789abcdef0123456789abcdef01234567";
+  const std::string repo = s.tmp.path() + "/hub/models--org--tiny-bert";
+  fs::create_directories(repo + "/refs");
+  fs::create_directories(repo + "/snapshots");
+  fs::create_directory_symlink(kTinyBert, repo + "/snapshots/" + commit);
+  {
+    std::ofstream(repo + "/refs/main") << commit;  // no newline, as huggingface_hub writes it
+    std::ofstream(repo + "/refs/v1") << commit << "\n";
+  }
+  s.search.hub_cache = s.tmp.path() + "/hub";
+  s.search.hub_cache_source = "$HF_HUB_CACHE";
+  const std::string snapshot = repo + "/snapshots/" + commit;
+  EXPECT_EQ(s.resolve("org/tiny-bert").dir, snapshot);
+  EXPECT_TRUE(contains(s.resolve("org/tiny-bert").source, "Hub id org/tiny-bert"));
+  EXPECT_EQ(s.resolve("org/tiny-bert@v1").dir, snapshot);
+  EXPECT_EQ(s.resolve("org/tiny-bert@" + commit).dir, snapshot);
+  // A registered model of the same shape of name comes first (a plain name).
+  s.register_folder("tiny-bert");
+  EXPECT_TRUE(contains(s.resolve("tiny-bert").source, "registered model tiny-bert"));
+
+  // Not there: where it looked, and the one command that fetches it.
+  Status st = s.fails("org/other");
+  EXPECT_EQ(st.code(), StatusCode::kNotFound);
+  EXPECT_TRUE(contains(st.message(), "models--org--other")) << st.message();
+  EXPECT_TRUE(contains(st.message(), "`hf download org/other`")) << st.message();
+  EXPECT_TRUE(contains(st.message(), "from $HF_HUB_CACHE")) << st.message();
+  st = s.fails("org/tiny-bert@v2");
+  EXPECT_TRUE(contains(st.message(), "refs/v2")) << st.message();
+  EXPECT_TRUE(contains(st.message(), "`hf download org/tiny-bert`")) << st.message();
+  // A path is not taken for a Hub id.
+  st = s.fails(s.tmp.path() + "/no/such/folder");
+  EXPECT_FALSE(contains(st.message(), "hf download")) << st.message();
 }
 
 TEST(ModelRegistry, AddCopiesAndTheFirstBecomesTheDefault) {

@@ -102,14 +102,31 @@ int list_models(bool json) {
   return 0;
 }
 
-int add_model(const std::string& dir, const pipeline::AddModelOptions& options) {
+int add_model(const std::string& given, pipeline::AddModelOptions options) {
   const pipeline::ModelSearch search = api::model_search();
   if (Status s = open_registry(search); !s.ok()) return fail_status(s);
+  // A Hub id (not a folder here) is its snapshot in the local Hub cache,
+  // registered under the model's name.
+  std::string dir = given;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(given, ec) && pipeline::looks_like_hub_id(given) &&
+      !search.hub_cache.empty()) {
+    if (Status s = pipeline::hub_snapshot(search.hub_cache, given, &dir); !s.ok()) {
+      const std::string id = given.substr(0, given.find('@'));
+      return fail_status(Status(s.code(), given + ": not in the Hugging Face cache (" +
+                                              s.message() + "): `hf download " + id +
+                                              "` fetches it"));
+    }
+    if (options.name.empty()) {
+      const std::string id = given.substr(0, given.find('@'));
+      options.name = id.substr(id.find('/') + 1);
+    }
+  }
   pipeline::ModelRegistry registry(search.data_dir);
   pipeline::RegisteredModel added;
   if (Status s = registry.add(dir, options, &added); !s.ok()) return fail_status(s);
   std::printf("registered %s: %s (%s %s)%s\n", added.name.c_str(), added.path.c_str(),
-              options.link ? "a link to" : "a copy of", dir.c_str(),
+              options.link ? "a link to" : "a copy of", given.c_str(),
               added.is_default ? ", the default model" : "");
   return 0;
 }
@@ -179,7 +196,10 @@ void add_models_command(CLI::App& app, AppState& state) {
       "default, the model every command and the C++ and Python APIs use when none is named.");
   static std::string add_dir;
   static pipeline::AddModelOptions add_options;
-  add->add_option("DIR", add_dir, "The model folder (HF / sentence-transformers)")->required();
+  add->add_option("DIR", add_dir,
+                  "The model folder (HF / sentence-transformers), or a Hub id (ORG/NAME[@REV])\n"
+                  "in the local Hugging Face cache")
+      ->required();
   add->add_option("--name", add_options.name, "The name to register it under (default: DIR's)");
   add->add_flag("--default", add_options.make_default, "Make it the default model");
   add->add_flag("--link", add_options.link,
