@@ -24,8 +24,8 @@ using config_fields::read_object;
 constexpr const char* kSupportedActs =
     "\"gelu\" (exact erf), \"gelu_pytorch_tanh\" / \"gelu_new\" (tanh form), \"silu\" / \"swish\"";
 constexpr const char* kSupportedModules =
-    "Transformer, Pooling (cls / mean / max / lasttoken), Normalize, MLMTransformer, "
-    "SpladePooling (max), by their sentence-transformers 5.x or 6.x module path";
+    "Transformer, Pooling (cls / mean / max / lasttoken), Dense (after Pooling), Normalize, "
+    "MLMTransformer, SpladePooling (max), by their sentence-transformers 5.x or 6.x module path";
 
 // A sentence-transformers module's class: the last component of its `type`
 // under the package. The path moved in 6.0 (models.Transformer became
@@ -218,6 +218,54 @@ Status load_pooling(const std::string& path, int hidden_size, Pooling* out, bool
   return Status::Ok();
 }
 
+// <dir>/config.json of a Dense module, as sentence-transformers 5.x and 6.x
+// save it: in_features, out_features, bias, activation_function (a torch.nn
+// class path; absent: Tanh, as sentence-transformers falls back to),
+// module_input_name ("sentence_embedding"), use_residual.
+Status load_dense(const std::string& dir, DenseModule* out) {
+  const std::string path = dir + "/config.json";
+  json j;
+  TESSERA_RETURN_IF_ERROR(read_json(path, &j));
+  DenseModule d;
+  d.dir = dir;
+  TESSERA_RETURN_IF_ERROR(get_int(j, path, "in_features", true, &d.in_features));
+  TESSERA_RETURN_IF_ERROR(get_int(j, path, "out_features", true, &d.out_features));
+  TESSERA_RETURN_IF_ERROR(get_bool(j, path, "bias", &d.bias));
+  TESSERA_RETURN_IF_ERROR(get_bool(j, path, "use_residual", &d.residual));
+  if (d.in_features < 1 || d.out_features < 1 || d.in_features > (1 << 20) ||
+      d.out_features > (1 << 20)) {
+    return invalid_argument(path + ": in_features = " + std::to_string(d.in_features) +
+                            " and out_features = " + std::to_string(d.out_features) +
+                            " must be in [1, 2^20]");
+  }
+  std::string input = "sentence_embedding";
+  TESSERA_RETURN_IF_ERROR(get_string(j, path, "module_input_name", &input));
+  if (input != "sentence_embedding") {
+    return unsupported(path + ": module_input_name \"" + json_input::clip(input) +
+                       "\" is not supported; supported: \"sentence_embedding\" (a Dense over "
+                       "the pooled embedding; per-token Dense layers, as ColBERT's, are not run)");
+  }
+  std::string act = "torch.nn.modules.activation.Tanh";
+  TESSERA_RETURN_IF_ERROR(get_string(j, path, "activation_function", &act));
+  const std::string cls = act.substr(act.rfind('.') + 1);
+  bool known = false;
+  for (DenseActivation a :
+       {DenseActivation::kIdentity, DenseActivation::kTanh, DenseActivation::kGelu,
+        DenseActivation::kRelu, DenseActivation::kSigmoid, DenseActivation::kSilu}) {
+    if (cls == dense_activation_name(a) && act.rfind("torch.", 0) == 0) {
+      d.activation = a;
+      known = true;
+    }
+  }
+  if (!known) {
+    return unsupported(path + ": activation_function \"" + json_input::clip(act) +
+                       "\" is not supported; supported: torch.nn's Identity, Tanh, GELU, ReLU, "
+                       "Sigmoid, SiLU");
+  }
+  *out = d;
+  return Status::Ok();
+}
+
 // config_sentence_transformers.json: "prompts" {name: text} and
 // "default_prompt_name" (null or one of them). As in sentence-transformers
 // 6.3, every model has "query" and "document" prompts, empty unless the file
@@ -272,6 +320,24 @@ Status load_splade_pooling(const std::string& path) {
 }
 
 }  // namespace
+
+const char* dense_activation_name(DenseActivation a) {
+  switch (a) {
+    case DenseActivation::kIdentity:
+      return "Identity";
+    case DenseActivation::kTanh:
+      return "Tanh";
+    case DenseActivation::kGelu:
+      return "GELU";
+    case DenseActivation::kRelu:
+      return "ReLU";
+    case DenseActivation::kSigmoid:
+      return "Sigmoid";
+    case DenseActivation::kSilu:
+      return "SiLU";
+  }
+  return "?";
+}
 
 const char* pooling_name(Pooling p) {
   switch (p) {
@@ -386,6 +452,10 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
         c.transformer_dir = dir;
       } else if (kind == "Pooling" && pooling_dir.empty()) {
         pooling_dir = dir;
+      } else if (kind == "Dense" && !pooling_dir.empty() && !c.normalize) {
+        DenseModule d;
+        TESSERA_RETURN_IF_ERROR(load_dense(dir, &d));
+        c.dense.push_back(d);
       } else if (kind == "Normalize") {
         c.normalize = true;
       } else if (kind == "SpladePooling" && splade_dir.empty()) {
@@ -399,7 +469,9 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
         return unsupported(
             modules_path + ": module '" + json_input::clip(name, 64) + "' of type '" +
             json_input::clip(type, 256) + "'" +
-            (transformer || kind == "Pooling" || kind == "SpladePooling" ? " (a second one)" : "") +
+            (transformer || kind == "Pooling" || kind == "SpladePooling" ? " (a second one)"
+             : kind == "Dense" ? (pooling_dir.empty() ? " (before Pooling)" : " (after Normalize)")
+                               : "") +
             " is not supported; supported: " + kSupportedModules);
       }
     }
@@ -431,6 +503,21 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
   }
   if (!splade_dir.empty()) {
     TESSERA_RETURN_IF_ERROR(load_splade_pooling(splade_dir + "/config.json"));
+  }
+  // Each Dense takes what the one before gives (the first, the pooled
+  // embedding); only embedding models pool into them.
+  int width = c.network.hidden_size;
+  for (const DenseModule& d : c.dense) {
+    if (c.network.head != HeadKind::kNone) {
+      return unsupported(d.dir + ": a Dense module on a " + head_kind_name(c.network.head) +
+                         " model is not supported (only after an embedding model's Pooling)");
+    }
+    if (d.in_features != width) {
+      return invalid_argument(d.dir +
+                              "/config.json: in_features = " + std::to_string(d.in_features) +
+                              " but the module before gives " + std::to_string(width) + " values");
+    }
+    width = d.out_features;
   }
   c.sparse = c.network.head == HeadKind::kMaskedLm;
   if (!splade_dir.empty() && !c.sparse) {

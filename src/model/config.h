@@ -131,15 +131,37 @@ struct Prompts {
   bool pooled = true;
 };
 
+// sentence-transformers' Dense module after pooling (LaBSE,
+// distiluse-base-multilingual, EmbeddingGemma): y = act(x W^T + b), plus x
+// (or x R^T when in != out) with use_residual. Weights in its folder's
+// model.safetensors: linear.weight [out, in], linear.bias [out],
+// residual.weight [out, in].
+enum class DenseActivation { kIdentity, kTanh, kGelu, kRelu, kSigmoid, kSilu };
+const char* dense_activation_name(DenseActivation a);  // "Tanh", as torch.nn names it
+struct DenseModule {
+  std::string dir;  // its folder (modules.json "path")
+  int in_features = 0;
+  int out_features = 0;
+  bool bias = true;
+  bool residual = false;
+  DenseActivation activation = DenseActivation::kTanh;  // sentence-transformers' default
+};
+
 struct ModelConfig {
   NetworkConfig network;
   Pooling pooling = Pooling::kMean;
+  std::vector<DenseModule> dense;  // after pooling, in modules.json order
   Prompts prompts;
   bool normalize = false;
   bool sparse = false;          // SPLADE pooling (sentence-transformers SparseEncoder or kMaskedLm)
   int max_seq_length = 0;       // tokens, specials included
   std::string transformer_dir;  // holds config.json, the weights and the tokenizer
   std::string weights_path;     // transformer_dir + "/model.safetensors"
+  // Width of a pooled embedding: the last Dense module's out_features, else
+  // hidden_size.
+  int embedding_dim() const {
+    return dense.empty() ? network.hidden_size : dense.back().out_features;
+  }
 };
 
 // Reads and checks one HF config.json. An unsupported model_type names the

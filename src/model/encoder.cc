@@ -25,8 +25,13 @@ Status Encoder::load(const std::string& model_dir, const EncoderOptions& options
     TESSERA_RETURN_IF_ERROR(load_network_weights(*file, e->config_.network, options.weights,
                                                  ctx.allocator(), &e->weights_));
   }  // the mapping is released here
-  TESSERA_RETURN_IF_ERROR(Tokenizer::load(e->config_.transformer_dir, &e->tokenizer_,
-                                          e->config_.network.vocab_size));
+  for (const DenseModule& d : e->config_.dense) {
+    DenseWeights w;
+    TESSERA_RETURN_IF_ERROR(load_dense_weights(d, ctx.allocator(), &w));
+    e->dense_.push_back(std::move(w));
+  }
+  TESSERA_RETURN_IF_ERROR(
+      Tokenizer::load(e->config_.transformer_dir, &e->tokenizer_, e->config_.network.vocab_size));
   // A token id past the embedding matrix would read out of bounds: refuse
   // the pair at load rather than check every id against two sizes.
   if (e->tokenizer_.vocab_size() > static_cast<size_t>(e->config_.network.vocab_size)) {
@@ -37,6 +42,14 @@ Status Encoder::load(const std::string& model_dir, const EncoderOptions& options
   }
   *out = std::move(e);
   return Status::Ok();
+}
+
+size_t Encoder::weight_bytes() const {
+  size_t total = weights_.bytes();
+  for (const DenseWeights& d : dense_) {
+    total += d.linear.bytes() + d.residual.bytes() + d.bias.bytes();
+  }
+  return total;
 }
 
 size_t Encoder::activation_bytes(int64_t tokens) const {
@@ -187,8 +200,17 @@ Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences,
   StageSpan span(
       ctx.profiler(), "model.pooling",
       std::string(pooling_name(config_.pooling)) + (config_.normalize ? "+normalize" : ""));
-  pool_sequences(config_.pooling, scratch.hidden, h, cu.data(), count, out);
-  if (config_.normalize) l2_normalize_rows(out, count, h);
+  if (dense_.empty()) {
+    pool_sequences(config_.pooling, scratch.hidden, h, cu.data(), count, out);
+  } else {
+    // Pooled into the (free) wide scratch, then through the Dense modules.
+    auto* pooled = static_cast<float*>(scratch.wide);
+    pool_sequences(config_.pooling, scratch.hidden, h, cu.data(), count, pooled);
+    StageSpan dense(ctx.profiler(), "model.dense",
+                    std::to_string(config_.dense.size()) + " modules -> " + std::to_string(dim()));
+    TESSERA_RETURN_IF_ERROR(run_dense(config_.dense, dense_, pooled, count, ctx, out));
+  }
+  if (config_.normalize) l2_normalize_rows(out, count, dim());
   return Status::Ok();
 }
 

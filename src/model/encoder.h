@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "model/config.h"
+#include "model/heads/dense.h"
 #include "model/tokenizer.h"
 #include "model/weight_precision.h"
 #include "model/weights.h"
@@ -36,13 +37,14 @@ class Encoder {
   // sequences: token ids, each already [CLS] ... [SEP], 1 <= length <=
   // max_seq_length(). Runs them as one packed batch (the caller bounds its
   // size) and writes sequences.size() x dim() floats to out: row i pooled for
-  // sequence i, L2-normalized when the model has a Normalize module. Bad
+  // sequence i, through the model's Dense modules, L2-normalized when the
+  // model has a Normalize module. Bad
   // input writes nothing. The encoder keeps no per-call state, but calls that
   // share a Context must not overlap (its thread pool is not reentrant).
   Status embed(const std::vector<std::vector<int32_t>>& sequences, Dispatcher& attention,
                Context& ctx, float* out);
   // The same run without pooling: writes the final hidden state of every
-  // token, [CLS] and [SEP] included, (sum of lengths) x dim() floats, the
+  // token, [CLS] and [SEP] included, (sum of lengths) x hidden_size() floats, the
   // tokens of sequence 0 first. Never normalized (TEI's /embed_all).
   Status embed_tokens(const std::vector<std::vector<int32_t>>& sequences, Dispatcher& attention,
                       Context& ctx, float* out);
@@ -59,7 +61,10 @@ class Encoder {
   Status embed_sparse(const std::vector<std::vector<int32_t>>& sequences, Dispatcher& attention,
                       Context& ctx, float* out);
 
-  int dim() const { return config_.network.hidden_size; }
+  // A pooled embedding's width (the last Dense module's out_features, else
+  // hidden_size()); a token state's.
+  int dim() const { return config_.embedding_dim(); }
+  int hidden_size() const { return config_.network.hidden_size; }
   HeadKind head() const { return config_.network.head; }
   int num_labels() const { return config_.network.num_labels; }
   int vocab_size() const { return config_.network.vocab_size; }
@@ -67,7 +72,7 @@ class Encoder {
   const Tokenizer& tokenizer() const { return tokenizer_; }
   const std::string& model_dir() const { return model_dir_; }
   const ModelConfig& config() const { return config_; }
-  size_t weight_bytes() const { return weights_.bytes(); }
+  size_t weight_bytes() const;
   WeightPrecision weight_precision() const { return weights_.precision; }
   // The element type attention runs in: bf16 with bf16 weights (the layer's
   // activations stay bf16 between its products; model/layers/encoder_layer.h), else f32.
@@ -91,6 +96,7 @@ class Encoder {
   std::string model_dir_;
   ModelConfig config_;
   NetworkWeights weights_;
+  std::vector<DenseWeights> dense_;  // config_.dense's
   Tokenizer tokenizer_;
 };
 

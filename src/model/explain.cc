@@ -113,7 +113,7 @@ std::string describe_outputs(const ModelConfig& c) {
     case HeadKind::kNone:
       break;
   }
-  return "dense embeddings, " + std::to_string(n.hidden_size) + " dimensions";
+  return "dense embeddings, " + std::to_string(c.embedding_dim()) + " dimensions";
 }
 
 // config_sentence_transformers.json's prompts: names and texts (JSON-quoted,
@@ -160,9 +160,15 @@ ModelExplanation explain_model(const std::string& model_dir, Context& ctx) {
   e.status = load_model_config(model_dir, &config);
   if (!e.status.ok()) return e;
   describe_network(config.network, &e);
+  std::string dense;
+  for (const DenseModule& d : config.dense) {
+    dense += " + dense " + std::to_string(d.in_features) + " -> " + std::to_string(d.out_features) +
+             " " + dense_activation_name(d.activation) + (d.bias ? "" : " (no bias)") +
+             (d.residual ? " (+ residual)" : "");
+  }
   e.facts.emplace_back("pooling", std::string(config.sparse ? "splade (max of log(1 + relu))"
                                                             : pooling_name(config.pooling)) +
-                                      (config.normalize ? " + normalize" : "") +
+                                      dense + (config.normalize ? " + normalize" : "") +
                                       ", max_seq_length " + std::to_string(config.max_seq_length));
   describe_prompts(config.prompts, &e);
   Tokenizer tokenizer;

@@ -103,7 +103,10 @@ Status SafetensorsFile::open_index(const std::string& path, std::unique_ptr<Safe
     }
     const SafeTensor* t = f->shards_[it->second]->find(name);
     if (t == nullptr) {
-      return invalid_argument(where + " names " + dir + shard + ", which has no such tensor");
+      std::string message = where;
+      message += " names " + dir;
+      message += shard + ", which has no such tensor";
+      return invalid_argument(message);
     }
     f->tensors_.push_back(*t);
   }

@@ -21,7 +21,10 @@ namespace tessera::pipeline {
 class EmbeddingModel {
  public:
   virtual ~EmbeddingModel() = default;
-  virtual int dim() const = 0;
+  virtual int dim() const = 0;  // a pooled embedding's width
+  // A token state's width (embed_tokens): the encoder's hidden size, which
+  // Dense modules after pooling make differ from dim().
+  virtual int token_dim() const { return dim(); }
   virtual int max_seq_length() const = 0;  // tokens, the specials included
   virtual bool normalized() const = 0;     // are embeddings L2-normalized?
   // The specials the tokenizer's single template puts around a text ([CLS]
@@ -47,7 +50,7 @@ class EmbeddingModel {
                        float* out) = 0;
   // The same sequences unpooled: the final hidden state of every token,
   // the specials included, never normalized; writes (sum of lengths) x
-  // dim() floats, sequence 0's tokens first (TEI's /embed_all).
+  // token_dim() floats, sequence 0's tokens first (TEI's /embed_all).
   virtual Status embed_tokens(const std::vector<std::vector<int32_t>>& sequences, Context& ctx,
                               float* out) = 0;
 

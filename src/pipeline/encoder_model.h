@@ -21,6 +21,7 @@ class EncoderModel final : public EmbeddingModel {
   }
 
   int dim() const override { return encoder_->dim(); }
+  int token_dim() const override { return encoder_->hidden_size(); }
   int max_seq_length() const override { return encoder_->max_seq_length(); }
   bool normalized() const override { return encoder_->config().normalize; }
   const model::SequenceFrame& frame() const override { return encoder_->tokenizer().frame(); }

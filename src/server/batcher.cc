@@ -22,10 +22,14 @@ constexpr double kNsPerSecond = 1e9;
 
 int64_t row_width(const pipeline::EmbeddingModel& model, JobOutput output) {
   switch (output) {
-    case JobOutput::kScores: return model.num_labels();
-    case JobOutput::kSparse: return model.sparse_dim();
+    case JobOutput::kScores:
+      return model.num_labels();
+    case JobOutput::kSparse:
+      return model.sparse_dim();
+    case JobOutput::kTokenStates:
+      return model.token_dim();
     case JobOutput::kPooled:
-    case JobOutput::kTokenStates: break;
+      break;
   }
   return model.dim();
 }
@@ -72,8 +76,7 @@ Status Batcher::submit(std::vector<std::vector<int32_t>> sequences, std::shared_
       return resource_exhausted(std::to_string(in_flight_) +
                                 " requests are in flight, the limit "
                                 "(--max-concurrent-requests) is " +
-                                std::to_string(options_.max_concurrent_requests) +
-                                "; retry later");
+                                std::to_string(options_.max_concurrent_requests) + "; retry later");
     }
     const size_t bytes =
         static_cast<size_t>(j->output_rows_) * static_cast<size_t>(j->width_) * sizeof(float);
@@ -89,7 +92,8 @@ Status Batcher::submit(std::vector<std::vector<int32_t>> sequences, std::shared_
     ++in_flight_;
     Pending pending{j, {}};
     for (size_t i = 0; i < sequences.size(); ++i) {
-      std::vector<int32_t> types = type_ids.empty() ? std::vector<int32_t>{} : std::move(type_ids[i]);
+      std::vector<int32_t> types =
+          type_ids.empty() ? std::vector<int32_t>{} : std::move(type_ids[i]);
       pending.items.push_back({j, static_cast<int64_t>(i), output_row[i], std::move(sequences[i]),
                                std::move(types), enqueued});
     }
@@ -159,7 +163,8 @@ std::vector<Batcher::Item> Batcher::take_batch(std::vector<std::shared_ptr<Embed
   const JobOutput kind = pending_.front().job->output_;
   size_t sharing = 0;
   for (const Pending& p : pending_) sharing += p.job->output_ == kind ? 1 : 0;
-  const int64_t share = std::max<int64_t>(1, options_.max_batch_tokens / static_cast<int64_t>(sharing));
+  const int64_t share =
+      std::max<int64_t>(1, options_.max_batch_tokens / static_cast<int64_t>(sharing));
   int64_t tokens = 0;
   bool full = false;
   // Takes p's next sequences while they fit the batch and `cap` tokens of p's
@@ -245,8 +250,8 @@ void Batcher::run_part(std::vector<Item> part, BatchReport* report) {
   const bool one_request = std::all_of(
       part.begin(), part.end(), [&](const Item& item) { return item.job == part.front().job; });
   const bool alone_from_the_start = first_run && one_request;
-  const bool split = part.size() > 1 &&
-                     (!alone_from_the_start || status.code() == StatusCode::kResourceExhausted);
+  const bool split =
+      part.size() > 1 && (!alone_from_the_start || status.code() == StatusCode::kResourceExhausted);
   if (!split) {
     // A sequence that fails alone names the input at fault; a memory refusal
     // is the server's state, not the input's.
@@ -274,7 +279,8 @@ Status Batcher::embed_part(std::vector<Item>& part, Buffer* out) {
   for (const Item& item : part) rows += output_rows(item);
   const JobOutput kind = part.front().job->output_;
   Status status = Buffer::allocate(
-      alloc_, static_cast<size_t>(rows) * static_cast<size_t>(part.front().job->width_) * sizeof(float),
+      alloc_,
+      static_cast<size_t>(rows) * static_cast<size_t>(part.front().job->width_) * sizeof(float),
       "server.batch", out);
   if (!status.ok()) return status;
   // The model takes a list of sequences; lend it the items' ids and take
@@ -292,10 +298,18 @@ Status Batcher::embed_part(std::vector<Item>& part, Buffer* out) {
   try {
     float* rows_out = out->as<float>();
     switch (kind) {
-      case JobOutput::kPooled: status = model_.embed(sequences, ctx_, rows_out); break;
-      case JobOutput::kTokenStates: status = model_.embed_tokens(sequences, ctx_, rows_out); break;
-      case JobOutput::kScores: status = model_.classify(sequences, &type_ids, ctx_, rows_out); break;
-      case JobOutput::kSparse: status = model_.embed_sparse(sequences, ctx_, rows_out); break;
+      case JobOutput::kPooled:
+        status = model_.embed(sequences, ctx_, rows_out);
+        break;
+      case JobOutput::kTokenStates:
+        status = model_.embed_tokens(sequences, ctx_, rows_out);
+        break;
+      case JobOutput::kScores:
+        status = model_.classify(sequences, &type_ids, ctx_, rows_out);
+        break;
+      case JobOutput::kSparse:
+        status = model_.embed_sparse(sequences, ctx_, rows_out);
+        break;
     }
   } catch (const std::exception& e) {
     status = internal_error(std::string("the model threw: ") + e.what());

@@ -104,7 +104,7 @@ Reply handle_embed_all(RouteContext& rc, std::string_view body) {
 
   // [[[f32 x dim] per token] per input]: sequence i's tokens follow i - 1's.
   // A 48 KB request can ask for 37 MB of text: capped and counted as it grows.
-  const int dim = rc.model.dim();
+  const int dim = rc.model.token_dim();
   BoundedAnswer answer(rc.alloc, rc.options.max_response_bytes, "the /embed_all answer");
   std::string& out = answer.text();
   const float* row = job->rows();

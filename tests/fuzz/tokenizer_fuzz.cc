@@ -3,7 +3,11 @@
 // A tokenizer that loads (any model folder: WordPiece, BPE, Unigram, with the
 // shared normalizer / pre-tokenizer / post-processor / decoder steps) must
 // then tokenize, encode, encode a pair, decode what it encoded and describe
-// itself.
+// itself; then tokenize long texts (a 16 KB run of one character, and the
+// input itself four times over) under fuzz-smoke.sh's per-input time limit,
+// so that a superlinear path of a hostile file (issue 51: a quadratic merge,
+// a backtracking regex, an expanding normalizer) fails as a timeout rather
+// than passing on a short text.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -42,5 +46,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)tokenizer.decode(ids, false, &text, &bad);
   (void)tokenizer.decode(ids, true, &text, &bad);
   (void)tokenizer.describe();
+  // Runs of one character are single words for most pre-tokenizers: the
+  // paths whose cost grows with a word's length.
+  for (const char c : {' ', 'a', static_cast<char>(0x20 + data[0] % 0x5f)}) {
+    (void)tokenizer.tokenize(std::string(16384, c), &tokens);
+  }
+  std::string repeated;
+  for (int i = 0; i < 4; ++i) repeated += tessera::fuzz::as_text(data + 1, size - 1);
+  (void)tokenizer.tokenize(repeated, &tokens);
   return 0;
 }

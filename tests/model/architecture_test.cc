@@ -275,6 +275,88 @@ INSTANTIATE_TEST_SUITE_P(TinyModels, LongContext, ::testing::ValuesIn(kTinyLongC
                            return name;
                          });
 
+// Issue 48: sentence-transformers' Dense modules after pooling (LaBSE,
+// distiluse, EmbeddingGemma), as sentence-transformers 6.3 saves them
+// (tools/make_module_models.py): three Dense layers (Tanh with bias, GELU with
+// the input added back, Identity without bias and with a projected
+// residual), then Normalize; encode()'s rows are the oracle.
+TEST(Modules, DenseLayersMatchSentenceTransformers) {
+  Context ctx;
+  std::unique_ptr<Encoder> encoder;
+  const Status st = Encoder::load(folder("tiny-bert-dense"), {}, ctx, &encoder);
+  ASSERT_TRUE(st.ok()) << st.to_string();
+  EXPECT_EQ(encoder->dim(), 16);
+  EXPECT_EQ(encoder->hidden_size(), 32);
+  const json expected = read_expected("tiny-bert-dense");
+  Registry registry;
+  register_builtin_backends(registry);
+  Dispatcher d(registry, Policy{});
+  double worst = 0;
+  for (const json& c : expected["cases"]) {
+    const Ids ids = {c["token_ids"].get<std::vector<int32_t>>()};
+    const auto want = c["embedding"].get<std::vector<float>>();
+    ASSERT_EQ(want.size(), 16u);
+    std::vector<float> got(16);
+    ASSERT_TRUE(encoder->embed(ids, d, ctx, got.data()).ok());
+    for (size_t i = 0; i < want.size(); ++i) {
+      worst = std::max(worst, std::fabs(static_cast<double>(got[i]) - want[i]));
+    }
+    EXPECT_GE(cosine(got.data(), want), kMinPooledCosine) << c["text"];
+    // Token states keep the encoder's width.
+    std::vector<float> states(ids[0].size() * 32);
+    ASSERT_TRUE(encoder->embed_tokens(ids, d, ctx, states.data()).ok());
+  }
+  EXPECT_LE(worst, 1e-5);
+  std::cout << "[ dense    ] tiny-bert-dense: " << expected["cases"].size()
+            << " texts, max abs error " << std::setprecision(3) << worst << "\n";
+}
+
+// What a Dense module cannot be: named, never run wrongly.
+TEST(Modules, DenseModulesWeCannotRunAreRefusedNamingTheField) {
+  const auto edit = [](const std::function<void(const std::string&)>& change,
+                       testing::TempDir* dir) {
+    std::filesystem::copy(folder("tiny-bert-dense"), dir->path(),
+                          std::filesystem::copy_options::recursive |
+                              std::filesystem::copy_options::overwrite_existing);
+    change(dir->path().string());
+    Context ctx;
+    std::unique_ptr<Encoder> encoder;
+    return Encoder::load(dir->path().string(), {}, ctx, &encoder);
+  };
+  const auto set = [](const std::string& file, const char* key, const json& value) {
+    json j = json::parse(testing::read_text(file));
+    j[key] = value;
+    testing::write_file(file, j.dump());
+  };
+  testing::TempDir a, b, c, e;
+  testing::expect_status(edit(
+                             [&](const std::string& d) {
+                               set(d + "/2_Dense/config.json", "activation_function",
+                                   "torch.nn.modules.activation.Mish");
+                             },
+                             &a),
+                         StatusCode::kUnsupported,
+                         {"2_Dense/config.json", "activation_function", "Mish", "Tanh"});
+  testing::expect_status(
+      edit([&](const std::string& d) { set(d + "/3_Dense/config.json", "in_features", 20); }, &b),
+      StatusCode::kInvalidArgument, {"3_Dense/config.json", "in_features = 20", "gives 24"});
+  testing::expect_status(edit(
+                             [&](const std::string& d) {
+                               set(d + "/2_Dense/config.json", "module_input_name",
+                                   "token_embeddings");
+                             },
+                             &c),
+                         StatusCode::kUnsupported, {"module_input_name", "token_embeddings"});
+  testing::expect_status(edit(
+                             [&](const std::string& d) {
+                               std::filesystem::rename(d + "/2_Dense/model.safetensors",
+                                                       d + "/2_Dense/pytorch_model.bin");
+                             },
+                             &e),
+                         StatusCode::kUnsupported,
+                         {"2_Dense/pytorch_model.bin", "does not read yet"});
+}
+
 // A copy of a tiny model folder with config.json changed by `edit`.
 Status load_edited(const std::string& name, const std::function<void(json*)>& edit,
                    testing::TempDir* dir) {

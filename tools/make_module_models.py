@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Builds tiny sentence-transformers folders whose modules go past
+Transformer + Pooling (issue 48), with sentence-transformers' own classes and
+save(), and their expected outputs from its own encode():
+
+    data/models/tiny-bert-dense   tiny-bert's Transformer, mean Pooling, then
+        Dense 32 -> 24 (Tanh, bias), Dense 24 -> 24 (GELU, use_residual: x
+        added), Dense 24 -> 16 (Identity, no bias, use_residual: a projected
+        residual), Normalize; saved by sentence-transformers 6.3 (module
+        types by their 6.x paths, each Dense's model.safetensors).
+
+expected.json: {"generator": versions and seed, "cases": [{"text",
+"token_ids", "embedding"}]} with encode()'s rows in float32.
+
+Run it in the benchmark venv (torch, sentence-transformers; never in CI):
+
+    .venv-bench/bin/python tools/make_module_models.py
+"""
+import json
+import pathlib
+import shutil
+import sys
+
+import torch
+import transformers
+import sentence_transformers
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.sentence_transformer.modules import Dense, Normalize, Pooling, Transformer
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SEED = 20261207
+TEXTS = ["Hello", "The quick brown fox jumps over the lazy dog.",
+         "Dense layers after pooling, as LaBSE and EmbeddingGemma have them.",
+         "naïve café, 東京 and numbers 12,345", ""]
+
+
+def build_dense(out):
+    torch.manual_seed(SEED)
+    transformer = Transformer(str(ROOT / "data" / "models" / "tiny-bert"))
+    pooling = Pooling(transformer.get_embedding_dimension(), "mean")
+    modules = [transformer, pooling,
+               Dense(32, 24, activation_function=torch.nn.Tanh()),
+               Dense(24, 24, activation_function=torch.nn.GELU(), use_residual=True),
+               Dense(24, 16, bias=False, activation_function=torch.nn.Identity(),
+                     use_residual=True),
+               Normalize()]
+    for m in modules[2:5]:  # far from identity, so a wrong weight or order shows
+        with torch.no_grad():
+            for p in m.parameters():
+                p.normal_(0.0, 0.5)
+    model = SentenceTransformer(modules=modules, device="cpu").eval()
+    if out.exists():
+        shutil.rmtree(out)
+    model.save(str(out))
+    again = SentenceTransformer(str(out), device="cpu")  # what a user loads
+    cases = []
+    for text in TEXTS:
+        ids = again.tokenize([text])["input_ids"][0].tolist()
+        row = again.encode([text], convert_to_numpy=True)[0]
+        cases.append({"text": text, "token_ids": ids,
+                      "embedding": [float(f"{x:.7g}") for x in row.tolist()]})
+    expected = {"generator": {"sentence_transformers": sentence_transformers.__version__,
+                              "transformers": transformers.__version__,
+                              "torch": torch.__version__, "seed": SEED},
+                "cases": cases}
+    with open(out / "expected.json", "w", encoding="utf-8") as f:
+        json.dump(expected, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+    print(f"{out}: {len(cases)} cases, dim {len(cases[0]['embedding'])}")
+
+
+def main():
+    build_dense(ROOT / "data" / "models" / "tiny-bert-dense")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
