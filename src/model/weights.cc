@@ -32,24 +32,28 @@ struct Piece {
 };
 
 // Plans the arena: full tensor names (prefix included) and their expected shapes.
+// `name` in `file`, else its legacy LayerNorm spelling: TF-converted
+// checkpoints (many BERTs, SPLADE-tiny, its MLM head included) name a norm's
+// scale and shift `gamma` / `beta`, which transformers' loader renames to
+// `weight` / `bias`.
+const SafeTensor* find_tensor_or_legacy(const SafetensorsFile& file, const std::string& name) {
+  if (const SafeTensor* t = file.find(name)) return t;
+  const auto legacy = [&](std::string_view now, std::string_view old) -> const SafeTensor* {
+    if (name.size() < now.size() || name.compare(name.size() - now.size(), now.size(), now) != 0) {
+      return nullptr;
+    }
+    return file.find(name.substr(0, name.size() - now.size()) + std::string(old));
+  };
+  if (const SafeTensor* t = legacy(".weight", ".gamma")) return t;
+  return legacy(".bias", ".beta");
+}
+
 class Planner {
  public:
   explicit Planner(const SafetensorsFile& file) : file_(file) {}
 
-  // `name`, else its legacy LayerNorm spelling: TF-converted checkpoints
-  // (many BERTs, SPLADE-tiny) name a norm's scale and shift `gamma` / `beta`,
-  // which transformers' loader renames to `weight` / `bias`.
   const SafeTensor* find_with_legacy_name(const std::string& name) const {
-    if (const SafeTensor* t = file_.find(name)) return t;
-    const auto legacy = [&](std::string_view now, std::string_view old) -> const SafeTensor* {
-      if (name.size() < now.size() ||
-          name.compare(name.size() - now.size(), now.size(), now) != 0) {
-        return nullptr;
-      }
-      return file_.find(name.substr(0, name.size() - now.size()) + std::string(old));
-    };
-    if (const SafeTensor* t = legacy(".weight", ".gamma")) return t;
-    return legacy(".bias", ".beta");
+    return find_tensor_or_legacy(file_, name);
   }
 
   // Reserves one arena array made of `names` stacked along dim 0, each of
@@ -171,8 +175,8 @@ std::string head_tensor(const SafetensorsFile& file, const std::string& prefix,
   while (begin <= alternatives.size()) {
     const size_t end = std::min(alternatives.find('|', begin), alternatives.size());
     std::string name = alternatives.substr(begin, end - begin);
-    if (file.find(prefix + name) != nullptr) return prefix + name;
-    if (file.find(name) != nullptr) return name;
+    if (find_tensor_or_legacy(file, prefix + name) != nullptr) return prefix + name;
+    if (find_tensor_or_legacy(file, name) != nullptr) return name;
     begin = end + 1;
   }
   return prefix + alternatives.substr(0, alternatives.find('|'));
