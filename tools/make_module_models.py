@@ -12,6 +12,13 @@ save(), and their expected outputs from its own encode():
 expected.json: {"generator": versions and seed, "cases": [{"text",
 "token_ids", "embedding"}]} with encode()'s rows in float32.
 
+    data/golden/rerank_no_token_types.json   tiny-bert-rerank's pairs scored
+        by sentence-transformers' CrossEncoder with the folder's
+        tokenizer_config.json saying model_input_names ["input_ids",
+        "attention_mask"]: the tokenizer then passes no token_type_ids and the
+        model reads zeros ({"pairs": [{"query", "text", "token_type_ids",
+        "score"}]}, raw logits).
+
 Run it in the benchmark venv (torch, sentence-transformers; never in CI):
 
     .venv-bench/bin/python tools/make_module_models.py
@@ -52,6 +59,7 @@ def build_dense(out):
     if out.exists():
         shutil.rmtree(out)
     model.save(str(out))
+    (out / "README.md").unlink()  # a generated model card: nothing tessera reads
     again = SentenceTransformer(str(out), device="cpu")  # what a user loads
     cases = []
     for text in TEXTS:
@@ -69,8 +77,37 @@ def build_dense(out):
     print(f"{out}: {len(cases)} cases, dim {len(cases[0]['embedding'])}")
 
 
+def build_rerank_without_token_types(out):
+    import tempfile
+    from sentence_transformers import CrossEncoder
+    source = ROOT / "data" / "models" / "tiny-bert-rerank"
+    pairs = json.load(open(source / "expected.json"))["pairs"]
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = pathlib.Path(tmp) / "model"
+        shutil.copytree(source, folder)
+        config = json.load(open(folder / "tokenizer_config.json"))
+        config["model_input_names"] = ["input_ids", "attention_mask"]
+        json.dump(config, open(folder / "tokenizer_config.json", "w"), indent=2)
+        model = CrossEncoder(str(folder), device="cpu", activation_fn=torch.nn.Identity())
+        features = model.tokenizer([p["query"] for p in pairs], [p["text"] for p in pairs],
+                                   padding=True, return_tensors="pt")
+        assert "token_type_ids" not in features, list(features)
+        scores = model.predict([[p["query"], p["text"]] for p in pairs])
+    rows = [{"query": p["query"], "text": p["text"], "score": float(f"{s:.7g}")}
+            for p, s in zip(pairs, scores.tolist())]
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump({"generator": {"sentence_transformers": sentence_transformers.__version__,
+                                 "transformers": transformers.__version__},
+                   "model": "data/models/tiny-bert-rerank with model_input_names "
+                            "[input_ids, attention_mask]", "pairs": rows},
+                  f, ensure_ascii=False, indent=1)
+        f.write("\n")
+    print(f"{out}: {len(rows)} pairs")
+
+
 def main():
     build_dense(ROOT / "data" / "models" / "tiny-bert-dense")
+    build_rerank_without_token_types(ROOT / "data" / "golden" / "rerank_no_token_types.json")
 
 
 if __name__ == "__main__":

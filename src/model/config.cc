@@ -1,5 +1,6 @@
 #include "model/config.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -556,6 +557,15 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
   }
   TESSERA_RETURN_IF_ERROR(
       load_prompts(model_dir + "/config_sentence_transformers.json", &c.prompts));
+  if (const std::string tok_path = c.transformer_dir + "/tokenizer_config.json";
+      fs::exists(tok_path)) {
+    json t;
+    TESSERA_RETURN_IF_ERROR(read_json(tok_path, &t));
+    const auto names = t.find("model_input_names");
+    if (names != t.end() && names->is_array()) {
+      c.token_type_ids = std::find(names->begin(), names->end(), "token_type_ids") != names->end();
+    }
+  }
   // One file, else a sharded checkpoint's index (every model over ~1B
   // parameters ships sharded).
   c.weights_path = c.transformer_dir + "/model.safetensors";

@@ -153,6 +153,10 @@ struct ModelConfig {
   std::vector<DenseModule> dense;  // after pooling, in modules.json order
   Prompts prompts;
   bool normalize = false;
+  // tokenizer_config.json's model_input_names lists token_type_ids (or does
+  // not say): HF's tokenizer passes a pair's segment ids only then, and the
+  // model sees zeros otherwise.
+  bool token_type_ids = true;
   bool sparse = false;          // SPLADE pooling (sentence-transformers SparseEncoder or kMaskedLm)
   int max_seq_length = 0;       // tokens, specials included
   std::string transformer_dir;  // holds config.json, the weights and the tokenizer

@@ -2,6 +2,8 @@
 // EncoderModel's pair framing.
 #include "pipeline/embedding_model.h"
 
+#include <algorithm>
+
 #include "pipeline/encoder_model.h"
 
 namespace tessera::pipeline {
@@ -45,6 +47,11 @@ Status EncoderModel::encode_pair(std::string_view a, std::string_view b, size_t 
   std::vector<model::TokenSpan> spans;
   TESSERA_RETURN_IF_ERROR(
       encoder_->tokenizer().encode_pair(a, b, max_length, &spans, type_ids, limit));
+  // A tokenizer whose model_input_names omits token_type_ids gives the model
+  // none, which it reads as zeros (transformers' behaviour).
+  if (type_ids != nullptr && !encoder_->config().token_type_ids) {
+    std::fill(type_ids->begin(), type_ids->end(), 0);
+  }
   ids->clear();
   ids->reserve(spans.size());
   for (const model::TokenSpan& t : spans) ids->push_back(t.id);

@@ -101,3 +101,26 @@ def test_repr_names_the_model_labels_and_activation():
     splade = tessera.Embedder(MODELS / "tiny-splade")
     assert repr(splade) == (f"Embedder(model_dir={splade.model_dir!r}, dim={splade.dim}, "
                             "kind='sparse')")
+
+
+def test_a_tokenizer_without_token_type_ids_gives_the_model_zeros(tmp_path):
+    """tokenizer_config.json's model_input_names without token_type_ids: HF's
+    tokenizer passes no segment ids and the model reads zeros, which moves
+    these scores from ~0.95 to ~0.74 (issue 48). The oracle is
+    sentence-transformers' CrossEncoder on the same folder
+    (data/golden/rerank_no_token_types.json, tools/make_module_models.py)."""
+    import shutil
+    folder = tmp_path / "model"
+    shutil.copytree(MODELS / "tiny-bert-rerank", folder)
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    config["model_input_names"] = ["input_ids", "attention_mask"]
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    want = json.loads((REPO / "data" / "golden" / "rerank_no_token_types.json").read_text())["pairs"]
+    model = tessera.CrossEncoder(folder, activation_fn=tessera._cross_encoder.Identity())
+    got = model.predict([[p["query"], p["text"]] for p in want])
+    np.testing.assert_allclose(got, [p["score"] for p in want], atol=1e-4)
+    # With the segment ids (the original folder) the scores are not these.
+    with_types = tessera.CrossEncoder(MODELS / "tiny-bert-rerank",
+                                      activation_fn=tessera._cross_encoder.Identity())
+    assert np.abs(with_types.predict([[p["query"], p["text"]] for p in want]) - got).max() > 0.1
+
