@@ -91,10 +91,15 @@ ThreadPool::~ThreadPool() {
   if (in_forked_child()) {
     // The workers do not exist in this process, and one of them may have
     // held mu_ at the fork: neither is touched. Their handles are leaked on
-    // purpose (a joinable std::thread destroyed would terminate).
-    new std::vector<std::thread>(
-        std::move(workers_));  // NOLINT(clang-analyzer-cplusplus.NewDeleteLeaks)
-    return;
+    // purpose (a joinable std::thread destroyed would terminate); with no
+    // memory for that, detached (the handles only mark a thread that is not
+    // in this process).
+    auto* leaked = new (std::nothrow) std::vector<std::thread>(  // NOLINT: leaked on purpose
+        std::move(workers_));
+    if (leaked == nullptr) {
+      for (std::thread& w : workers_) w.detach();
+    }
+    return;  // NOLINT(clang-analyzer-cplusplus.NewDeleteLeaks): leaked on purpose, above
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
