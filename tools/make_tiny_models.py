@@ -395,7 +395,7 @@ def write_st_folder(folder, pooling, normalize, dim, max_seq_length=ST_MAX_SEQ_L
 #     pad the embedding table to a multiple (nomic's pad_vocab_size_multiple);
 #   base + layout: a folder with the base folder's weights and outputs in
 #     another on-disk layout (built from the base folder, not from a seed);
-#   config_shape, padding_side, prompts, legacy_rope: see build().
+#   config_shape, padding_side, prompts, legacy_rope, drop_config_keys: see build().
 ARCHITECTURES = pathlib.Path(__file__).resolve().parent.parent / "src" / "model" / "architectures"
 
 
@@ -774,6 +774,15 @@ def build(name, seed, tok_cache):
         saved, mine = load_file(str(folder / "model.safetensors")), nomic_to_hub(model.state_dict())
         assert saved.keys() == mine.keys(), sorted(saved.keys() ^ mine.keys())
         assert all(torch.equal(saved[k2], mine[k2]) for k2 in saved)
+    if opt.get("drop_config_keys"):
+        # SIZES' generic names that a checkpoint of this config class never
+        # writes (DistilBERT's config has hidden_dim, not intermediate_size).
+        cfg = json.loads((folder / "config.json").read_text())
+        for key in opt["drop_config_keys"]:
+            cfg.pop(key, None)
+        with open(folder / "config.json", "w", encoding="utf-8") as f:
+            json.dump(cfg, f, indent=2, sort_keys=True)
+            f.write("\n")
     if opt.get("config_shape") == "hub":
         cfg = hub_modernbert_config(json.loads((folder / "config.json").read_text()))
         with open(folder / "config.json", "w", encoding="utf-8") as f:

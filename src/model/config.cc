@@ -392,16 +392,17 @@ Status load_network_config(const std::string& path, NetworkConfig* out) {
     return unsupported(path + ": model_type \"" + json_input::clip(c.model_type) +
                        "\" is not supported; supported: " + supported_architectures());
   }
-  // The names after '|' are those of the Hub's remote-code configs (NomicBERT's n_embd, ...).
+  // The names after '|' are other configs' (NomicBERT's remote-code n_embd,
+  // DistilBERT's dim / n_heads / n_layers / hidden_dim, ...).
   TESSERA_RETURN_IF_ERROR(get_int(j, path, "vocab_size", true, &c.vocab_size));
-  TESSERA_RETURN_IF_ERROR(get_int(j, path, "hidden_size|n_embd", true, &c.hidden_size));
+  TESSERA_RETURN_IF_ERROR(get_int(j, path, "hidden_size|n_embd|dim", true, &c.hidden_size));
   TESSERA_RETURN_IF_ERROR(
-      get_int(j, path, "num_attention_heads|n_head", true, &c.num_attention_heads));
+      get_int(j, path, "num_attention_heads|n_head|n_heads", true, &c.num_attention_heads));
   TESSERA_RETURN_IF_ERROR(
-      get_int(j, path, "num_hidden_layers|n_layer", true, &c.num_hidden_layers));
+      get_int(j, path, "num_hidden_layers|n_layer|n_layers", true, &c.num_hidden_layers));
   c.intermediate_size = 4 * c.hidden_size;  // GPT-2-style configs' n_inner: null
   TESSERA_RETURN_IF_ERROR(
-      get_int(j, path, "intermediate_size|n_inner", false, &c.intermediate_size));
+      get_int(j, path, "intermediate_size|n_inner|hidden_dim", false, &c.intermediate_size));
   TESSERA_RETURN_IF_ERROR(
       get_int(j, path, "max_position_embeddings|n_positions", true, &c.max_position_embeddings));
   TESSERA_RETURN_IF_ERROR(get_int(j, path, "head_dim", false, &c.explicit_head_dim));
