@@ -80,6 +80,7 @@ struct NetworkConfig {
   bool norm_bias = true;           // LayerNorms have a beta
   bool gated_mlp = false;          // FFN = act(x Wg) * (x Wu): SwiGLU, GeGLU
   bool attention_bias = true;      // Q, K, V and the attention output have biases
+  bool attention_out_bias = true;  // with attention_bias: the output's too (Qwen2: Q, K, V only)
   bool mlp_bias = true;            // the FFN's Linear layers have biases
   bool absolute_positions = true;  // a position embedding table (else rotary or none)
   bool embedding_norm = true;      // a norm after the embeddings

@@ -231,7 +231,7 @@ Status plan_layer(const SafetensorsFile& file, Planner& plan, const WeightNames&
   }
   TESSERA_RETURN_IF_ERROR(add_linear(file, {w(names.attention_out)}, {h, q},
                                      "hidden_size, heads x head_dim", &s->attn_out_w));
-  if (c.attention_bias) {
+  if (c.attention_bias && c.attention_out_bias) {
     TESSERA_RETURN_IF_ERROR(plan.add({b(names.attention_out)}, {h}, "hidden_size", &s->attn_out_b));
   }
   if (layer > 0 || c.first_layer_norm) {

@@ -1,0 +1,47 @@
+#include "model/architectures/qwen2/qwen2_architecture.h"
+
+#include "model/architectures/qwen_layouts.h"
+#include "model/layers/pre_norm_layer.h"
+
+namespace tessera::model {
+
+namespace {
+
+// transformers' Qwen2Model: q_proj, k_proj and v_proj carry biases (fixed in
+// its code: config.json has no field for them), o_proj and the MLP none.
+// Causal, as transformers runs it; the embedders pool its last token.
+class Qwen2 final : public Architecture {
+ public:
+  const char* name() const override { return "qwen2"; }
+  std::vector<std::string> model_types() const override { return {"qwen2"}; }
+  bool runs_heads() const override { return false; }
+
+  Status read_config(const nlohmann::json& j, const std::string& path,
+                     NetworkConfig* c) const override {
+    TESSERA_RETURN_IF_ERROR(read_qwen_decoder(j, path, c));
+    c->attention_bias = true;
+    c->attention_out_bias = false;
+    return Status::Ok();
+  }
+
+  WeightNames weight_names(const NetworkConfig&) const override { return qwen_decoder_names(); }
+
+  // Pre-norm layers with rotary Q and K, a final norm.
+  Status forward(const ForwardPass& f) const override {
+    RotaryTables rope;
+    TESSERA_RETURN_IF_ERROR(rope.build(f));
+    embed_tokens(f);
+    TESSERA_RETURN_IF_ERROR(run_layers(f, run_pre_norm_layer, &rope));
+    run_final_norm(f);
+    return Status::Ok();
+  }
+};
+
+}  // namespace
+
+const Architecture& qwen2_architecture() {
+  static const Qwen2 qwen2;
+  return qwen2;
+}
+
+}  // namespace tessera::model
