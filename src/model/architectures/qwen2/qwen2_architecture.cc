@@ -1,6 +1,6 @@
 #include "model/architectures/qwen2/qwen2_architecture.h"
 
-#include "model/architectures/qwen_layouts.h"
+#include "model/architectures/decoder_layouts.h"
 #include "model/layers/pre_norm_layer.h"
 
 namespace tessera::model {
@@ -18,13 +18,13 @@ class Qwen2 final : public Architecture {
 
   Status read_config(const nlohmann::json& j, const std::string& path,
                      NetworkConfig* c) const override {
-    TESSERA_RETURN_IF_ERROR(read_qwen_decoder(j, path, c));
+    TESSERA_RETURN_IF_ERROR(read_llama_style_decoder(j, path, c));
     c->attention_bias = true;
     c->attention_out_bias = false;
     return Status::Ok();
   }
 
-  WeightNames weight_names(const NetworkConfig&) const override { return qwen_decoder_names(); }
+  WeightNames weight_names(const NetworkConfig&) const override { return llama_style_names(); }
 
   // Pre-norm layers with rotary Q and K, a final norm.
   Status forward(const ForwardPass& f) const override {

@@ -1,6 +1,6 @@
 #include "model/architectures/qwen3/qwen3_architecture.h"
 
-#include "model/architectures/qwen_layouts.h"
+#include "model/architectures/decoder_layouts.h"
 #include "model/layers/pre_norm_layer.h"
 
 namespace tessera::model {
@@ -15,14 +15,14 @@ class Qwen3 final : public Architecture {
 
   Status read_config(const nlohmann::json& j, const std::string& path,
                      NetworkConfig* c) const override {
-    TESSERA_RETURN_IF_ERROR(read_qwen_decoder(j, path, c));
+    TESSERA_RETURN_IF_ERROR(read_llama_style_decoder(j, path, c));
     c->qk_norm = true;
     c->attention_bias = false;
     return config_fields::get_bool(j, path, "attention_bias", &c->attention_bias);
   }
 
   WeightNames weight_names(const NetworkConfig&) const override {
-    WeightNames n = qwen_decoder_names();
+    WeightNames n = llama_style_names();
     n.q_norm = "self_attn.q_norm";
     n.k_norm = "self_attn.k_norm";
     return n;

@@ -1,9 +1,10 @@
-// What the Qwen2 and Qwen3 folders share because transformers' Qwen2Model and
-// Qwen3Model share it: a pre-norm decoder with RMSNorm, SwiGLU, rotary
-// positions on every head dimension and causal attention, config.json's
-// rms_norm_eps / rope / sliding-window fields, and the tensor names. Each
-// folder starts from here and sets what differs (Qwen3's q/k norms, Qwen2's
-// biases on Q, K and V).
+// What the Llama-style folders share because transformers' Qwen2Model,
+// Qwen3Model and EuroBertModel share it: a pre-norm stack with RMSNorm,
+// SwiGLU, rotary positions on every head dimension (causal for Qwen,
+// bidirectional for EuroBERT), config.json's rms_norm_eps / rope /
+// sliding-window fields, and the tensor names. Each folder starts from here
+// and sets what differs (Qwen3's q/k norms, Qwen2's biases on Q, K and V,
+// EuroBERT's bidirectional mask and optional biases).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -19,8 +20,8 @@ namespace tessera::model {
 // The shared fields into `c`. Sliding-window layers are refused (the
 // embedding checkpoints have none); transformers 5's layer_types must list
 // one "full_attention" per layer, as its layer_type_validation requires.
-inline Status read_qwen_decoder(const nlohmann::json& j, const std::string& path,
-                                NetworkConfig* c) {
+inline Status read_llama_style_decoder(const nlohmann::json& j, const std::string& path,
+                                       NetworkConfig* c) {
   c->hidden_act = "silu";
   TESSERA_RETURN_IF_ERROR(config_fields::get_string(j, path, "hidden_act", &c->hidden_act));
   c->layer_norm_eps = 1e-6f;
@@ -29,8 +30,8 @@ inline Status read_qwen_decoder(const nlohmann::json& j, const std::string& path
   TESSERA_RETURN_IF_ERROR(config_fields::get_bool(j, path, "use_sliding_window", &sliding));
   if (sliding) {
     return unsupported(path +
-                       ": use_sliding_window = true is not supported (Qwen embedding checkpoints "
-                       "have false)");
+                       ": use_sliding_window = true is not supported (the embedding checkpoints "
+                       "of these families have false)");
   }
   c->block = BlockKind::kPreNorm;
   c->norm = NormKind::kRmsNorm;
@@ -57,15 +58,15 @@ inline Status read_qwen_decoder(const nlohmann::json& j, const std::string& path
     if (t != "full_attention") {
       return unsupported(path + ": layer_types[" + std::to_string(i) +
                          "] = " + json_input::render(t) +
-                         " is not supported; supported: \"full_attention\" (Qwen embedding "
-                         "checkpoints have no sliding layers)");
+                         " is not supported; supported: \"full_attention\" (the embedding "
+                         "checkpoints of these families have no sliding layers)");
     }
     c->layer_attention.push_back(a);
   }
   return Status::Ok();
 }
 
-inline WeightNames qwen_decoder_names() {
+inline WeightNames llama_style_names() {
   WeightNames n;
   n.word_embeddings = "embed_tokens.weight";
   n.final_norm = "norm";
