@@ -82,6 +82,7 @@ struct NetworkConfig {
   bool attention_bias = true;      // Q, K, V and the attention output have biases
   bool attention_out_bias = true;  // with attention_bias: the output's too (Qwen2: Q, K, V only)
   bool mlp_bias = true;            // the FFN's Linear layers have biases
+  bool mlp_in_bias = true;         // with mlp_bias: the first product's too (GTE: only the last's)
   bool absolute_positions = true;  // a position embedding table (else rotary or none)
   bool embedding_norm = true;      // a norm after the embeddings
   bool first_layer_norm = true;    // pre-norm: layer 0 normalizes its input (ModernBERT: no)

@@ -1,5 +1,6 @@
 #include "model/weights.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -116,6 +117,7 @@ class Planner {
 struct LinearSlot {
   std::unique_ptr<Planner> staging;
   int64_t n = 0, k = 0;
+  bool swap_halves = false;  // rows [a; b] stored, [b; a] wanted (WeightNames::ffn_in_up_first)
 };
 
 // One Linear weight made of parts stacked along dim 0 (same in_features).
@@ -150,6 +152,11 @@ Status finish_linear(const LinearSlot& slot, WeightPrecision precision,
   TESSERA_RETURN_IF_ERROR(Buffer::allocate(allocator, slot.staging->total_floats() * sizeof(float),
                                            "model.weights.staging", &staging));
   TESSERA_RETURN_IF_ERROR(slot.staging->copy_into(staging.as<float>()));
+  if (slot.swap_halves) {
+    float* rows = staging.as<float>();
+    const int64_t half = slot.n / 2 * slot.k;
+    std::swap_ranges(rows, rows + half, rows + half);
+  }
   return pack(staging.as<float>(), slot.n, slot.k, precision, allocator, out);
 }
 
@@ -244,8 +251,13 @@ Status plan_layer(const SafetensorsFile& file, Planner& plan, const WeightNames&
   } else {
     TESSERA_RETURN_IF_ERROR(
         add_linear(file, {w(names.ffn_in)}, {c.ffn_in_rows(), h}, ffn_dims, &s->ffn_in_w));
+    s->ffn_in_w.swap_halves = names.ffn_in_up_first;
+    if (names.ffn_in_up_first && c.mlp_bias && c.mlp_in_bias) {
+      return unsupported(p + names.ffn_in +
+                         ": a bias on an [up; gate] product is not supported (GTE's has none)");
+    }
   }
-  if (c.mlp_bias) {
+  if (c.mlp_bias && c.mlp_in_bias) {
     if (!names.ffn_gate.empty()) {
       TESSERA_RETURN_IF_ERROR(plan.add({b(names.ffn_gate), b(names.ffn_in)}, {inter},
                                        "intermediate_size", &s->ffn_in_b));

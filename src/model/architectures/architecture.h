@@ -44,6 +44,9 @@ struct WeightNames {
   // norms after (post-norm) or before (pre-norm) each part.
   std::string query, key, value, qkv, attention_out, attention_norm, ffn_gate, ffn_in, ffn_out,
       ffn_norm;
+  // `ffn_in` alone holds [up; gate], the second half activated (GTE's
+  // up_gate_proj), rather than gate first.
+  bool ffn_in_up_first = false;
   std::string q_norm, k_norm;  // per-head RMSNorm weights [head_dim] (NetworkConfig::qk_norm)
   std::string relative_attention_bias;  // a full tensor name [buckets, heads]; "" when none
   // Heads, looked up under the prefix first, then as given (HF keeps
