@@ -142,6 +142,27 @@ TEST(WorkLimit, OneLongWordIsAskedAboutBeforeTheNextWord) {
   EXPECT_EQ(tok.tokenize(text, &out, &nth).code(), StatusCode::kResourceExhausted);
 }
 
+// A WordPiece word over max_input_chars_per_word (100) is [UNK] whole, as in
+// HF; past 4 x 100 + 4 bytes its bytes are no longer kept (a 1 MB word held
+// 9 MB of scratch and ran at 1.27 of the input's size), and the unknown
+// token still spans the whole word, accents included.
+TEST(WordPiece, AnOverlongWordIsOneUnknownSpanningIt) {
+  Tokenizer tok;
+  ASSERT_TRUE(Tokenizer::load(model_dir(), &tok).ok());
+  for (const size_t chars : {101, 404, 405, 1 << 20}) {
+    std::string word;
+    for (size_t i = 0; i < chars; ++i) word += i % 7 == 3 ? "\xc3\xa9" : "a";  // e-acute: 2 bytes
+    const std::string text = "x " + word + " y";
+    std::vector<TokenSpan> out;
+    ASSERT_TRUE(tok.tokenize(text, &out).ok());
+    ASSERT_EQ(out.size(), 3u) << chars;
+    EXPECT_EQ(out[1].id, tok.unk_id()) << chars;
+    EXPECT_EQ(out[1].begin, 2) << chars;
+    EXPECT_EQ(out[1].end, static_cast<int64_t>(2 + word.size())) << chars;
+    EXPECT_EQ(out[2].begin, static_cast<int64_t>(3 + word.size())) << chars;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Families, WorkLimitTest,
                          ::testing::Values("default", "data/tokenizer/bpe_qwen3_embedding",
                                            "data/tokenizer/unigram", "data/models/tiny-qwen3",

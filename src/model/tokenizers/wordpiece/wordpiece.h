@@ -43,6 +43,7 @@ class WordPiece {
   // Id of a whole vocabulary entry.
   std::optional<int32_t> find(std::string_view token) const;
   int32_t unk_id() const { return unk_id_; }
+  size_t max_chars() const { return max_chars_; }  // max_input_chars_per_word
   size_t size() const { return words_.size(); }
   int32_t max_id() const { return max_id_; }
 

@@ -12,6 +12,19 @@ struct WordPieceTokenizer::Scratch {
   std::string word;
   std::vector<int64_t> origin;
   std::vector<WordPiece::Piece> pieces;
+  // A word past `cap` bytes has more than max_input_chars_per_word
+  // characters: it is [UNK] whole, so its bytes are not kept (a 1 MB word
+  // would otherwise hold 9 MB of scratch); only its last character's origin.
+  size_t cap = 0;
+  int64_t overflow_origin = -1;  // >= 0: the word went past cap
+  void keep(char byte, int64_t at) {
+    if (word.size() < cap) {
+      word.push_back(byte);
+      origin.push_back(at);
+    } else {
+      overflow_origin = at;
+    }
+  }
 };
 
 WordPieceTokenizer::WordPieceTokenizer(WordPiece wordpiece, const BertNormalizerOptions& normalizer,
@@ -140,24 +153,30 @@ Status WordPieceTokenizer::tokenize_words(std::string_view text, size_t begin, s
                                           std::vector<TokenSpan>* out, WorkLimit* limit) const {
   Scratch scratch;
   Scratch* s = &scratch;
+  s->cap = 4 * wordpiece_.max_chars() + 4;
+  const auto end_of = [&](int64_t at) {
+    return at + utf8_length(static_cast<unsigned char>(text[static_cast<size_t>(at)]));
+  };
   const auto flush = [&] {
     if (s->word.empty()) return;
-    s->pieces.clear();
-    wordpiece_.tokenize(s->word, &s->pieces);
-    for (const WordPiece::Piece& p : s->pieces) {
-      const int64_t first = s->origin[p.begin];
-      const int64_t last = s->origin[p.end - 1];
-      out->push_back({p.id, first, last + utf8_length(static_cast<unsigned char>(text[last])),
-                      /*continues_word=*/p.begin != 0});
+    if (s->overflow_origin >= 0) {
+      out->push_back({wordpiece_.unk_id(), s->origin[0], end_of(s->overflow_origin), false});
+    } else {
+      s->pieces.clear();
+      wordpiece_.tokenize(s->word, &s->pieces);
+      for (const WordPiece::Piece& p : s->pieces) {
+        out->push_back({p.id, s->origin[p.begin], end_of(s->origin[p.end - 1]),
+                        /*continues_word=*/p.begin != 0});
+      }
     }
     s->word.clear();
     s->origin.clear();
+    s->overflow_origin = -1;
   };
   const auto append = [&](char32_t c, int64_t origin) {
     char bytes[4];
     const int n = encode_utf8(c, bytes);
-    s->word.append(bytes, n);
-    s->origin.insert(s->origin.end(), n, origin);
+    for (int k = 0; k < n; ++k) s->keep(bytes[k], origin);
   };
 
   NormalizedChar n;
@@ -175,16 +194,14 @@ Status WordPieceTokenizer::tokenize_words(std::string_view text, size_t begin, s
       const AsciiRule rule = ascii_[b];
       switch (rule.action) {
         case AsciiRule::kAppend:
-          s->word.push_back(rule.byte);
-          s->origin.push_back(static_cast<int64_t>(i));
+          s->keep(rule.byte, static_cast<int64_t>(i));
           break;
         case AsciiRule::kSplit:
           flush();
           break;
         case AsciiRule::kIsolate:
           flush();
-          s->word.push_back(rule.byte);
-          s->origin.push_back(static_cast<int64_t>(i));
+          s->keep(rule.byte, static_cast<int64_t>(i));
           flush();
           break;
         case AsciiRule::kDrop:
