@@ -12,6 +12,10 @@ save(), and their expected outputs from its own encode():
 expected.json: {"generator": versions and seed, "cases": [{"text",
 "token_ids", "embedding"}]} with encode()'s rows in float32.
 
+    data/golden/pooling_modes.json   tiny-bert pooled by sentence-transformers'
+        "mean_sqrt_len_tokens" and "weightedmean" modes ({"modes": {mode:
+        [{"text", "token_ids", "embedding"}]}}, no Normalize).
+
     data/golden/rerank_no_token_types.json   tiny-bert-rerank's pairs scored
         by sentence-transformers' CrossEncoder with the folder's
         tokenizer_config.json saying model_input_names ["input_ids",
@@ -105,8 +109,31 @@ def build_rerank_without_token_types(out):
     print(f"{out}: {len(rows)} pairs")
 
 
+def build_pooling_modes(out):
+    modes = {}
+    for mode in ("mean_sqrt_len_tokens", "weightedmean"):
+        transformer = Transformer(str(ROOT / "data" / "models" / "tiny-bert"))
+        model = SentenceTransformer(
+            modules=[transformer, Pooling(transformer.get_embedding_dimension(), mode)],
+            device="cpu").eval()
+        rows = []
+        for text in TEXTS:
+            ids = model.tokenize([text])["input_ids"][0].tolist()
+            row = model.encode([text], convert_to_numpy=True)[0]
+            rows.append({"text": text, "token_ids": ids,
+                         "embedding": [float(f"{x:.7g}") for x in row.tolist()]})
+        modes[mode] = rows
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump({"generator": {"sentence_transformers": sentence_transformers.__version__},
+                   "model": "data/models/tiny-bert with its Pooling module's mode replaced",
+                   "modes": modes}, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+    print(f"{out}: {', '.join(modes)}")
+
+
 def main():
     build_dense(ROOT / "data" / "models" / "tiny-bert-dense")
+    build_pooling_modes(ROOT / "data" / "golden" / "pooling_modes.json")
     build_rerank_without_token_types(ROOT / "data" / "golden" / "rerank_no_token_types.json")
 
 

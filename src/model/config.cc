@@ -25,7 +25,8 @@ using config_fields::read_object;
 constexpr const char* kSupportedActs =
     "\"gelu\" (exact erf), \"gelu_pytorch_tanh\" / \"gelu_new\" (tanh form), \"silu\" / \"swish\"";
 constexpr const char* kSupportedModules =
-    "Transformer, Pooling (cls / mean / max / lasttoken), Dense (after Pooling), Normalize, "
+    "Transformer, Pooling (cls / mean / max / lasttoken / mean_sqrt_len_tokens / weightedmean), "
+    "Dense (after Pooling), Normalize, "
     "MLMTransformer, SpladePooling (max), by their sentence-transformers 5.x or 6.x module path";
 
 // A sentence-transformers module's class: the last component of its `type`
@@ -160,9 +161,10 @@ Status load_pooling_mode(const json& j, const std::string& path, Pooling* out) {
   } else {
     return unsupported(path + ": pooling_mode " + json_input::describe(mode) +
                        " is not supported; supported is one of \"cls\", \"mean\", \"max\", "
-                       "\"lasttoken\"");
+                       "\"lasttoken\", \"mean_sqrt_len_tokens\", \"weightedmean\"");
   }
-  for (Pooling p : {Pooling::kCls, Pooling::kMean, Pooling::kMax, Pooling::kLastToken}) {
+  for (Pooling p : {Pooling::kCls, Pooling::kMean, Pooling::kMax, Pooling::kLastToken,
+                    Pooling::kMeanSqrtLen, Pooling::kWeightedMean}) {
     if (name == pooling_name(p)) {
       *out = p;
       return Status::Ok();
@@ -170,7 +172,7 @@ Status load_pooling_mode(const json& j, const std::string& path, Pooling* out) {
   }
   return unsupported(path + ": pooling_mode \"" + json_input::clip(name) +
                      "\" is not supported; supported is one of \"cls\", \"mean\", \"max\", "
-                     "\"lasttoken\"");
+                     "\"lasttoken\", \"mean_sqrt_len_tokens\", \"weightedmean\"");
 }
 
 // 1_Pooling/config.json as sentence-transformers 5.x writes it (one
@@ -198,8 +200,8 @@ Status load_pooling(const std::string& path, int hidden_size, Pooling* out, bool
       {"pooling_mode_cls_token", true, Pooling::kCls},
       {"pooling_mode_mean_tokens", true, Pooling::kMean},
       {"pooling_mode_max_tokens", true, Pooling::kMax},
-      {"pooling_mode_mean_sqrt_len_tokens", false, Pooling::kMean},
-      {"pooling_mode_weightedmean_tokens", false, Pooling::kMean},
+      {"pooling_mode_mean_sqrt_len_tokens", true, Pooling::kMeanSqrtLen},
+      {"pooling_mode_weightedmean_tokens", true, Pooling::kWeightedMean},
       {"pooling_mode_lasttoken", true, Pooling::kLastToken},
   };
   std::vector<const Mode*> on;
@@ -213,7 +215,8 @@ Status load_pooling(const std::string& path, int hidden_size, Pooling* out, bool
     for (const Mode* m : on) names += (names.empty() ? "" : ", ") + std::string(m->key);
     return unsupported(path + ": pooling modes enabled: {" + names +
                        "}; supported is exactly one of pooling_mode_cls_token, "
-                       "pooling_mode_mean_tokens, pooling_mode_max_tokens, pooling_mode_lasttoken");
+                       "pooling_mode_mean_tokens, pooling_mode_max_tokens, pooling_mode_lasttoken, "
+                       "pooling_mode_mean_sqrt_len_tokens, pooling_mode_weightedmean_tokens");
   }
   *out = on[0]->pooling;
   return Status::Ok();
@@ -350,6 +353,10 @@ const char* pooling_name(Pooling p) {
       return "max";
     case Pooling::kLastToken:
       return "lasttoken";
+    case Pooling::kMeanSqrtLen:
+      return "mean_sqrt_len_tokens";
+    case Pooling::kWeightedMean:
+      return "weightedmean";
   }
   return "?";
 }

@@ -118,7 +118,9 @@ struct NetworkConfig {
   int max_tokens() const { return max_position_embeddings - position_offset; }
 };
 
-enum class Pooling { kCls, kMean, kMax, kLastToken };
+// sentence-transformers' Pooling modes. kMeanSqrtLen: the sum over sqrt(n);
+// kWeightedMean: token i weighted i + 1 (position in its sequence).
+enum class Pooling { kCls, kMean, kMax, kLastToken, kMeanSqrtLen, kWeightedMean };
 const char* pooling_name(Pooling p);
 
 // config_sentence_transformers.json's prompts: texts prepended to an input

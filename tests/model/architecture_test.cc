@@ -311,6 +311,54 @@ TEST(Modules, DenseLayersMatchSentenceTransformers) {
             << " texts, max abs error " << std::setprecision(3) << worst << "\n";
 }
 
+// sentence-transformers' other Pooling modes on tiny-bert, in its 6.x config
+// shape ({"pooling_mode"}) and its 5.x flags: mean_sqrt_len_tokens (the sum
+// over sqrt(n)) and weightedmean (token i weighs i + 1), against encode()
+// (data/golden/pooling_modes.json, tools/make_module_models.py).
+TEST(Modules, PoolingModesMatchSentenceTransformers) {
+  const json golden = json::parse(
+      testing::read_text(std::string(TESSERA_SOURCE_DIR) + "/data/golden/pooling_modes.json"));
+  Registry registry;
+  register_builtin_backends(registry);
+  Dispatcher d(registry, Policy{});
+  for (const auto& [mode, cases] : golden["modes"].items()) {
+    for (const bool six : {true, false}) {
+      testing::TempDir dir;
+      std::filesystem::copy(folder("tiny-bert"), dir.path(),
+                            std::filesystem::copy_options::recursive |
+                                std::filesystem::copy_options::overwrite_existing);
+      json pooling = {{"word_embedding_dimension", 32}, {"include_prompt", true}};
+      if (six) {
+        pooling = {{"embedding_dimension", 32}, {"pooling_mode", mode}};
+      } else {
+        for (const char* flag : {"pooling_mode_cls_token", "pooling_mode_mean_tokens",
+                                 "pooling_mode_max_tokens", "pooling_mode_lasttoken"}) {
+          pooling[flag] = false;
+        }
+        pooling["pooling_mode_mean_sqrt_len_tokens"] = mode == "mean_sqrt_len_tokens";
+        pooling["pooling_mode_weightedmean_tokens"] = mode == "weightedmean";
+      }
+      testing::write_file(dir.file("1_Pooling/config.json"), pooling.dump());
+      Context ctx;
+      std::unique_ptr<Encoder> encoder;
+      const Status st = Encoder::load(dir.path().string(), {}, ctx, &encoder);
+      ASSERT_TRUE(st.ok()) << mode << ": " << st.to_string();
+      double worst = 0;
+      for (const json& c : cases) {
+        const Ids ids = {c["token_ids"].get<std::vector<int32_t>>()};
+        const auto want = c["embedding"].get<std::vector<float>>();
+        std::vector<float> got(want.size());
+        ASSERT_TRUE(encoder->embed(ids, d, ctx, got.data()).ok());
+        for (size_t i = 0; i < want.size(); ++i) {
+          worst = std::max(worst, std::fabs(static_cast<double>(got[i]) - want[i]) /
+                                      std::max(1.0, std::fabs(static_cast<double>(want[i]))));
+        }
+      }
+      EXPECT_LE(worst, 1e-5) << mode << (six ? " (6.x config)" : " (5.x flags)");
+    }
+  }
+}
+
 // What a Dense module cannot be: named, never run wrongly.
 TEST(Modules, DenseModulesWeCannotRunAreRefusedNamingTheField) {
   const auto edit = [](const std::function<void(const std::string&)>& change,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace tessera::model {
 
@@ -21,18 +22,31 @@ void pool_sequences(Pooling mode, const float* hidden, int64_t h, const int32_t*
       std::memcpy(o, rows + (len - 1) * h, h * sizeof(float));
       continue;
     }
+    if (mode == Pooling::kWeightedMean) {
+      // Token t weighs t + 1, as sentence-transformers' positions count from
+      // the first real token; accumulated in double (its weights grow).
+      std::vector<double> sum(static_cast<size_t>(h), 0.0);
+      for (int64_t t = 0; t < len; ++t) {
+        const float* r = rows + t * h;
+        for (int64_t i = 0; i < h; ++i) sum[i] += static_cast<double>(t + 1) * r[i];
+      }
+      const double weights = static_cast<double>(len) * static_cast<double>(len + 1) / 2.0;
+      for (int64_t i = 0; i < h; ++i) o[i] = static_cast<float>(sum[i] / weights);
+      continue;
+    }
     std::memcpy(o, rows, h * sizeof(float));  // the first token: cls, and the start of the others
     if (mode == Pooling::kCls) continue;
     for (int64_t t = 1; t < len; ++t) {
       const float* r = rows + t * h;
-      if (mode == Pooling::kMean) {
+      if (mode == Pooling::kMean || mode == Pooling::kMeanSqrtLen) {
         for (int64_t i = 0; i < h; ++i) o[i] += r[i];
       } else {
         for (int64_t i = 0; i < h; ++i) o[i] = std::max(o[i], r[i]);
       }
     }
-    if (mode == Pooling::kMean) {
-      const float n = static_cast<float>(len);
+    if (mode == Pooling::kMean || mode == Pooling::kMeanSqrtLen) {
+      const float n =
+          mode == Pooling::kMean ? static_cast<float>(len) : std::sqrt(static_cast<float>(len));
       for (int64_t i = 0; i < h; ++i) o[i] /= n;
     }
   }
