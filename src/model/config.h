@@ -96,6 +96,15 @@ struct NetworkConfig {
   std::vector<LayerAttention> layer_attention;
   std::string checkpoint_layout;  // an architecture's name for a tensor-name variant ("" default)
   HeadKind head = HeadKind::kNone;
+  // The sequence-classification head's shape: BERT's / RoBERTa's pooler is
+  // dense + tanh on the first token; ModernBERT's pools (cls or mean), then
+  // dense (bias optional) + GELU + LayerNorm.
+  struct ClassifierShape {
+    bool mean_pooling = false;  // else the first token
+    bool gelu = false;          // else tanh
+    bool dense_bias = true;
+    bool norm = false;  // a LayerNorm after the activation (eps layer_norm_eps, beta: norm_bias)
+  } classifier;
   int num_labels = 0;                 // kSequenceClassification
   std::vector<std::string> id2label;  // num_labels names ("LABEL_0" ... when absent)
 

@@ -188,7 +188,7 @@ Status Encoder::encode(const std::vector<std::vector<int32_t>>& sequences,
       return Status::Ok();
     case Output::kScores: {
       StageSpan span(ctx.profiler(), "model.classifier");
-      return run_classifier(*weights_.classifier, scratch.hidden, h, cu.data(), count, ctx, out);
+      return run_classifier(*weights_.classifier, c, scratch.hidden, cu.data(), count, ctx, out);
     }
     case Output::kSparse: {
       StageSpan span(ctx.profiler(), "model.splade", "V=" + std::to_string(c.vocab_size));

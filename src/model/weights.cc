@@ -342,7 +342,7 @@ Status load_network_weights(const SafetensorsFile& file, const NetworkConfig& co
 
   // Heads.
   LinearSlot cls_dense, mlm_transform, mlm_decoder;
-  size_t cls_dense_b = 0, cls_out_w = 0, cls_out_b = 0;
+  size_t cls_dense_b = kNone, cls_out_w = 0, cls_out_b = 0, cls_norm_g = kNone, cls_norm_b = kNone;
   size_t mlm_transform_b = 0, mlm_g = 0, mlm_b = 0, mlm_bias = 0;
   bool tied_decoder = false;
   const int64_t labels = config.num_labels;
@@ -350,8 +350,21 @@ Status load_network_weights(const SafetensorsFile& file, const NetworkConfig& co
     const std::string dense = head_tensor(file, prefix, names.classifier_dense + ".weight");
     const std::string out_w = head_tensor(file, prefix, names.classifier_out + ".weight");
     TESSERA_RETURN_IF_ERROR(add_linear(file, {dense}, {h, h}, "hidden_size", &cls_dense));
-    TESSERA_RETURN_IF_ERROR(plan.add({head_tensor(file, prefix, names.classifier_dense + ".bias")},
-                                     {h}, "hidden_size", &cls_dense_b));
+    if (config.classifier.dense_bias) {
+      TESSERA_RETURN_IF_ERROR(
+          plan.add({head_tensor(file, prefix, names.classifier_dense + ".bias")}, {h},
+                   "hidden_size", &cls_dense_b));
+    }
+    if (config.classifier.norm) {
+      TESSERA_RETURN_IF_ERROR(
+          plan.add({head_tensor(file, prefix, names.classifier_norm + ".weight")}, {h},
+                   "hidden_size", &cls_norm_g));
+      if (config.norm_bias) {
+        TESSERA_RETURN_IF_ERROR(
+            plan.add({head_tensor(file, prefix, names.classifier_norm + ".bias")}, {h},
+                     "hidden_size", &cls_norm_b));
+      }
+    }
     TESSERA_RETURN_IF_ERROR(
         plan.add({out_w}, {labels, h}, "id2label size, hidden_size", &cls_out_w));
     TESSERA_RETURN_IF_ERROR(plan.add({head_tensor(file, prefix, names.classifier_out + ".bias")},
@@ -414,7 +427,9 @@ Status load_network_weights(const SafetensorsFile& file, const NetworkConfig& co
   if (config.head == HeadKind::kSequenceClassification) {
     ClassifierWeights c;
     TESSERA_RETURN_IF_ERROR(finish_linear(cls_dense, precision, allocator, &c.dense_w));
-    c.dense_b = base + cls_dense_b;
+    c.dense_b = at(cls_dense_b);
+    c.norm_g = at(cls_norm_g);
+    c.norm_b = at(cls_norm_b);
     c.out_w = base + cls_out_w;
     c.out_b = base + cls_out_b;
     c.labels = static_cast<int>(labels);

@@ -42,7 +42,9 @@ struct LayerWeights {
 // Sequence classification (cross-encoders): first token -> dense -> tanh -> out.
 struct ClassifierWeights {
   PackedWeights dense_w;           // [H, H]
-  const float* dense_b = nullptr;  // [H]
+  const float* dense_b = nullptr;  // [H]; none: nullptr
+  const float* norm_g = nullptr;   // [H]; no norm: nullptr
+  const float* norm_b = nullptr;   // [H]; no bias: nullptr
   const float* out_w = nullptr;    // [labels, H], f32 (a handful of rows: dot products)
   const float* out_b = nullptr;    // [labels]
   int labels = 0;

@@ -48,8 +48,10 @@ Status EncoderModel::encode_pair(std::string_view a, std::string_view b, size_t 
   TESSERA_RETURN_IF_ERROR(
       encoder_->tokenizer().encode_pair(a, b, max_length, &spans, type_ids, limit));
   // A tokenizer whose model_input_names omits token_type_ids gives the model
-  // none, which it reads as zeros (transformers' behaviour).
-  if (type_ids != nullptr && !encoder_->config().token_type_ids) {
+  // none, which it reads as zeros (transformers' behaviour); a model without
+  // token type embeddings (ModernBERT) has nothing to read them with.
+  const model::ModelConfig& c = encoder_->config();
+  if (type_ids != nullptr && (!c.token_type_ids || c.network.type_vocab_size <= 1)) {
     std::fill(type_ids->begin(), type_ids->end(), 0);
   }
   ids->clear();

@@ -124,3 +124,14 @@ def test_a_tokenizer_without_token_type_ids_gives_the_model_zeros(tmp_path):
                                       activation_fn=tessera._cross_encoder.Identity())
     assert np.abs(with_types.predict([[p["query"], p["text"]] for p in want]) - got).max() > 0.1
 
+
+
+def test_a_modernbert_reranker_scores_as_transformers():
+    """ModernBertForSequenceClassification (mean pooling, dense + GELU +
+    LayerNorm head; gte-reranker-modernbert-base's shape): tokenized pairs
+    end to end, raw logits against transformers' (expected.json)."""
+    want = expected("tiny-modernbert-rerank")["pairs"]
+    model = tessera.CrossEncoder(MODELS / "tiny-modernbert-rerank",
+                                 activation_fn=tessera._cross_encoder.Identity())
+    got = model.predict([[p["query"], p["text"]] for p in want])
+    np.testing.assert_allclose(got, [p["scores"][0] for p in want], atol=1e-4)

@@ -51,7 +51,8 @@ struct WeightNames {
   std::string relative_attention_bias;  // a full tensor name [buckets, heads]; "" when none
   // Heads, looked up under the prefix first, then as given (HF keeps
   // "classifier" and "cls." outside the base model's prefix).
-  std::string classifier_dense;  // Linear H -> H, then tanh
+  std::string classifier_dense;  // Linear H -> H, then tanh (or GELU: NetworkConfig::classifier)
+  std::string classifier_norm;   // LayerNorm after it; "" when the head has none
   std::string classifier_out;    // Linear H -> num_labels
   std::string mlm_transform;     // Linear H -> H, then hidden_act
   std::string mlm_norm;          // LayerNorm

@@ -20,7 +20,9 @@ class ModernBert final : public Architecture {
  public:
   const char* name() const override { return "modernbert"; }
   std::vector<std::string> model_types() const override { return {"modernbert"}; }
-  bool runs_heads() const override { return false; }
+  // The sequence-classification head (gte-reranker-modernbert-base and
+  // other ModernBERT cross-encoders); no masked-LM head names yet.
+  bool runs_heads() const override { return true; }
 
   Status read_config(const nlohmann::json& j, const std::string& path,
                      NetworkConfig* c) const override {
@@ -41,6 +43,26 @@ class ModernBert final : public Architecture {
     c->absolute_positions = false;
     c->type_vocab_size = 0;
     c->first_layer_norm = false;  // layer 0's attn_norm is an Identity
+    // ModernBertForSequenceClassification: pool, dense, activation, norm.
+    std::string pooling = "cls", activation = "gelu";
+    TESSERA_RETURN_IF_ERROR(config_fields::get_string(j, path, "classifier_pooling", &pooling));
+    TESSERA_RETURN_IF_ERROR(
+        config_fields::get_string(j, path, "classifier_activation", &activation));
+    if (c->head == HeadKind::kSequenceClassification) {
+      if (pooling != "cls" && pooling != "mean") {
+        return unsupported(path + ": classifier_pooling \"" + json_input::clip(pooling) +
+                           "\" is not supported; supported: \"cls\", \"mean\"");
+      }
+      if (activation != "gelu") {
+        return unsupported(path + ": classifier_activation \"" + json_input::clip(activation) +
+                           "\" is not supported; supported: \"gelu\"");
+      }
+    }
+    c->classifier.mean_pooling = pooling == "mean";
+    c->classifier.gelu = true;
+    c->classifier.norm = true;
+    c->classifier.dense_bias = false;
+    TESSERA_RETURN_IF_ERROR(get_bool(j, path, "classifier_bias", &c->classifier.dense_bias));
     c->final_norm = true;
     c->rotary.dim = c->head_dim();
 
@@ -109,6 +131,9 @@ class ModernBert final : public Architecture {
     n.ffn_in = "mlp.Wi";  // [input; gate]: gelu(input) * gate
     n.ffn_out = "mlp.Wo";
     n.ffn_norm = "mlp_norm";
+    n.classifier_dense = "head.dense";
+    n.classifier_norm = "head.norm";
+    n.classifier_out = "classifier";
     return n;
   }
 
