@@ -16,6 +16,10 @@ expected.json: {"generator": versions and seed, "cases": [{"text",
         "mean_sqrt_len_tokens" and "weightedmean" modes ({"modes": {mode:
         [{"text", "token_ids", "embedding"}]}}, no Normalize).
 
+    data/golden/similarity.json   sentence-transformers' similarity functions
+        (cosine, dot, euclidean, manhattan; matrix and pairwise) on fixed
+        random rows, for Embedder.similarity / similarity_pairwise.
+
     data/golden/rerank_no_token_types.json   tiny-bert-rerank's pairs scored
         by sentence-transformers' CrossEncoder with the folder's
         tokenizer_config.json saying model_input_names ["input_ids",
@@ -32,6 +36,7 @@ import pathlib
 import shutil
 import sys
 
+import numpy as np
 import torch
 import transformers
 import sentence_transformers
@@ -131,8 +136,29 @@ def build_pooling_modes(out):
     print(f"{out}: {', '.join(modes)}")
 
 
+def build_similarity(out):
+    from sentence_transformers.util import similarity as su
+    rng = np.random.default_rng(SEED)
+    a = rng.normal(size=(3, 8)).astype(np.float32)
+    b = rng.normal(size=(4, 8)).astype(np.float32)
+    matrix = {"cosine": su.cos_sim, "dot": su.dot_score, "euclidean": su.euclidean_sim,
+              "manhattan": su.manhattan_sim}
+    pairwise = {"cosine": su.pairwise_cos_sim, "dot": su.pairwise_dot_score,
+                "euclidean": su.pairwise_euclidean_sim, "manhattan": su.pairwise_manhattan_sim}
+    r = lambda x: [float(f"{v:.7g}") for v in np.asarray(x, np.float64).ravel()]  # noqa: E731
+    doc = {"generator": {"sentence_transformers": sentence_transformers.__version__},
+           "a": [r(row) for row in a], "b": [r(row) for row in b],
+           "matrix": {k: [r(row) for row in f(a, b).numpy()] for k, f in matrix.items()},
+           "pairwise": {k: r(f(a, b[:3]).numpy()) for k, f in pairwise.items()}}
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    print(f"{out}: {', '.join(matrix)}")
+
+
 def main():
     build_dense(ROOT / "data" / "models" / "tiny-bert-dense")
+    build_similarity(ROOT / "data" / "golden" / "similarity.json")
     build_pooling_modes(ROOT / "data" / "golden" / "pooling_modes.json")
     build_rerank_without_token_types(ROOT / "data" / "golden" / "rerank_no_token_types.json")
 

@@ -23,7 +23,7 @@ from ._tessera import Runtime, __version__
 from ._runtime import configure, runtime
 from ._attention import explain, scaled_dot_product_attention
 from ._embedder import Embedder, default_model_dir
-from ._cross_encoder import CrossEncoder
+from ._cross_encoder import CrossEncoder, Identity, Sigmoid
 from ._quantize import quantization_ranges, quantize_embeddings
 
 
@@ -36,7 +36,9 @@ def backends(rt=None):
 __all__ = [
     "CrossEncoder",
     "Embedder",
+    "Identity",
     "Runtime",
+    "Sigmoid",
     "__version__",
     "backends",
     "configure",

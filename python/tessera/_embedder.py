@@ -20,6 +20,7 @@ import warnings
 import numpy as np
 
 from . import _tessera
+from . import _similarity
 from ._errors import LOAD_NAMES, batch_call, python_names
 from ._quantize import quantize_embeddings
 from ._runtime import runtime as _default_runtime
@@ -130,6 +131,29 @@ class Embedder:
             raise ValueError(f"default_prompt_name: '{self.default_prompt_name}' is not one of "
                              f"the prompts {list(self.prompts)}")
         self.truncate_dim = self._check_truncate_dim(truncate_dim)
+        self._similarity_fn_name = _similarity.model_function(self.model_dir)
+
+    @property
+    def similarity_fn_name(self):
+        """cosine, dot, euclidean or manhattan: the model's
+        (config_sentence_transformers.json), else cosine; settable."""
+        return self._similarity_fn_name
+
+    @similarity_fn_name.setter
+    def similarity_fn_name(self, name):
+        if name not in _similarity.FUNCTIONS:
+            raise ValueError(f"similarity_fn_name: '{name}' is not one of {_similarity.FUNCTIONS}")
+        self._similarity_fn_name = name
+
+    def similarity(self, embeddings1, embeddings2):
+        """[len(a), len(b)] scores of every row of embeddings1 against every row
+        of embeddings2, as SentenceTransformer.similarity (euclidean and
+        manhattan: negative distances)."""
+        return _similarity.matrix(self._similarity_fn_name, embeddings1, embeddings2)
+
+    def similarity_pairwise(self, embeddings1, embeddings2):
+        """[n] scores of row i against row i, as SentenceTransformer.similarity_pairwise."""
+        return _similarity.pairwise(self._similarity_fn_name, embeddings1, embeddings2)
 
     def __repr__(self):
         extra = "" if self.truncate_dim is None else f", truncate_dim={self.truncate_dim}"

@@ -69,6 +69,10 @@ def main():
     after = run(binary, "backends", "--threads", "1", "--attention", "deny:xla")
     check(before.returncode == 0 and after.returncode == 0, (before.stderr, after.stderr))
     check(run(binary, "backends", "--no-such-flag").returncode != 0, "an unknown flag passes")
+    # --version: exit 0 and the library's version (was exit 106, an unlisted code).
+    v = run(binary, "--version")
+    check(v.returncode == 0 and re.fullmatch(r"tessera \d+\.\d+\.\d+\n", v.stdout),
+          (v.returncode, v.stdout, v.stderr))
 
     with tempfile.TemporaryDirectory() as tmp:
         doc = pathlib.Path(tmp, "one.txt")

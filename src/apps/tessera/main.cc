@@ -8,6 +8,7 @@
 #include "app_state.h"
 #include "commands.h"
 #include "runtime/run_catching.h"
+#include "tessera/runtime.h"
 
 namespace tessera::cli {
 int exit_code = 0;
@@ -33,6 +34,9 @@ int run_cli(int argc, char** argv) {
   // inherit this setting, so it must be set before they are added.
   app.fallthrough();
   app.set_help_all_flag("--help-all", "Show help for every command");
+  // `tessera --version` (TEI and every CLI users reach for): the library's
+  // version, the one /info and tessera.__version__ report.
+  app.set_version_flag("--version", std::string("tessera ") + tessera::library_version());
   AppState state;
   app.add_option("--attention", state.options.attention,
                  "Attention policy: auto | NAME,... | only:NAMES | prefer:NAMES | deny:NAMES | "
