@@ -503,12 +503,17 @@ Status load_model_config(const std::string& model_dir, ModelConfig* out) {
   if (!pooling_dir.empty() && c.network.head == HeadKind::kMaskedLm) {
     c.network.head = HeadKind::kNone;
   }
-  if (c.network.head != HeadKind::kNone && !c.network.architecture->runs_heads()) {
+  const Architecture& arch = *c.network.architecture;
+  if (!arch.runs_head(c.network.head)) {
+    const bool some_head =
+        arch.runs_head(HeadKind::kSequenceClassification) || arch.runs_head(HeadKind::kMaskedLm);
     return unsupported(c.transformer_dir + "/config.json: architectures names a " +
-                       head_kind_name(c.network.head) + " model; " +
-                       c.network.architecture->name() +
-                       " runs as an embedding model only (a *Model class with a "
-                       "sentence-transformers Pooling module)");
+                       head_kind_name(c.network.head) + " model; " + arch.name() +
+                       (some_head
+                            ? std::string(" runs no ") + head_kind_name(c.network.head) + " head"
+                            : std::string(" runs as an embedding model only (a *Model "
+                                          "class with a sentence-transformers Pooling "
+                                          "module)")));
   }
   if (!splade_dir.empty()) {
     TESSERA_RETURN_IF_ERROR(load_splade_pooling(splade_dir + "/config.json"));

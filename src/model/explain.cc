@@ -190,10 +190,13 @@ ModelExplanation explain_model(const std::string& model_dir, Context& ctx) {
 std::string supported_models() {
   std::string out = "architectures:\n";
   for (const Architecture* a : architectures()) {
+    const bool rerank = a->runs_head(HeadKind::kSequenceClassification);
+    const bool splade = a->runs_head(HeadKind::kMaskedLm);
     out += "  " + std::string(a->name()) + ": model_type " + join(a->model_types(), ", ") +
-           (a->runs_heads() ? "; heads: embedding (*Model), sequence classification (rerank), "
-                              "masked LM (SPLADE)\n"
-                            : "; embedding (*Model) only\n");
+           (!rerank && !splade ? std::string("; embedding (*Model) only\n")
+                               : std::string("; heads: embedding (*Model)") +
+                                     (rerank ? ", sequence classification (rerank)" : "") +
+                                     (splade ? ", masked LM (SPLADE)" : "") + "\n");
   }
   out += "tokenizers (tokenizer.json model.type):\n";
   for (const tokenizers::TokenizerType* t : tokenizers::builtin_tokenizer_types()) {

@@ -77,9 +77,9 @@ class Architecture {
   // The forward pass to the last hidden state (f.scratch.hidden, [tokens,
   // hidden_size]): embeddings, every layer, any final norm.
   virtual Status forward(const ForwardPass& f) const = 0;
-  // Whether the sequence-classification and masked-LM heads (heads/) run on
+  // Whether head `h` (heads/: kSequenceClassification, kMaskedLm) runs on
   // this architecture; where not, such a checkpoint is refused at load.
-  virtual bool runs_heads() const { return true; }
+  virtual bool runs_head(HeadKind /*h*/) const { return true; }
 };
 
 // Every architecture this build has, in folder-name order (generated from

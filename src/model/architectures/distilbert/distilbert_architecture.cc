@@ -20,7 +20,7 @@ class DistilBert final : public Architecture {
   std::vector<std::string> model_types() const override { return {"distilbert"}; }
   // DistilBertForSequenceClassification's head is pre_classifier -> ReLU ->
   // classifier, not BERT's tanh pooler: not run yet.
-  bool runs_heads() const override { return false; }
+  bool runs_head(HeadKind h) const override { return h == HeadKind::kNone; }
 
   Status read_config(const nlohmann::json& j, const std::string& path,
                      NetworkConfig* c) const override {

@@ -17,7 +17,7 @@ class EuroBert final : public Architecture {
   std::vector<std::string> model_types() const override { return {"eurobert"}; }
   // EuroBertForSequenceClassification pools in its own ways
   // (classifier_pooling bos / mean / late): not run yet.
-  bool runs_heads() const override { return false; }
+  bool runs_head(HeadKind h) const override { return h == HeadKind::kNone; }
 
   Status read_config(const nlohmann::json& j, const std::string& path,
                      NetworkConfig* c) const override {

@@ -20,7 +20,7 @@ class Gte final : public Architecture {
   const char* name() const override { return "gte"; }
   std::vector<std::string> model_types() const override { return {"gte"}; }
   // GteForSequenceClassification (gte-reranker-*) is not checked yet.
-  bool runs_heads() const override { return false; }
+  bool runs_head(HeadKind h) const override { return h == HeadKind::kNone; }
 
   Status read_config(const nlohmann::json& j, const std::string& path,
                      NetworkConfig* c) const override {

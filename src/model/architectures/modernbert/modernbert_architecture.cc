@@ -22,7 +22,7 @@ class ModernBert final : public Architecture {
   std::vector<std::string> model_types() const override { return {"modernbert"}; }
   // The sequence-classification head (gte-reranker-modernbert-base and
   // other ModernBERT cross-encoders); no masked-LM head names yet.
-  bool runs_heads() const override { return true; }
+  bool runs_head(HeadKind h) const override { return h != HeadKind::kMaskedLm; }
 
   Status read_config(const nlohmann::json& j, const std::string& path,
                      NetworkConfig* c) const override {

@@ -20,7 +20,7 @@ class NomicBert final : public Architecture {
  public:
   const char* name() const override { return "nomic_bert"; }
   std::vector<std::string> model_types() const override { return {"nomic_bert"}; }
-  bool runs_heads() const override { return false; }
+  bool runs_head(HeadKind h) const override { return h == HeadKind::kNone; }
 
   Status read_config(const nlohmann::json& j, const std::string& path,
                      NetworkConfig* c) const override {

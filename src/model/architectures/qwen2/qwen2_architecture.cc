@@ -14,7 +14,7 @@ class Qwen2 final : public Architecture {
  public:
   const char* name() const override { return "qwen2"; }
   std::vector<std::string> model_types() const override { return {"qwen2"}; }
-  bool runs_heads() const override { return false; }
+  bool runs_head(HeadKind h) const override { return h == HeadKind::kNone; }
 
   Status read_config(const nlohmann::json& j, const std::string& path,
                      NetworkConfig* c) const override {

@@ -11,7 +11,7 @@ class Qwen3 final : public Architecture {
  public:
   const char* name() const override { return "qwen3"; }
   std::vector<std::string> model_types() const override { return {"qwen3"}; }
-  bool runs_heads() const override { return false; }
+  bool runs_head(HeadKind h) const override { return h == HeadKind::kNone; }
 
   Status read_config(const nlohmann::json& j, const std::string& path,
                      NetworkConfig* c) const override {
