@@ -17,14 +17,16 @@
 
 namespace tessera::model {
 
-// The shared fields into `c`. Sliding-window layers are refused (the
-// embedding checkpoints have none); transformers 5's layer_types must list
-// one "full_attention" per layer, as its layer_type_validation requires.
+// The shared fields into `c`; `default_eps` is rms_norm_eps's value when
+// config.json has none (the family's default in transformers). Sliding-window
+// layers are refused (the embedding checkpoints have none); transformers 5's
+// layer_types must list one "full_attention" per layer, as its
+// layer_type_validation requires.
 inline Status read_llama_style_decoder(const nlohmann::json& j, const std::string& path,
-                                       NetworkConfig* c) {
+                                       float default_eps, NetworkConfig* c) {
   c->hidden_act = "silu";
   TESSERA_RETURN_IF_ERROR(config_fields::get_string(j, path, "hidden_act", &c->hidden_act));
-  c->layer_norm_eps = 1e-6f;
+  c->layer_norm_eps = default_eps;
   TESSERA_RETURN_IF_ERROR(config_fields::get_epsilon(j, path, "rms_norm_eps", &c->layer_norm_eps));
   bool sliding = false;
   TESSERA_RETURN_IF_ERROR(config_fields::get_bool(j, path, "use_sliding_window", &sliding));

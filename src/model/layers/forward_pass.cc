@@ -69,6 +69,15 @@ void run_final_norm(const ForwardPass& f) {
             f.weights.final_norm_gamma, f.weights.final_norm_beta);
 }
 
+Status run_rotary_stack(const ForwardPass& f, LayerForward layer) {
+  RotaryTables rope;
+  TESSERA_RETURN_IF_ERROR(rope.build(f));
+  embed_tokens(f);
+  TESSERA_RETURN_IF_ERROR(run_layers(f, layer, &rope));
+  if (f.config.final_norm) run_final_norm(f);
+  return Status::Ok();
+}
+
 Status RotaryTables::build(const ForwardPass& f) {
   const NetworkConfig& c = f.config;
   const int dim = c.rotary.dim;

@@ -63,4 +63,10 @@ Status run_layers(const ForwardPass& f, LayerForward layer, const RotaryTables* 
 // is normalized once after the last layer).
 void run_final_norm(const ForwardPass& f);
 
+// The rotary architectures' whole forward (NomicBERT, GTE: post-norm;
+// ModernBERT, Qwen2, Qwen3, EuroBERT: pre-norm): the rotary tables, the
+// embeddings, `layer` on every layer, and the final norm where
+// config.final_norm says the model has one.
+Status run_rotary_stack(const ForwardPass& f, LayerForward layer);
+
 }  // namespace tessera::model

@@ -21,11 +21,8 @@ class EuroBert final : public Architecture {
 
   Status read_config(const nlohmann::json& j, const std::string& path,
                      NetworkConfig* c) const override {
-    TESSERA_RETURN_IF_ERROR(read_llama_style_decoder(j, path, c));
+    TESSERA_RETURN_IF_ERROR(read_llama_style_decoder(j, path, 1e-5f, c));
     for (LayerAttention& a : c->layer_attention) a.mask = Mask::none();
-    c->layer_norm_eps = 1e-5f;
-    TESSERA_RETURN_IF_ERROR(
-        config_fields::get_epsilon(j, path, "rms_norm_eps", &c->layer_norm_eps));
     c->attention_bias = false;
     TESSERA_RETURN_IF_ERROR(config_fields::get_bool(j, path, "attention_bias", &c->attention_bias));
     return config_fields::get_bool(j, path, "mlp_bias", &c->mlp_bias);
@@ -35,12 +32,7 @@ class EuroBert final : public Architecture {
 
   // Pre-norm layers with rotary Q and K over the whole sequence, a final norm.
   Status forward(const ForwardPass& f) const override {
-    RotaryTables rope;
-    TESSERA_RETURN_IF_ERROR(rope.build(f));
-    embed_tokens(f);
-    TESSERA_RETURN_IF_ERROR(run_layers(f, run_pre_norm_layer, &rope));
-    run_final_norm(f);
-    return Status::Ok();
+    return run_rotary_stack(f, run_pre_norm_layer);
   }
 };
 

@@ -59,10 +59,7 @@ class Gte final : public Architecture {
   // Embeddings (word + token type, LayerNorm), then post-norm layers with
   // rotary Q and K and a gated FFN.
   Status forward(const ForwardPass& f) const override {
-    RotaryTables rope;
-    TESSERA_RETURN_IF_ERROR(rope.build(f));
-    embed_tokens(f);
-    return run_layers(f, run_post_norm_layer, &rope);
+    return run_rotary_stack(f, run_post_norm_layer);
   }
 };
 

@@ -140,12 +140,7 @@ class ModernBert final : public Architecture {
   // Pre-norm layers (layer 0 without its attention norm), rotary with a base
   // per layer type, a final norm.
   Status forward(const ForwardPass& f) const override {
-    RotaryTables rope;
-    TESSERA_RETURN_IF_ERROR(rope.build(f));
-    embed_tokens(f);
-    TESSERA_RETURN_IF_ERROR(run_layers(f, run_pre_norm_layer, &rope));
-    run_final_norm(f);
-    return Status::Ok();
+    return run_rotary_stack(f, run_pre_norm_layer);
   }
 
  private:

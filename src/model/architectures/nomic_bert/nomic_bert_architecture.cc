@@ -100,10 +100,7 @@ class NomicBert final : public Architecture {
 
   // Post-norm layers with rotary Q and K and a SwiGLU FFN (no position table).
   Status forward(const ForwardPass& f) const override {
-    RotaryTables rope;
-    TESSERA_RETURN_IF_ERROR(rope.build(f));
-    embed_tokens(f);
-    return run_layers(f, run_post_norm_layer, &rope);
+    return run_rotary_stack(f, run_post_norm_layer);
   }
 };
 

@@ -18,7 +18,7 @@ class Qwen2 final : public Architecture {
 
   Status read_config(const nlohmann::json& j, const std::string& path,
                      NetworkConfig* c) const override {
-    TESSERA_RETURN_IF_ERROR(read_llama_style_decoder(j, path, c));
+    TESSERA_RETURN_IF_ERROR(read_llama_style_decoder(j, path, 1e-6f, c));
     c->attention_bias = true;
     c->attention_out_bias = false;
     return Status::Ok();
@@ -28,12 +28,7 @@ class Qwen2 final : public Architecture {
 
   // Pre-norm layers with rotary Q and K, a final norm.
   Status forward(const ForwardPass& f) const override {
-    RotaryTables rope;
-    TESSERA_RETURN_IF_ERROR(rope.build(f));
-    embed_tokens(f);
-    TESSERA_RETURN_IF_ERROR(run_layers(f, run_pre_norm_layer, &rope));
-    run_final_norm(f);
-    return Status::Ok();
+    return run_rotary_stack(f, run_pre_norm_layer);
   }
 };
 

@@ -15,7 +15,7 @@ class Qwen3 final : public Architecture {
 
   Status read_config(const nlohmann::json& j, const std::string& path,
                      NetworkConfig* c) const override {
-    TESSERA_RETURN_IF_ERROR(read_llama_style_decoder(j, path, c));
+    TESSERA_RETURN_IF_ERROR(read_llama_style_decoder(j, path, 1e-6f, c));
     c->qk_norm = true;
     c->attention_bias = false;
     return config_fields::get_bool(j, path, "attention_bias", &c->attention_bias);
@@ -31,12 +31,7 @@ class Qwen3 final : public Architecture {
   // Pre-norm layers with per-head RMSNorm of Q and K before rotary, a final
   // norm; the word embeddings alone feed layer 0.
   Status forward(const ForwardPass& f) const override {
-    RotaryTables rope;
-    TESSERA_RETURN_IF_ERROR(rope.build(f));
-    embed_tokens(f);
-    TESSERA_RETURN_IF_ERROR(run_layers(f, run_pre_norm_layer, &rope));
-    run_final_norm(f);
-    return Status::Ok();
+    return run_rotary_stack(f, run_pre_norm_layer);
   }
 };
 
