@@ -52,7 +52,9 @@ class ThreadPool {
   bool in_forked_child() const;
   void run_items(int thread_index);
 
-  int owner_pid_ = 0;  // the process that started the workers
+  // The process's fork count when the workers started (thread_pool.cc: a
+  // pthread_atfork child handler counts forks; no syscall per job).
+  unsigned fork_generation_ = 0;
   int num_threads_ = 1;
   int requested_threads_ = 1;
   std::string start_failure_;

@@ -1,8 +1,9 @@
 #include "tessera/thread_pool.h"
 
-#include <unistd.h>
+#include <pthread.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -62,8 +63,26 @@ int ThreadPool::max_threads() {
   return std::max(kMaxThreadsFloor, kMaxThreadsPerHardwareThread * hardware);
 }
 
+namespace {
+
+// Forks of this process so far, counted in the child by a pthread_atfork
+// handler registered with the first pool: a pool made before a fork sees a
+// different count in the child, at the cost of one relaxed load per job.
+std::atomic<unsigned> fork_count{0};
+
+unsigned current_fork_generation() {
+  static const bool registered = [] {
+    ::pthread_atfork(nullptr, nullptr, [] { fork_count.fetch_add(1, std::memory_order_relaxed); });
+    return true;
+  }();
+  (void)registered;
+  return fork_count.load(std::memory_order_relaxed);
+}
+
+}  // namespace
+
 ThreadPool::ThreadPool(int num_threads) {
-  owner_pid_ = static_cast<int>(::getpid());
+  fork_generation_ = current_fork_generation();
   if (num_threads <= 0) num_threads = static_cast<int>(std::thread::hardware_concurrency());
   requested_threads_ = num_threads < 1 ? 1 : num_threads;
   // More threads than cores: a polling thread would hold a core another
@@ -162,7 +181,7 @@ void ThreadPool::worker_loop(int thread_index) {
 }
 
 bool ThreadPool::in_forked_child() const {
-  if (workers_.empty() || static_cast<int>(::getpid()) == owner_pid_) return false;
+  if (workers_.empty() || current_fork_generation() == fork_generation_) return false;
   static std::once_flag said;
   std::call_once(said, [] {
     std::fprintf(stderr,
