@@ -23,27 +23,6 @@ bool hub_name_char(char c) {
          c == '_' || c == '.';
 }
 
-// " (looked in ...)" and the command that fetches it, or "" when `value`
-// is not a Hub id; *out is set when the cache holds it.
-std::string try_hub_cache(const ModelSearch& search, const std::string& value,
-                          const std::string& what, ResolvedModel* out) {
-  if (!looks_like_hub_id(value)) return "";
-  const std::string id = value.substr(0, value.find('@'));
-  if (search.hub_cache.empty()) {
-    return ", and no Hugging Face cache to look in ($HF_HUB_CACHE, $HF_HOME and $HOME are unset)";
-  }
-  std::string dir;
-  const Status s = hub_snapshot(search.hub_cache, value, &dir);
-  if (s.ok()) {
-    *out = {dir,
-            what + " (Hub id " + value + " in the Hugging Face cache " + search.hub_cache + ")"};
-    return "";
-  }
-  return ", nor in the Hugging Face cache (" + s.message() + "; the cache is " + search.hub_cache +
-         ", from " + search.hub_cache_source + "): `hf download " + id +
-         "` fetches it (tessera itself never downloads)";
-}
-
 // Steps 1 and 2: a directory, else a registered model's name, else a Hub id
 // in the local cache.
 Status named_model(const ModelSearch& search, const std::string& value, const std::string& what,
@@ -74,9 +53,17 @@ Status named_model(const ModelSearch& search, const std::string& value, const st
     registered =
         (registered.empty() ? "none" : registered) + " registered in " + registry.models_dir();
   }
-  out->dir.clear();
-  const std::string hub = try_hub_cache(search, value, what, out);
-  if (!out->dir.empty()) return Status::Ok();
+  std::string hub;
+  if (looks_like_hub_id(value)) {
+    std::string dir;
+    const Status s = find_hub_model(search, value, &dir);
+    if (s.ok()) {
+      *out = {dir,
+              what + " (Hub id " + value + " in the Hugging Face cache " + search.hub_cache + ")"};
+      return Status::Ok();
+    }
+    hub = ", nor in " + s.message();
+  }
   return not_found(what + " \"" + value +
                    "\" is neither a model directory nor the name of a registered model (" +
                    registered + ")" + hub);
@@ -159,6 +146,19 @@ Status hub_snapshot(const std::string& cache, const std::string& id, std::string
   }
   *dir = snapshot.string();
   return Status::Ok();
+}
+
+Status find_hub_model(const ModelSearch& search, const std::string& id, std::string* dir) {
+  if (search.hub_cache.empty()) {
+    return not_found(
+        "the Hugging Face cache, which has no folder here ($HF_HUB_CACHE, $HF_HOME and $HOME "
+        "are unset)");
+  }
+  const Status s = hub_snapshot(search.hub_cache, id, dir);
+  if (s.ok() || s.code() != StatusCode::kNotFound) return s;
+  return not_found("the Hugging Face cache (" + s.message() + "; the cache is " + search.hub_cache +
+                   ", from " + search.hub_cache_source + "): `hf download " +
+                   id.substr(0, id.find('@')) + "` fetches it (tessera itself never downloads)");
 }
 
 void data_dir_from(const char* tessera_data_dir, const char* xdg_data_home, const char* home,

@@ -52,6 +52,10 @@ void hub_cache_from(const char* hf_hub_cache, const char* hf_home, const char* x
 // commit, models--ORG--NAME/snapshots/COMMIT the files. kNotFound saying
 // what is missing; kInvalidArgument when `id` cannot be a Hub id.
 Status hub_snapshot(const std::string& cache, const std::string& id, std::string* dir);
+// The snapshot folder of Hub id `id` in the search's cache (hub_snapshot);
+// kNotFound saying where it looked and the `hf download` command that
+// fetches it.
+Status find_hub_model(const ModelSearch& search, const std::string& id, std::string* dir);
 // Whether `value` has a Hub id's shape (a name, or ORG/NAME, of the
 // characters the Hub allows, with an optional @REVISION).
 bool looks_like_hub_id(const std::string& value);

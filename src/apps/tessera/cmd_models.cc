@@ -111,11 +111,8 @@ int add_model(const std::string& given, pipeline::AddModelOptions options) {
   std::error_code ec;
   if (!std::filesystem::is_directory(given, ec) && pipeline::looks_like_hub_id(given) &&
       !search.hub_cache.empty()) {
-    if (Status s = pipeline::hub_snapshot(search.hub_cache, given, &dir); !s.ok()) {
-      const std::string id = given.substr(0, given.find('@'));
-      return fail_status(Status(s.code(), given + ": not in the Hugging Face cache (" +
-                                              s.message() + "): `hf download " + id +
-                                              "` fetches it"));
+    if (Status s = pipeline::find_hub_model(search, given, &dir); !s.ok()) {
+      return fail_status(Status(s.code(), given + ": not in " + s.message()));
     }
     if (options.name.empty()) {
       const std::string id = given.substr(0, given.find('@'));
