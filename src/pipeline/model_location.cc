@@ -154,7 +154,7 @@ Status find_hub_model(const ModelSearch& search, const std::string& id, std::str
         "the Hugging Face cache, which has no folder here ($HF_HUB_CACHE, $HF_HOME and $HOME "
         "are unset)");
   }
-  const Status s = hub_snapshot(search.hub_cache, id, dir);
+  Status s = hub_snapshot(search.hub_cache, id, dir);
   if (s.ok() || s.code() != StatusCode::kNotFound) return s;
   return not_found("the Hugging Face cache (" + s.message() + "; the cache is " + search.hub_cache +
                    ", from " + search.hub_cache_source + "): `hf download " +
