@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "model/heads/head_memory.h"
 #include "model/heads/pooling.h"
 #include "model/kernels.h"
 #include "runtime/gemm.h"
@@ -18,19 +19,16 @@ Status run_classifier(const ClassifierWeights& w, const NetworkConfig& c, const 
   size_t gemm_bytes = 0;
   TESSERA_RETURN_IF_ERROR(
       linear_workspace_bytes(ctx.pool().num_threads(), count, w.dense_w, epilogue, &gemm_bytes));
-  constexpr size_t kAlign = TrackingAllocator::kAlignment;
-  const size_t rows_bytes =
-      (static_cast<size_t>(2 * count * h) * sizeof(float) + kAlign - 1) / kAlign * kAlign;
-  Buffer work;
+  HeadMemory work;
   TESSERA_RETURN_IF_ERROR(
-      Buffer::allocate(ctx.allocator(), rows_bytes + gemm_bytes, "model.activations", &work));
-  float* pooled = work.as<float>();
+      allocate_head_memory(ctx, static_cast<size_t>(2 * count * h), gemm_bytes, &work));
+  float* pooled = work.rows;
   float* dense = pooled + count * h;
   pool_sequences(c.classifier.mean_pooling ? Pooling::kMean : Pooling::kCls, hidden, h, cu_seqlens,
                  count, pooled);
   // dense + bias, and GELU in the epilogue where the head has it.
   TESSERA_RETURN_IF_ERROR(linear(ctx.pool(), count, pooled, w.dense_w, epilogue, dense,
-                                 work.as<char>() + rows_bytes, gemm_bytes));
+                                 work.workspace, work.workspace_bytes));
   for (int64_t s = 0; s < count; ++s) {
     float* x = dense + s * h;
     if (!c.classifier.gelu) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "model/heads/head_memory.h"
 #include "model/safetensors.h"
 
 namespace tessera::model {
@@ -95,15 +96,12 @@ Status run_dense(const std::vector<DenseModule>& modules, const std::vector<Dens
                                                    weights[i].linear, LinearEpilogue{}, &bytes));
     gemm_bytes = std::max(gemm_bytes, bytes);
   }
-  constexpr size_t kAlign = TrackingAllocator::kAlignment;
-  const size_t rows_bytes =
-      (static_cast<size_t>(2 * rows * widest) * sizeof(float) + kAlign - 1) / kAlign * kAlign;
-  Buffer work;
+  HeadMemory work;
   TESSERA_RETURN_IF_ERROR(
-      Buffer::allocate(ctx.allocator(), rows_bytes + gemm_bytes, "model.activations", &work));
-  float* ping = work.as<float>();
+      allocate_head_memory(ctx, static_cast<size_t>(2 * rows * widest), gemm_bytes, &work));
+  float* ping = work.rows;
   float* pong = ping + rows * widest;
-  void* workspace = work.as<char>() + rows_bytes;
+  void* workspace = work.workspace;
   const float* in = x;
   for (size_t i = 0; i < modules.size(); ++i) {
     const DenseModule& d = modules[i];

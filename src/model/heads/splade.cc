@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/heads/head_memory.h"
 #include "model/kernels.h"
 #include "runtime/gemm.h"
 #include "tessera/allocator.h"
@@ -30,15 +31,12 @@ Status run_splade(const MaskedLmWeights& w, const NetworkConfig& c, const float*
   TESSERA_RETURN_IF_ERROR(
       linear_workspace_bytes(threads, block, w.decoder_w, decoder_epilogue, &bytes_decoder));
   const size_t gemm_bytes = std::max(bytes_transform, bytes_decoder);
-  constexpr size_t kAlign = TrackingAllocator::kAlignment;
-  const size_t act_bytes =
-      (static_cast<size_t>(block * (h + vocab)) * sizeof(float) + kAlign - 1) / kAlign * kAlign;
-  Buffer work;
+  HeadMemory work;
   TESSERA_RETURN_IF_ERROR(
-      Buffer::allocate(ctx.allocator(), act_bytes + gemm_bytes, "model.activations", &work));
-  float* transformed = work.as<float>();
+      allocate_head_memory(ctx, static_cast<size_t>(block * (h + vocab)), gemm_bytes, &work));
+  float* transformed = work.rows;
   float* logits = transformed + block * h;
-  void* gemm_work = work.as<char>() + act_bytes;
+  void* gemm_work = work.workspace;
 
   int64_t seq = 0;
   for (int64_t r0 = 0; r0 < tokens; r0 += block) {
