@@ -90,30 +90,29 @@ Status Tokenizer::load(const std::string& model_dir, Tokenizer* out, int64_t id_
     return invalid_argument(src.path + ": unexpected content (" + e.what() + ")");
   }
   assign_added_ids(*model, &added);
-  // The decoder's table is sized by the largest id: a hostile id near 2^31
-  // would allocate 2^31 strings. Every id is checked first.
-  std::string bad;
-  const auto check_id = [&](std::string_view token, int64_t id, const char* where) {
-    if (!bad.empty() || (id >= 0 && id < id_limit)) return;
-    bad = src.path + ": " + where + " \"" + json_input::clip(std::string(token)) + "\" has id " +
-          std::to_string(id) + ", outside [0, " + std::to_string(id_limit) + ")" +
-          (id_limit == kMaxIds ? std::string(" (no vocabulary is that large)")
-                               : " (config.json vocab_size = " + std::to_string(id_limit) + ")");
-  };
-  model->for_each_token(
-      [&](std::string_view token, int32_t id) { check_id(token, id, "the vocabulary's token"); });
-  for (const AddedToken& a : added) check_id(a.content, a.id, "added token");
-  if (!bad.empty()) return invalid_argument(bad);
+  // The decoder's table is sized by the largest id set: each id is checked
+  // before it is set, so a hostile one near 2^31 is refused rather than
+  // allocating 2^31 strings.
   t.tokens_ = tokenizers::IdDecoder(std::move(decoder));
   int32_t max_id = std::max(t.post_.first_special(), t.post_.last_special());
-  model->for_each_token([&](std::string_view token, int32_t id) {
-    t.tokens_.set_token(id, std::string(token), /*special=*/false);
+  std::string bad;
+  const auto set = [&](std::string_view token, int32_t id, bool special, const char* where) {
+    if (!bad.empty()) return;
+    if (id < 0 || id >= id_limit) {
+      bad = src.path + ": " + where + " \"" + json_input::clip(std::string(token)) + "\" has id " +
+            std::to_string(id) + ", outside [0, " + std::to_string(id_limit) + ")" +
+            (id_limit == kMaxIds ? std::string(" (no vocabulary is that large)")
+                                 : " (config.json vocab_size = " + std::to_string(id_limit) + ")");
+      return;
+    }
+    t.tokens_.set_token(id, std::string(token), special);
     max_id = std::max(max_id, id);
+  };
+  model->for_each_token([&](std::string_view token, int32_t id) {
+    set(token, id, /*special=*/false, "the vocabulary's token");
   });
-  for (const AddedToken& a : added) {
-    t.tokens_.set_token(a.id, a.content, a.special);
-    max_id = std::max(max_id, a.id);
-  }
+  for (const AddedToken& a : added) set(a.content, a.id, a.special, "added token");
+  if (!bad.empty()) return invalid_argument(bad);
   // Padding never reaches the encoder (batches are packed without it); a
   // vocabulary without a pad token gets BERT's 0.
   if (pad) {
