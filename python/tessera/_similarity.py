@@ -32,10 +32,13 @@ def matrix(fn, a, b):
         return _normalize(a) @ _normalize(b).T
     if fn == "dot":
         return a @ b.T
-    diff = a[:, None, :].astype(np.float64) - b[None, :, :]
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
     if fn == "euclidean":
-        return (-np.sqrt((diff * diff).sum(-1))).astype(np.float32)
-    return (-np.abs(diff).sum(-1)).astype(np.float32)  # manhattan
+        # |a|^2 + |b|^2 - 2 a.b in float64 (no [len(a), len(b), dim] block)
+        sq = (a64 * a64).sum(1)[:, None] + (b64 * b64).sum(1)[None, :] - 2.0 * (a64 @ b64.T)
+        return (-np.sqrt(np.maximum(sq, 0.0))).astype(np.float32)
+    # manhattan: a row of a at a time, so memory stays len(b) x dim
+    return np.stack([-np.abs(row - b64).sum(1) for row in a64]).astype(np.float32)
 
 
 def pairwise(fn, a, b):
